@@ -1,0 +1,1 @@
+"""The Qt-free core: project model, layers, shapes, data, model building and training."""

@@ -1,0 +1,171 @@
+"""The project document: model graph, dataset choice and training settings, as versioned JSON."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from studio.core.files import atomic_write_text
+from studio.core.graph import Graph, Node
+from studio.core.layers import REGISTRY
+
+FORMAT_VERSION = 1
+SUFFIX = ".studio.json"
+SCHEMA_PATH = Path(__file__).with_name("project.schema.json")
+
+OPTIMIZERS = ("adam", "adamw", "sgd", "rmsprop")
+LOSSES = ("sparse_categorical_crossentropy",)
+
+
+class ProjectFileError(Exception):
+    """A project file cannot be read; the message names the file and the problem."""
+
+
+@dataclass
+class DatasetChoice:
+    """Which dataset to train on and how to split it."""
+
+    name: str = "mnist-10k"
+    validation_split: float = 0.2
+    seed: int = 0
+
+
+@dataclass
+class TrainingSettings:
+    """How to train: optimizer, learning rate, batch size, epochs, loss, metrics and seed."""
+
+    optimizer: str = "adam"
+    learning_rate: float = 0.001
+    batch_size: int = 64
+    epochs: int = 5
+    loss: str = "sparse_categorical_crossentropy"
+    metrics: list[str] = field(default_factory=lambda: ["accuracy"])
+    seed: int = 0
+
+
+@dataclass
+class Project:
+    """Everything a person designs: the model, the data and the training settings."""
+
+    name: str = "Untitled"
+    graph: Graph = field(default_factory=Graph)
+    dataset: DatasetChoice = field(default_factory=DatasetChoice)
+    training: TrainingSettings = field(default_factory=TrainingSettings)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document for this project."""
+        return {
+            "format_version": FORMAT_VERSION,
+            "name": self.name,
+            "model": {
+                "nodes": [
+                    {"id": n.id, "type": n.type, "params": copy.deepcopy(n.params)}
+                    for n in self.graph.nodes
+                ],
+                "edges": [[src, dst] for src, dst in self.graph.edges],
+            },
+            "dataset": asdict(self.dataset),
+            "training": asdict(self.training),
+        }
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Project:
+        """Build a project from a document; raise ProjectFileError if it is not valid."""
+        validate_document(data)
+        model = data["model"]
+        graph = Graph(
+            nodes=[Node(n["id"], n["type"], copy.deepcopy(n["params"])) for n in model["nodes"]],
+            edges=[(src, dst) for src, dst in model["edges"]],
+        )
+        training = dict(data["training"])
+        training["metrics"] = list(training["metrics"])
+        return Project(
+            name=data["name"],
+            graph=graph,
+            dataset=DatasetChoice(**data["dataset"]),
+            training=TrainingSettings(**training),
+        )
+
+    def copy(self) -> Project:
+        """A deep copy."""
+        return Project.from_dict(self.to_dict())
+
+
+@cache
+def project_schema() -> dict[str, Any]:
+    """The published JSON Schema of the project format."""
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def validate_document(data: Any) -> None:
+    """Raise ProjectFileError naming the first problem in a project document."""
+    if not isinstance(data, dict):
+        raise ProjectFileError("The file does not hold a Layer Studio project (expected an object).")
+    version = data.get("format_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+        raise ProjectFileError(
+            f"This project was saved by a newer Layer Studio (format {version}; this version "
+            f"reads format {FORMAT_VERSION}). Update Layer Studio to open it."
+        )
+    validator = jsonschema.Draft202012Validator(project_schema())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "the top level"
+        raise ProjectFileError(f"The project is not valid at {where}: {error.message}.")
+    ids = [n["id"] for n in data["model"]["nodes"]]
+    seen: set[str] = set()
+    for node in data["model"]["nodes"]:
+        if node["id"] in seen:
+            raise ProjectFileError(f"Two layers share the id {node['id']!r}.")
+        seen.add(node["id"])
+        if node["type"] not in REGISTRY:
+            raise ProjectFileError(
+                f"Layer {node['id']!r} has an unknown type {node['type']!r}. "
+                "It may come from a newer Layer Studio."
+            )
+    for src, dst in data["model"]["edges"]:
+        for end in (src, dst):
+            if end not in ids:
+                raise ProjectFileError(f"A connection refers to a layer {end!r} that does not exist.")
+
+
+def load_project(path: str | Path) -> Project:
+    """Read a project file; raise ProjectFileError with a clear message if it is unusable."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ProjectFileError(f"{path.name}: the file does not exist.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProjectFileError(f"{path.name}: cannot be read ({exc}).") from None
+    if not text.strip():
+        raise ProjectFileError(f"{path.name}: the file is empty.")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ProjectFileError(
+            f"{path.name}: not valid JSON at line {exc.lineno}, column {exc.colno} "
+            f"({exc.msg}). The file may be truncated or damaged."
+        ) from None
+    try:
+        return Project.from_dict(data)
+    except ProjectFileError as exc:
+        raise ProjectFileError(f"{path.name}: {exc}") from None
+
+
+def save_project(project: Project, path: str | Path) -> None:
+    """Write ``project`` to ``path`` atomically."""
+    text = json.dumps(project.to_dict(), indent=2) + "\n"
+    atomic_write_text(Path(path), text)
+
+
+def project_stem(path: str | Path) -> str:
+    """``mnist.studio.json`` gives ``mnist``."""
+    name = Path(path).name
+    return name[: -len(SUFFIX)] if name.endswith(SUFFIX) else Path(path).stem

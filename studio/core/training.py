@@ -1,0 +1,168 @@
+"""Training a project with Keras, reporting live metrics through a plain callback.
+
+``train`` is the one long-running entry point: it takes its inputs, an ``on_event`` callback
+and a ``threading.Event`` to stop, and is the same for the GUI worker and the command line.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from studio.core import data
+from studio.core.building import build_model, compile_model
+from studio.core.project import Project
+from studio.core.runs import RunFolder
+
+Event = dict[str, Any]
+EventCallback = Callable[[Event], None]
+
+
+class TrainingError(RuntimeError):
+    """Training ended with an error; the message is meant for a person."""
+
+
+@dataclass
+class RunResult:
+    """How a run ended and where its folder is."""
+
+    run_dir: Path
+    status: str
+    epochs: list[dict[str, float]] = field(default_factory=list)
+
+
+def _live_metrics_callback(
+    on_event: EventCallback,
+    record_epoch: Callable[[dict[str, float]], None],
+    stop: threading.Event,
+    epochs: int,
+    steps: int,
+    samples: int,
+    batch_size: int,
+    report_every: int,
+):
+    """A Keras callback that forwards metrics as plain dicts and honours ``stop``."""
+    import keras
+
+    class LiveMetrics(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            self.start = time.perf_counter()
+            self.epoch = 0
+            self.epoch_start = self.start
+            self.history: list[dict[str, float]] = []
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self.epoch = epoch
+            self.epoch_start = time.perf_counter()
+
+        def on_train_batch_end(self, batch, logs=None):
+            if stop.is_set():
+                self.model.stop_training = True
+            step = batch + 1
+            if step % report_every and step != steps:
+                return
+            values = {k: float(v) for k, v in (logs or {}).items()}
+            loss = values.get("loss", 0.0)
+            if not math.isfinite(loss):
+                raise TrainingError(
+                    f"The loss became {loss} in epoch {self.epoch + 1}, batch {step}. "
+                    "Training diverged: try a lower learning rate."
+                )
+            done = self.epoch * samples + min(step * batch_size, samples)
+            elapsed = max(time.perf_counter() - self.start, 1e-9)
+            rate = done / elapsed
+            on_event(
+                {
+                    "type": "batch",
+                    "epoch": self.epoch + 1,
+                    "step": step,
+                    "steps": steps,
+                    "progress": done / (epochs * samples),
+                    "samples_per_sec": rate,
+                    "eta_sec": (epochs * samples - done) / rate,
+                    **values,
+                }
+            )
+
+        def on_epoch_end(self, epoch, logs=None):
+            values = {k: float(v) for k, v in (logs or {}).items()}
+            row = {"epoch": epoch + 1, **values,
+                   "seconds": round(time.perf_counter() - self.epoch_start, 3)}
+            self.history.append(row)
+            record_epoch(row)
+            on_event({"type": "epoch", **row})
+
+    return LiveMetrics()
+
+
+def train(
+    project: Project,
+    run_root: Path,
+    on_event: EventCallback | None = None,
+    stop: threading.Event | None = None,
+    *,
+    epochs: int | None = None,
+    batch_size: int | None = None,
+    report_every: int = 5,
+) -> RunResult:
+    """Train ``project`` and write a run folder under ``run_root``.
+
+    Events are plain dicts: ``start``, ``batch`` (every ``report_every`` batches) and ``epoch``.
+    Setting ``stop`` ends training after the current batch. Raises TrainingError on failure.
+    """
+    on_event = on_event or (lambda event: None)
+    stop = stop or threading.Event()
+    settings = project.training
+    epochs = epochs or settings.epochs
+    batch_size = batch_size or settings.batch_size
+    info = data.dataset_info(project.dataset)
+    prep = data.preprocessing(info)
+    folder = RunFolder(Path(run_root), project.name)
+    folder.write_start(project, prep)
+    callback = None
+    try:
+        import keras
+
+        keras.utils.set_random_seed(settings.seed)
+        parts = data.split(project.dataset)
+        train_ds, val_ds = data.pipelines(parts, batch_size, settings.seed, prep)
+        model = build_model(project.graph, info, project.name)
+        compile_model(model, project.graph, settings)
+        samples = len(parts.x_train)
+        steps = math.ceil(samples / batch_size)
+        on_event(
+            {
+                "type": "start",
+                "run_dir": str(folder.path),
+                "epochs": epochs,
+                "steps": steps,
+                "samples": samples,
+                "params": int(model.count_params()),
+            }
+        )
+        callback = _live_metrics_callback(
+            on_event, folder.add_epoch, stop, epochs, steps, samples, batch_size, report_every
+        )
+        if not stop.is_set():
+            model.fit(train_ds, validation_data=val_ds, epochs=epochs, verbose=0,
+                      callbacks=[callback])
+        folder.save_model(model)
+    except Exception as exc:
+        message = exc.args[0] if isinstance(exc, TrainingError) else _explain(exc)
+        folder.write_status("failed", message)
+        raise TrainingError(message) from exc
+    status = "stopped" if stop.is_set() else "completed"
+    folder.write_status(status)
+    history = callback.history if callback else []
+    return RunResult(folder.path, status, history)
+
+
+def _explain(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else type(exc).__name__
+    return f"Training failed: {first}"
