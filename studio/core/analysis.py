@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from studio.core.data import DatasetInfo
+from studio.core.data import DataError, DatasetInfo, dataset_info
 from studio.core.graph import Graph, GraphError
 from studio.core.layers import REGISTRY, LayerError, Shape
 from studio.core.params import format_shape
+from studio.core.project import Project
 
 
 @dataclass(frozen=True)
@@ -150,3 +151,12 @@ def _check_against_data(
                 f"{dataset.title} must output {classes} values, one per class.{hint}",
             )
         )
+
+
+def analyze_project(project: Project) -> Analysis:
+    """Analyze a project's model against its chosen dataset."""
+    try:
+        info = dataset_info(project.dataset)
+    except DataError as exc:
+        return Analysis(problems=[Problem(None, str(exc))])
+    return analyze(project.graph, info)

@@ -149,7 +149,7 @@ def train(
             on_event, folder.add_epoch, stop, epochs, steps, samples, batch_size, report_every
         )
         if not stop.is_set():
-            model.fit(train_ds, validation_data=val_ds, epochs=epochs, verbose=0,
+            model.fit(train_ds, validation_data=val_ds, epochs=epochs, verbose=0, shuffle=False,
                       callbacks=[callback])
         folder.save_model(model)
     except Exception as exc:

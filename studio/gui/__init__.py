@@ -1,0 +1,1 @@
+"""The Qt desktop interface: thin widgets over ``studio.core``."""

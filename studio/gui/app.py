@@ -1,0 +1,33 @@
+"""Starting the desktop app."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from studio import __version__
+from studio.core.templates import demo_project
+from studio.gui.main_window import MainWindow
+
+
+def create_application(argv: list[str] | None = None) -> QApplication:
+    """The QApplication with Layer Studio's names set (reuses an existing one)."""
+    app = QApplication.instance() or QApplication(argv or sys.argv[:1])
+    app.setApplicationName("Layer Studio")
+    app.setOrganizationName("Layer Studio")
+    app.setApplicationVersion(__version__)
+    return app
+
+
+def run_app(project_path: Path | None = None) -> int:
+    """Open the window on ``project_path`` (or the demo project) and run the event loop."""
+    app = create_application()
+    window = MainWindow(demo_project())
+    window.show()
+    if project_path is not None:
+        QTimer.singleShot(0, lambda: window.open_path(project_path))
+    QTimer.singleShot(200, window.training.warm_up)
+    return app.exec()

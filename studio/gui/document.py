@@ -1,0 +1,127 @@
+"""The open project, its file path and the one undo stack that every edit goes through."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoCommand, QUndoStack
+
+from studio.core.analysis import Analysis, analyze_project
+from studio.core.data import DataError, DatasetInfo, dataset_info
+from studio.core.project import Project, load_project, project_stem, save_project
+
+
+class EditCommand(QUndoCommand):
+    """One user edit, stored as the project documents before and after it."""
+
+    def __init__(self, doc: ProjectDocument, text: str, before: dict, after: dict,
+                 merge_key: str | None) -> None:
+        super().__init__(text)
+        self._doc = doc
+        self._before = before
+        self._after = after
+        self._merge_key = merge_key
+
+    def id(self) -> int:  # noqa: A003 - Qt's name
+        return 1 if self._merge_key else -1
+
+    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 - Qt's name
+        """Fold repeated edits of one field (e.g. spin-box steps) into one undo step."""
+        if not isinstance(other, EditCommand) or other._merge_key != self._merge_key:
+            return False
+        self._after = other._after
+        return True
+
+    def redo(self) -> None:
+        self._doc._restore(self._after)
+
+    def undo(self) -> None:
+        self._doc._restore(self._before)
+
+
+class ProjectDocument(QObject):
+    """Holds the project; ``edit`` applies a change as an undoable command."""
+
+    changed = Signal()
+    """The project changed (an edit, undo, redo or a newly opened file)."""
+    path_changed = Signal()
+    """The file the project is saved to changed."""
+
+    def __init__(self, project: Project, path: Path | None = None) -> None:
+        super().__init__()
+        self.undo_stack = QUndoStack(self)
+        self._project = project
+        self._path = path
+        self._analysis: Analysis | None = None
+
+    @property
+    def project(self) -> Project:
+        """The current project. Change it only through ``edit``."""
+        return self._project
+
+    @property
+    def path(self) -> Path | None:
+        """The project file, or None for an unsaved project."""
+        return self._path
+
+    @property
+    def title(self) -> str:
+        """A short name for the window title."""
+        return project_stem(self._path) if self._path else self._project.name
+
+    def dataset(self) -> DatasetInfo | None:
+        """The chosen dataset, or None if it is unknown."""
+        try:
+            return dataset_info(self._project.dataset)
+        except DataError:
+            return None
+
+    def analysis(self) -> Analysis:
+        """Shapes, parameter counts and problems of the current model (cached per change)."""
+        if self._analysis is None:
+            self._analysis = analyze_project(self._project)
+        return self._analysis
+
+    def edit(self, text: str, change: Callable[[Project], Any],
+             merge_key: str | None = None) -> None:
+        """Apply ``change`` to a copy of the project and push it as one undoable command."""
+        before = self._project.to_dict()
+        draft = Project.from_dict(before)
+        change(draft)
+        after = draft.to_dict()
+        if after != before:
+            self.undo_stack.push(EditCommand(self, text, before, after, merge_key))
+
+    def replace(self, project: Project, path: Path | None) -> None:
+        """Show another project; the undo history starts afresh."""
+        self.undo_stack.clear()
+        self._project = project
+        self._path = path
+        self._changed()
+        self.path_changed.emit()
+
+    def open(self, path: Path) -> None:
+        """Load ``path``; raises ProjectFileError and leaves the current project as it was."""
+        self.replace(load_project(path), path)
+
+    def save(self, path: Path | None = None) -> None:
+        """Save atomically to ``path`` (or the current file) and mark the stack clean."""
+        target = path or self._path
+        if target is None:
+            raise ValueError("No file to save to.")
+        save_project(self._project, target)
+        self.undo_stack.setClean()
+        if target != self._path:
+            self._path = target
+            self.path_changed.emit()
+
+    def _restore(self, document: dict) -> None:
+        self._project = Project.from_dict(document)
+        self._changed()
+
+    def _changed(self) -> None:
+        self._analysis = None
+        self.changed.emit()

@@ -1,0 +1,91 @@
+"""The inspector: the selected layer's help, shape, parameter count and parameter editors."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
+
+from studio.core.layers import REGISTRY
+from studio.core.params import format_shape
+from studio.gui.document import ProjectDocument
+from studio.gui.param_editors import ParamEditor
+
+
+class Inspector(QWidget):
+    """Edits one layer's parameters; each change is an undoable command."""
+
+    def __init__(self, doc: ProjectDocument) -> None:
+        super().__init__()
+        self.doc = doc
+        self.node_id = ""
+        self.editors: dict[str, ParamEditor] = {}
+        self.title = QLabel("Select a layer")
+        self.title.setStyleSheet("font-weight: bold; font-size: 13pt;")
+        self.help = QLabel()
+        self.help.setWordWrap(True)
+        self.facts = QLabel()
+        self.problem = QLabel()
+        self.problem.setWordWrap(True)
+        self.problem.setObjectName("inspector-problem")
+        self.problem.setStyleSheet("color: #b3261e;")
+        self.form_host = QWidget()
+        self.form = QFormLayout(self.form_host)
+        self.form.setContentsMargins(0, 6, 0, 0)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        for widget in (self.title, self.help, self.facts, self.form_host, self.problem):
+            layout.addWidget(widget)
+        layout.addStretch(1)
+        doc.changed.connect(self.refresh)
+
+    def show_node(self, node_id: str) -> None:
+        """Show the layer ``node_id`` (or nothing for an empty string)."""
+        self.node_id = node_id
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        self.editors = {}
+        if node_id and node_id in self.doc.project.graph.ids():
+            layer = REGISTRY[self.doc.project.graph.node(node_id).type]
+            for param in layer.params:
+                editor = ParamEditor(param)
+                editor.edited.connect(lambda value, name=param.name: self._edited(name, value))
+                editor.invalid.connect(self.problem.setText)
+                self.form.addRow(param.label, editor)
+                self.editors[param.name] = editor
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Update texts and editor values from the document."""
+        graph = self.doc.project.graph
+        if not self.node_id or self.node_id not in graph.ids():
+            self.title.setText("Select a layer")
+            self.help.setText("Pick a layer in the model list to see and edit its settings.")
+            self.facts.clear()
+            self.problem.clear()
+            if self.editors:
+                self.show_node("")
+            return
+        node = graph.node(self.node_id)
+        layer = REGISTRY[node.type]
+        self.title.setText(f"{self.node_id}  ·  {node.type}")
+        self.help.setText(layer.help)
+        report = self.doc.analysis().nodes.get(self.node_id)
+        if report:
+            self.facts.setText(
+                f"Output shape: {format_shape(report.output_shape)}    "
+                f"Parameters: {report.params:,}"
+            )
+        else:
+            self.facts.setText("Output shape: unknown until the problem is fixed")
+        self.problem.setText(self.doc.analysis().problem_at(self.node_id) or "")
+        values = {**layer.defaults(), **node.params}
+        for name, editor in self.editors.items():
+            editor.set_value(values[name])
+
+    def _edited(self, name: str, value) -> None:
+        node_id = self.node_id
+        label = REGISTRY[self.doc.project.graph.node(node_id).type].param(name).label
+
+        def change(project) -> None:
+            project.graph.node(node_id).params[name] = value
+
+        self.doc.edit(f"Set {label.lower()} of {node_id}", change, merge_key=f"{node_id}.{name}")

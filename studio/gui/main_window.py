@@ -1,0 +1,183 @@
+"""The main window: palette, model list, inspector, data and training panels, menus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox, QWidget
+
+from studio.core.project import SUFFIX, Project, ProjectFileError
+from studio.core.templates import TEMPLATES, from_template
+from studio.gui.data_panel import DataPanel
+from studio.gui.document import ProjectDocument
+from studio.gui.inspector import Inspector
+from studio.gui.model_list import ModelList
+from studio.gui.palette import LayerPalette
+from studio.gui.training_panel import TrainingPanel
+
+FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
+
+
+class MainWindow(QMainWindow):
+    """Layer Studio's window over one :class:`ProjectDocument`."""
+
+    def __init__(self, project: Project, path: Path | None = None) -> None:
+        super().__init__()
+        self.doc = ProjectDocument(project, path)
+        self.palette = LayerPalette()
+        self.model_list = ModelList(self.doc)
+        self.inspector = Inspector(self.doc)
+        self.data_panel = DataPanel(self.doc)
+        self.training = TrainingPanel(self.doc)
+        self.setCentralWidget(self.model_list)
+        self._dock("Layers", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._dock("Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._dock("Data", self.data_panel, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._dock("Training", self.training, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.resizeDocks([self.findChild(QDockWidget, "dock-Training")], [430],
+                         Qt.Orientation.Vertical)
+        self.resizeDocks([self.findChild(QDockWidget, "dock-Layers")], [190],
+                         Qt.Orientation.Horizontal)
+        self.resizeDocks([self.findChild(QDockWidget, "dock-Inspector")], [360],
+                         Qt.Orientation.Horizontal)
+
+        self.palette.add_requested.connect(self.model_list.add_layer)
+        self.model_list.selection_changed.connect(self.inspector.show_node)
+        for source in (self.model_list, self.training):
+            source.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.doc.undo_stack.cleanChanged.connect(self._update_title)
+        self.doc.path_changed.connect(self._update_title)
+        self._build_menus()
+        self._update_title()
+        self.resize(1400, 900)
+        self.restoreGeometry(QSettings().value("window/geometry", b""))
+        self.statusBar().showMessage("Welcome to Layer Studio", 4000)
+
+    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> None:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock-{title}")
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                         | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+        self.addDockWidget(area, dock)
+
+    def _action(self, menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setStatusTip(tip)
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        return action
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        new_menu = file_menu.addMenu("&New from template")
+        for name, (title, _) in TEMPLATES.items():
+            self._action(new_menu, title, lambda _=False, n=name: self.new_project(n))
+        self._action(file_menu, "&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
+        self._action(file_menu, "&Save", self.save, QKeySequence.StandardKey.Save)
+        self._action(file_menu, "Save &As…", self.save_as, QKeySequence.StandardKey.SaveAs)
+        file_menu.addSeparator()
+        self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+
+        edit_menu = bar.addMenu("&Edit")
+        undo = self.doc.undo_stack.createUndoAction(self, "&Undo")
+        undo.setShortcut(QKeySequence.StandardKey.Undo)
+        redo = self.doc.undo_stack.createRedoAction(self, "&Redo")
+        redo.setShortcut(QKeySequence.StandardKey.Redo)
+        edit_menu.addActions([undo, redo])
+        self.undo_action, self.redo_action = undo, redo
+
+        train_menu = bar.addMenu("&Training")
+        self.start_action = self._action(train_menu, "&Start", self.training.start, "F5",
+                                         "Train the model in the background")
+        self.stop_action = self._action(train_menu, "S&top", self.training.stop, "Shift+F5",
+                                        "Stop the run after the current batch")
+
+        view_menu = bar.addMenu("&View")
+        for dock in self.findChildren(QDockWidget):
+            view_menu.addAction(dock.toggleViewAction())
+
+    def _update_title(self, *_args) -> None:
+        self.setWindowModified(not self.doc.undo_stack.isClean())
+        self.setWindowTitle(f"{self.doc.title}[*] — Layer Studio")
+
+    def show_error(self, title: str, message: str) -> None:
+        """Tell the user what went wrong, in a dialog."""
+        QMessageBox.warning(self, title, message)
+
+    def _confirm_discard(self) -> bool:
+        if self.doc.undo_stack.isClean():
+            return True
+        answer = QMessageBox.question(
+            self,
+            "Unsaved changes",
+            f"Save the changes to {self.doc.title}?",
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel,
+        )
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        return answer == QMessageBox.StandardButton.Discard
+
+    def new_project(self, template: str) -> None:
+        """Replace the project with a fresh one from ``template``."""
+        if self._confirm_discard():
+            self.doc.replace(from_template(template), None)
+
+    def open_dialog(self) -> None:
+        """Ask for a project file and open it."""
+        path, _ = QFileDialog.getOpenFileName(self, "Open project", "", FILE_FILTER)
+        if path:
+            self.open_path(Path(path))
+
+    def open_path(self, path: Path) -> bool:
+        """Open ``path``; on failure explain why and keep the current project."""
+        if not self._confirm_discard():
+            return False
+        try:
+            self.doc.open(path)
+        except ProjectFileError as exc:
+            self.show_error("Cannot open project", str(exc))
+            return False
+        self.statusBar().showMessage(f"Opened {path}", 5000)
+        return True
+
+    def save(self) -> bool:
+        """Save to the current file, asking for one if the project is new."""
+        if self.doc.path is None:
+            return self.save_as()
+        return self._save_to(self.doc.path)
+
+    def save_as(self) -> bool:
+        """Ask for a file name and save there."""
+        path, _ = QFileDialog.getSaveFileName(self, "Save project",
+                                              f"{self.doc.title}{SUFFIX}", FILE_FILTER)
+        if not path:
+            return False
+        if not path.endswith(SUFFIX):
+            path = str(Path(path).with_suffix("")) + SUFFIX
+        return self._save_to(Path(path))
+
+    def _save_to(self, path: Path) -> bool:
+        try:
+            self.doc.save(path)
+        except OSError as exc:
+            self.show_error("Cannot save project", f"{path}: {exc.strerror or exc}")
+            return False
+        self.statusBar().showMessage(f"Saved {path}", 5000)
+        return True
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
+        """Offer to save, stop any run, wait for worker threads, then close."""
+        if not self._confirm_discard():
+            event.ignore()
+            return
+        self.training.shutdown()
+        QSettings().setValue("window/geometry", self.saveGeometry())
+        event.accept()

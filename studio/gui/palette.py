@@ -1,0 +1,59 @@
+"""The layer palette: every registered layer type, grouped by category, with help tooltips."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from studio.core.layers import REGISTRY
+
+TYPE_ROLE = Qt.ItemDataRole.UserRole
+
+
+class LayerPalette(QWidget):
+    """Lists layer types; double-click, Enter or the Add button asks to add one."""
+
+    add_requested = Signal(str)
+    """The user wants a layer of this type added to the model."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tree = QTreeWidget()
+        self.tree.setHeaderHidden(True)
+        self.tree.setObjectName("palette")
+        categories: dict[str, QTreeWidgetItem] = {}
+        for layer in REGISTRY.values():
+            if layer.name == "Input":
+                continue
+            parent = categories.get(layer.category)
+            if parent is None:
+                parent = QTreeWidgetItem(self.tree, [layer.category])
+                parent.setFlags(Qt.ItemFlag.ItemIsEnabled)
+                categories[layer.category] = parent
+            item = QTreeWidgetItem(parent, [layer.name])
+            item.setData(0, TYPE_ROLE, layer.name)
+            item.setToolTip(0, layer.help)
+        self.tree.expandAll()
+        self.tree.itemActivated.connect(self._activated)
+        self.add_button = QPushButton("Add layer")
+        self.add_button.setToolTip("Add the selected layer after the selected row of the model")
+        self.add_button.clicked.connect(self._add_current)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.tree)
+        layout.addWidget(self.add_button)
+
+    def item_for(self, layer_type: str) -> QTreeWidgetItem:
+        """The palette entry for ``layer_type``."""
+        items = self.tree.findItems(layer_type, Qt.MatchFlag.MatchExactly | Qt.MatchFlag.MatchRecursive)
+        return items[0]
+
+    def _activated(self, item: QTreeWidgetItem) -> None:
+        layer_type = item.data(0, TYPE_ROLE)
+        if layer_type:
+            self.add_requested.emit(layer_type)
+
+    def _add_current(self) -> None:
+        item = self.tree.currentItem()
+        if item is not None:
+            self._activated(item)
