@@ -334,8 +334,10 @@ _TYPES = (
         "Regularization",
         "Normalizes each channel to zero mean and unit variance, which steadies training.",
         (
-            Param("momentum", "float", 0.99, "How slowly the running statistics change.", 0.0, 1.0),
-            Param("epsilon", "float", 0.001, "A small number that avoids division by zero.", 1e-9, 1.0),
+            Param("momentum", "float", 0.99, "How slowly the running statistics change.",
+                  0.0, 1.0),
+            Param("epsilon", "float", 0.001, "A small number that avoids division by zero.",
+                  1e-9, 1.0),
         ),
         _batchnorm,
     ),
@@ -373,7 +375,8 @@ _TYPES = (
         "Sequence",
         "Turns whole-number tokens into learned vectors.",
         (
-            Param("input_dim", "int", 1000, "Vocabulary size: tokens are 0 .. input_dim-1.", 1, 10**7),
+            Param("input_dim", "int", 1000, "Vocabulary size: tokens are 0 .. input_dim-1.",
+                  1, 10**7),
             Param("output_dim", "int", 32, "Length of each token's vector.", 1, 65536),
         ),
         _embedding,

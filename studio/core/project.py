@@ -106,7 +106,9 @@ def project_schema() -> dict[str, Any]:
 def validate_document(data: Any) -> None:
     """Raise ProjectFileError naming the first problem in a project document."""
     if not isinstance(data, dict):
-        raise ProjectFileError("The file does not hold a Layer Studio project (expected an object).")
+        raise ProjectFileError(
+            "The file does not hold a Layer Studio project (expected an object)."
+        )
     version = data.get("format_version")
     if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
         raise ProjectFileError(
@@ -132,7 +134,9 @@ def validate_document(data: Any) -> None:
     for src, dst in data["model"]["edges"]:
         for end in (src, dst):
             if end not in ids:
-                raise ProjectFileError(f"A connection refers to a layer {end!r} that does not exist.")
+                raise ProjectFileError(
+                    f"A connection refers to a layer {end!r} that does not exist."
+                )
 
 
 def load_project(path: str | Path) -> Project:

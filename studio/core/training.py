@@ -71,7 +71,8 @@ def _live_metrics_callback(
             if not math.isfinite(loss):
                 raise TrainingError(
                     f"The loss became {loss} in epoch {self.epoch + 1}, batch {step}. "
-                    "Training diverged: try a lower learning rate."
+                    "Training diverged: try a lower learning rate, "
+                    "or check that the inputs are scaled."
                 )
             done = self.epoch * samples + min(step * batch_size, samples)
             elapsed = max(time.perf_counter() - self.start, 1e-9)

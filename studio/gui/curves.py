@@ -58,7 +58,8 @@ class LiveCurves(QWidget):
             plot.setTitle(title, color="#202124", size="11pt")
             plot.setLabel("bottom", "epoch")
             plot.showGrid(x=True, y=True, alpha=0.25)
-            plot.addLegend(offset=(-10, 10) if metric == "loss" else (-10, -10), labelTextColor="#202124")
+            plot.addLegend(offset=(-10, 10) if metric == "loss" else (-10, -10),
+                           labelTextColor="#202124")
             plot.setClipToView(True)
             plot.setDownsampling(auto=True, mode="peak")
             if metric == "accuracy":

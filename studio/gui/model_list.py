@@ -51,7 +51,8 @@ class ModelList(QWidget):
         self.summary.setWordWrap(True)
 
         self.remove_button = self._button("Remove", QStyle.StandardPixmap.SP_TrashIcon,
-                                          "Remove the selected layer (Delete)", self.remove_selected)
+                                          "Remove the selected layer (Delete)",
+                                          self.remove_selected)
         self.up_button = self._button("Up", QStyle.StandardPixmap.SP_ArrowUp,
                                       "Move the selected layer up (Ctrl+Up)",
                                       lambda: self.move_selected(-1))
@@ -127,7 +128,8 @@ class ModelList(QWidget):
             tip = REGISTRY[node.type].help
             problem = analysis.problem_at(node_id)
             if problem:
-                item.setIcon(1, self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning))
+                warning = QStyle.StandardPixmap.SP_MessageBoxWarning
+                item.setIcon(1, self.style().standardIcon(warning))
                 for column in range(5):
                     item.setBackground(column, QBrush(ERROR_BACKGROUND))
                 tip = f"<b>Problem:</b> {problem}"

@@ -45,7 +45,8 @@ class LayerPalette(QWidget):
 
     def item_for(self, layer_type: str) -> QTreeWidgetItem:
         """The palette entry for ``layer_type``."""
-        items = self.tree.findItems(layer_type, Qt.MatchFlag.MatchExactly | Qt.MatchFlag.MatchRecursive)
+        flags = Qt.MatchFlag.MatchExactly | Qt.MatchFlag.MatchRecursive
+        items = self.tree.findItems(layer_type, flags)
         return items[0]
 
     def _activated(self, item: QTreeWidgetItem) -> None:

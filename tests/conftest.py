@@ -1,0 +1,17 @@
+"""Shared test set-up: headless Qt, a private workspace, and no leaked threads."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def private_workspace(tmp_path, monkeypatch):
+    """Runs of unsaved projects go to a temporary folder, never the user's home."""
+    monkeypatch.setenv("LAYER_STUDIO_HOME", str(tmp_path / "workspace"))
+    return tmp_path / "workspace"

@@ -1,0 +1,88 @@
+"""Shape inference over whole models, and plain-language problems at the right layer."""
+
+from __future__ import annotations
+
+import pytest
+
+from studio.core.analysis import analyze
+from studio.core.data import MNIST_10K
+from studio.core.graph import Graph, Node
+from studio.core.templates import TEMPLATES, demo_project, from_template
+
+
+def chain(*layers) -> Graph:
+    nodes = [Node(f"n{i}", t, p) for i, (t, p) in enumerate(layers)]
+    return Graph.from_chain(nodes)
+
+
+IMAGE = ("Input", {"shape": [28, 28, 1]})
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_templates_are_valid(name):
+    assert analyze(from_template(name).graph, MNIST_10K).ok
+
+
+def test_demo_cnn_counts_match_keras_summary():
+    report = analyze(demo_project().graph, MNIST_10K)
+    assert report.total_params == 93_322
+    shapes = [r.output_shape for r in report.nodes.values()]
+    assert shapes == [(28, 28, 1), (26, 26, 32), (13, 13, 32), (11, 11, 64), (5, 5, 64),
+                      (3, 3, 64), (576,), (64,), (10,)]
+
+
+@pytest.mark.parametrize(
+    ("graph", "node", "words"),
+    [
+        (chain(IMAGE, ("Flatten", {}), ("Conv2D", {}), ("Dense", {"units": 10})),
+         "n2", "Conv2D expects an image"),
+        (chain(IMAGE, ("Flatten", {}), ("Dense", {"units": -3, "activation": "softmax"})),
+         "n2", "Units must be at least 1, not -3"),
+        (chain(IMAGE, ("Conv2D", {"kernel_size": 5, "strides": 4}),
+               ("Conv2D", {"kernel_size": 9}), ("Flatten", {}), ("Dense", {"units": 10})),
+         "n2", "kernel of 9 × 9 is larger than this Conv2D's input of 6 pixels"),
+        (chain(IMAGE, ("Flatten", {}), ("Dense", {"units": 12, "activation": "softmax"})),
+         "n2", "softmax classifier has 12 outputs, but MNIST-10k has 10 classes. Set units to 10"),
+        (chain(IMAGE, ("Conv2D", {"filters": 10})),
+         "n1", "Add Flatten or GlobalAveragePooling2D"),
+        (chain(("Input", {"shape": [32, 32, 3]}), ("Flatten", {}), ("Dense", {"units": 10})),
+         "n0", "does not match MNIST-10k"),
+    ],
+)
+def test_problems_are_pinned_to_the_layer(graph, node, words):
+    report = analyze(graph, MNIST_10K)
+    assert not report.ok
+    assert words in (report.problem_at(node) or ""), report.problems
+    assert report.reason.startswith(f"{node}: ")
+
+
+def test_layers_after_a_problem_have_no_shape_but_earlier_ones_do():
+    report = analyze(chain(IMAGE, ("Flatten", {}), ("Conv2D", {}), ("Dense", {"units": 10})),
+                     MNIST_10K)
+    assert report.nodes["n1"].output_shape == (784,)
+    assert "n2" not in report.nodes and "n3" not in report.nodes
+
+
+def test_whole_model_problems():
+    assert "empty" in analyze(Graph(), MNIST_10K).reason
+    loop = Graph([Node("a", "Dense", {}), Node("b", "Dense", {})], [("a", "b"), ("b", "a")])
+    assert "loop" in analyze(loop, MNIST_10K).reason
+    two_outputs = chain(IMAGE, ("Flatten", {}), ("Dense", {"units": 10, "activation": "softmax"}))
+    two_outputs.nodes.append(Node("extra", "Dense", {}))
+    two_outputs.edges.append(("n1", "extra"))
+    assert "exactly one layer" in analyze(two_outputs, MNIST_10K).reason
+
+
+def test_branching_graph_with_add_and_concatenate():
+    graph = Graph(
+        [Node("in", "Input", {"shape": [28, 28, 1]}), Node("f", "Flatten", {}),
+         Node("a", "Dense", {"units": 16}), Node("b", "Dense", {"units": 16}),
+         Node("sum", "Add", {}), Node("cat", "Concatenate", {}),
+         Node("out", "Dense", {"units": 10, "activation": "softmax"})],
+        [("in", "f"), ("f", "a"), ("f", "b"), ("a", "sum"), ("b", "sum"),
+         ("sum", "cat"), ("a", "cat"), ("cat", "out")],
+    )
+    report = analyze(graph, MNIST_10K)
+    assert report.ok, report.problems
+    assert report.nodes["cat"].output_shape == (32,)
+    assert graph.chain() is None

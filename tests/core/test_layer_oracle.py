@@ -1,0 +1,119 @@
+"""Keras is the oracle: our pure-Python shapes and parameter counts must match it exactly."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from studio.core.building import keras_layer
+from studio.core.graph import Node
+from studio.core.layers import ACTIVATIONS, REGISTRY, LayerError
+
+keras = pytest.importorskip("keras")
+
+CASES_PER_TYPE = 12
+
+
+def _image(rng: random.Random) -> tuple[int, int, int]:
+    return rng.randint(4, 20), rng.randint(4, 20), rng.randint(1, 5)
+
+
+def _case(name: str, rng: random.Random) -> tuple[dict, list[tuple[int, ...]]]:
+    """Random parameters and input shapes for one layer type (they may still be invalid)."""
+    act = rng.choice(ACTIVATIONS)
+    if name == "Dense":
+        rank = rng.randint(1, 3)
+        shape = tuple(rng.randint(1, 12) for _ in range(rank))
+        return {"units": rng.randint(1, 40), "activation": act,
+                "use_bias": rng.random() < 0.7}, [shape]
+    if name == "Conv2D":
+        return {"filters": rng.randint(1, 16), "kernel_size": rng.randint(1, 5),
+                "strides": rng.randint(1, 3), "padding": rng.choice(["valid", "same"]),
+                "activation": act, "use_bias": rng.random() < 0.7}, [_image(rng)]
+    if name in ("MaxPooling2D", "AveragePooling2D"):
+        return {"pool_size": rng.randint(1, 4), "strides": rng.choice([None, 1, 2, 3]),
+                "padding": rng.choice(["valid", "same"])}, [_image(rng)]
+    if name in ("GlobalAveragePooling2D",):
+        return {}, [_image(rng)]
+    if name == "Flatten":
+        return {}, [tuple(rng.randint(1, 9) for _ in range(rng.randint(1, 4)))]
+    if name == "Dropout":
+        return {"rate": round(rng.random() * 0.9, 3)}, [(rng.randint(1, 30),)]
+    if name == "BatchNormalization":
+        shape = tuple(rng.randint(1, 9) for _ in range(rng.randint(1, 3)))
+        return {"momentum": round(rng.uniform(0.5, 0.999), 3),
+                "epsilon": rng.choice([1e-3, 1e-5])}, [shape]
+    if name == "Activation":
+        return {"activation": act}, [(rng.randint(1, 9), rng.randint(1, 9))]
+    if name == "Reshape":
+        dims = [rng.randint(1, 6) for _ in range(rng.randint(1, 3))]
+        target = list(dims)
+        rng.shuffle(target)
+        if rng.random() < 0.5:
+            target[rng.randrange(len(target))] = -1
+        return {"target_shape": target}, [tuple(dims)]
+    if name == "Rescaling":
+        return {"scale": rng.uniform(-2, 2), "offset": rng.uniform(-1, 1)}, [_image(rng)]
+    if name == "Embedding":
+        return {"input_dim": rng.randint(2, 500), "output_dim": rng.randint(1, 32)}, [
+            tuple(rng.randint(1, 12) for _ in range(rng.randint(1, 2)))
+        ]
+    if name in ("LSTM", "GRU"):
+        return {"units": rng.randint(1, 24), "return_sequences": rng.random() < 0.5}, [
+            (rng.randint(1, 10), rng.randint(1, 10))
+        ]
+    if name == "Add":
+        shape = tuple(rng.randint(1, 8) for _ in range(rng.randint(1, 3)))
+        return {}, [shape] * rng.randint(2, 4)
+    if name == "Concatenate":
+        base = [rng.randint(1, 8) for _ in range(rng.randint(1, 3))]
+        return {}, [(*base[:-1], rng.randint(1, 8)) for _ in range(rng.randint(2, 4))]
+    raise AssertionError(f"no case generator for {name}")
+
+
+def _keras_result(name: str, params: dict, shapes: list[tuple[int, ...]]):
+    inputs = [keras.Input(shape=s) for s in shapes]
+    layer = keras_layer(Node(f"{name.lower()}_x", name, params))
+    out = layer(inputs if len(inputs) > 1 else inputs[0])
+    return tuple(out.shape[1:]), layer.count_params()
+
+
+TESTED = [n for n in REGISTRY if n != "Input"]
+
+
+def test_every_layer_type_has_cases():
+    assert set(TESTED) | {"Input"} == set(REGISTRY)
+
+
+@pytest.mark.parametrize("name", TESTED)
+def test_shapes_and_params_match_keras(name):
+    rng = random.Random(f"oracle-{name}")
+    checked = 0
+    for _ in range(CASES_PER_TYPE * 3):
+        params, shapes = _case(name, rng)
+        try:
+            ours = REGISTRY[name].output(params, shapes)
+        except LayerError:
+            continue
+        assert ours == _keras_result(name, params, shapes), (params, shapes)
+        checked += 1
+        if checked == CASES_PER_TYPE:
+            break
+    assert checked == CASES_PER_TYPE, f"only {checked} valid cases for {name}"
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "shape"),
+    [
+        ("Conv2D", {"kernel_size": 5}, (4, 4, 1)),
+        ("MaxPooling2D", {"pool_size": 3}, (2, 9, 3)),
+        ("Reshape", {"target_shape": [7, 7]}, (10,)),
+        ("Conv2D", {}, (28, 28)),
+    ],
+)
+def test_what_we_reject_keras_rejects_too(name, params, shape):
+    with pytest.raises(LayerError):
+        REGISTRY[name].output(params, [shape])
+    with pytest.raises(Exception):  # noqa: B017 - Keras raises various types
+        _keras_result(name, params, [shape])

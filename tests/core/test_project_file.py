@@ -1,0 +1,122 @@
+"""Project files: versioned JSON, validated on load, saved atomically, clear errors."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import jsonschema
+import pytest
+
+from studio.core import files
+from studio.core.project import (
+    FORMAT_VERSION,
+    SCHEMA_PATH,
+    ProjectFileError,
+    load_project,
+    project_schema,
+    save_project,
+)
+from studio.core.templates import TEMPLATES, demo_project, from_template
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_templates_round_trip_and_match_schema(tmp_path, name):
+    project = from_template(name)
+    path = tmp_path / f"{name}.studio.json"
+    save_project(project, path)
+    document = json.loads(path.read_text())
+    assert document["format_version"] == FORMAT_VERSION
+    jsonschema.validate(document, project_schema())
+    assert load_project(path).to_dict() == project.to_dict()
+
+
+def test_schema_is_published_in_the_repo():
+    schema = json.loads(SCHEMA_PATH.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["properties"]["format_version"]["const"] == FORMAT_VERSION
+
+
+def test_model_is_stored_as_a_graph():
+    document = demo_project().to_dict()
+    nodes = [n["id"] for n in document["model"]["nodes"]]
+    assert document["model"]["edges"] == [[a, b] for a, b in zip(nodes, nodes[1:], strict=False)]
+    assert {"optimizer", "learning_rate", "batch_size", "epochs", "loss", "metrics", "seed"} <= set(
+        document["training"]
+    )
+    assert document["dataset"]["name"] == "mnist-10k"
+
+
+def _write(tmp_path, text: str):
+    path = tmp_path / "p.studio.json"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda d: d.update(format_version=FORMAT_VERSION + 1), "newer Layer Studio"),
+        (lambda d: d["training"].update(batch_size="big"), "training/batch_size"),
+        (lambda d: d.pop("model"), "'model' is a required property"),
+        (lambda d: d["model"]["nodes"][1].update(type="Warp"), "unknown type 'Warp'"),
+        (lambda d: d["model"]["edges"].append(["input_1", "ghost"]), "'ghost' that does not exist"),
+        (lambda d: d["model"]["nodes"].append(dict(d["model"]["nodes"][0])), "share the id"),
+    ],
+)
+def test_invalid_documents_are_explained(tmp_path, mutate, expected):
+    document = demo_project().to_dict()
+    mutate(document)
+    path = _write(tmp_path, json.dumps(document))
+    with pytest.raises(ProjectFileError, match=expected) as info:
+        load_project(path)
+    assert str(info.value).startswith("p.studio.json:")
+
+
+def test_truncated_file_names_line_and_column(tmp_path):
+    text = json.dumps(demo_project().to_dict(), indent=2)
+    path = _write(tmp_path, text[: len(text) // 2])
+    expected = r"not valid JSON at line \d+, column \d+.*truncated"
+    with pytest.raises(ProjectFileError, match=expected):
+        load_project(path)
+    assert path.read_text() == text[: len(text) // 2]
+
+
+@pytest.mark.parametrize(("text", "expected"), [("", "empty"), ("[1, 2]", "expected an object")])
+def test_empty_and_wrong_kind(tmp_path, text, expected):
+    with pytest.raises(ProjectFileError, match=expected):
+        load_project(_write(tmp_path, text))
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ProjectFileError, match="does not exist"):
+        load_project(tmp_path / "nope.studio.json")
+
+
+def test_save_is_atomic_when_writing_fails(tmp_path, monkeypatch):
+    path = tmp_path / "p.studio.json"
+    save_project(from_template("mlp"), path)
+    before = path.read_text()
+
+    def broken_fsync(fd):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(files.os, "fsync", broken_fsync)
+    with pytest.raises(OSError, match="disk full"):
+        save_project(demo_project(), path)
+    assert path.read_text() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["p.studio.json"]
+
+
+def test_save_uses_a_temp_file_and_rename(tmp_path, monkeypatch):
+    calls = []
+    real_replace = os.replace
+
+    def spy_replace(src, dst):
+        calls.append((os.path.basename(src), os.path.basename(dst)))
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", spy_replace)
+    save_project(demo_project(), tmp_path / "p.studio.json")
+    assert len(calls) == 1
+    assert calls[0][1] == "p.studio.json" and calls[0][0].endswith(".tmp")

@@ -1,0 +1,90 @@
+"""The core trainer: live events, stopping, run folders and clear failures."""
+
+from __future__ import annotations
+
+import csv
+import json
+import threading
+
+import pytest
+
+from studio.core import runs
+from studio.core.graph import Node
+from studio.core.project import load_project
+from studio.core.training import TrainingError, train
+from tests.helpers import tiny_project
+
+
+def test_training_reports_events_and_writes_the_run_folder(tmp_path):
+    events = []
+    result = train(tiny_project(epochs=2), tmp_path, events.append, report_every=5)
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "start" and kinds.count("epoch") == 2
+    batches = [e for e in events if e["type"] == "batch"]
+    steps = events[0]["steps"]
+    assert len(batches) == 2 * (steps // 5 + (steps % 5 != 0))
+    assert all(isinstance(v, int | float | str) for e in events for v in e.values())
+    assert batches[-1]["progress"] == pytest.approx(1.0)
+    assert result.status == "completed"
+    assert result.epochs[-1]["val_accuracy"] > 0.8
+
+    folder = result.run_dir
+    assert folder.parent == tmp_path
+    assert load_project(folder / runs.PROJECT_FILE).name == "Tiny"
+    rows = list(csv.DictReader((folder / runs.METRICS_FILE).open()))
+    assert [int(r["epoch"]) for r in rows] == [1, 2]
+    assert {"loss", "accuracy", "val_loss", "val_accuracy"} <= set(rows[0])
+    prep = json.loads((folder / runs.PREPROCESSING_FILE).read_text())
+    assert prep["scale"] == pytest.approx(1 / 255) and prep["sample_shape"] == [28, 28, 1]
+    assert json.loads((folder / runs.RUN_FILE).read_text())["status"] == "completed"
+
+    import keras
+
+    model = keras.saving.load_model(folder / runs.MODEL_FILE, safe_mode=True)
+    assert model.count_params() == 7850
+
+
+def test_stop_event_ends_the_run_after_the_current_batch(tmp_path):
+    stop = threading.Event()
+    batches = []
+
+    def on_event(event):
+        if event["type"] == "batch":
+            batches.append(event)
+            stop.set()
+
+    result = train(tiny_project(epochs=50), tmp_path, on_event, stop, report_every=1)
+    assert result.status == "stopped"
+    assert len(batches) <= 2
+    assert json.loads((result.run_dir / runs.RUN_FILE).read_text())["status"] == "stopped"
+    assert (result.run_dir / runs.MODEL_FILE).exists()
+
+
+def test_diverging_loss_ends_the_run_with_a_clear_message(tmp_path):
+    project = tiny_project(epochs=1)
+    overflow = Node("rescaling_1", "Rescaling", {"scale": 1e38, "offset": 0.0})
+    project.graph.insert(1, overflow)
+    expected = r"loss became (nan|inf) in epoch 1, batch 1.*lower learning rate"
+    with pytest.raises(TrainingError, match=expected):
+        train(project, tmp_path, report_every=1)
+    (folder,) = tmp_path.iterdir()
+    status = json.loads((folder / runs.RUN_FILE).read_text())
+    assert status["status"] == "failed" and "learning rate" in status["error"]
+
+
+def test_invalid_model_fails_before_training(tmp_path):
+    project = tiny_project(units=7)
+    with pytest.raises(TrainingError, match="Set units to 10"):
+        train(project, tmp_path)
+
+
+def test_overrides_and_seeded_runs_repeat(tmp_path):
+    a = train(tiny_project(), tmp_path / "a", epochs=1, batch_size=256)
+    b = train(tiny_project(), tmp_path / "b", epochs=1, batch_size=256)
+    assert a.epochs[0]["loss"] == pytest.approx(b.epochs[0]["loss"], rel=1e-4)
+    assert len(a.epochs) == 1
+
+
+def test_runs_root_next_to_saved_project_or_in_workspace(tmp_path, private_workspace):
+    assert runs.runs_root(tmp_path / "digits.studio.json") == tmp_path / "runs" / "digits"
+    assert runs.runs_root(None) == private_workspace / "runs"

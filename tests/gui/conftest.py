@@ -1,0 +1,59 @@
+"""GUI fixtures: fail any test that leaves a QThread running, answer dialogs, build windows."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QThread
+from PySide6.QtWidgets import QMessageBox
+
+from studio.core.templates import demo_project
+from studio.gui.app import create_application
+from studio.gui.main_window import MainWindow
+
+
+@pytest.fixture(autouse=True)
+def no_thread_left_running(monkeypatch):
+    """Record every QThread started during the test and fail if one outlives it."""
+    started: list[QThread] = []
+    original = QThread.start
+
+    def recording_start(self, *args):
+        started.append(self)
+        return original(self, *args)
+
+    monkeypatch.setattr(QThread, "start", recording_start)
+    yield
+    running = [t for t in started if t.isRunning()]
+    for thread in running:
+        thread.quit()
+        thread.wait(10_000)
+    assert not running, f"{len(running)} QThread(s) still running after the test"
+
+
+@pytest.fixture
+def dialogs(monkeypatch):
+    """Replace modal message boxes with a recorder; returns the list of (kind, title, text)."""
+    shown: list[tuple[str, str, str]] = []
+
+    def warning(parent, title, text, *args, **kwargs):
+        shown.append(("warning", title, text))
+        return QMessageBox.StandardButton.Ok
+
+    def question(parent, title, text, *args, **kwargs):
+        shown.append(("question", title, text))
+        return QMessageBox.StandardButton.Discard
+
+    monkeypatch.setattr(QMessageBox, "warning", warning)
+    monkeypatch.setattr(QMessageBox, "question", question)
+    return shown
+
+
+@pytest.fixture
+def window(qtbot, dialogs):
+    """The main window on the demo project, shown."""
+    create_application()
+    win = MainWindow(demo_project())
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    return win
