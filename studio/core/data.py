@@ -104,11 +104,21 @@ def preprocessing(info: DatasetInfo) -> dict[str, Any]:
     }
 
 
+PREFETCH_BATCHES = 2
+
+
 def pipelines(data: Split, batch_size: int, seed: int, prep: dict[str, Any]):
-    """Batched, scaled, prefetched ``tf.data`` datasets for training and validation."""
+    """Batched, scaled, prefetched ``tf.data`` datasets for training and validation.
+
+    Autotuning is off: scaling a batch is trivial next to a training step, and freeing an
+    autotuned iterator at each epoch's end waits for its tuning thread, which stalled about
+    one epoch in three by a second on a 2-core machine (see bench/trainer_throughput.py).
+    """
     import tensorflow as tf
 
     scale, offset = prep["scale"], prep["offset"]
+    options = tf.data.Options()
+    options.autotune.enabled = False
 
     def scaled(x, y):
         return tf.cast(x, tf.float32) * scale + offset, y
@@ -117,14 +127,16 @@ def pipelines(data: Split, batch_size: int, seed: int, prep: dict[str, Any]):
         tf.data.Dataset.from_tensor_slices((data.x_train, data.y_train))
         .shuffle(len(data.x_train), seed=seed, reshuffle_each_iteration=True)
         .batch(batch_size)
-        .map(scaled, num_parallel_calls=tf.data.AUTOTUNE)
-        .prefetch(tf.data.AUTOTUNE)
+        .map(scaled)
+        .prefetch(PREFETCH_BATCHES)
+        .with_options(options)
     )
     val = (
         tf.data.Dataset.from_tensor_slices((data.x_val, data.y_val))
         .batch(max(batch_size, 256))
-        .map(scaled, num_parallel_calls=tf.data.AUTOTUNE)
+        .map(scaled)
         .cache()
-        .prefetch(tf.data.AUTOTUNE)
+        .prefetch(PREFETCH_BATCHES)
+        .with_options(options)
     )
     return train, val
