@@ -1,0 +1,66 @@
+"""Shared set-up for the GUI benchmarks: the real window on the demo project, offscreen."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from studio.core.runtime import configure_environment  # noqa: E402
+
+configure_environment()
+
+from PySide6.QtCore import QEventLoop, QObject, QTimer, Slot  # noqa: E402
+
+from studio.core.templates import demo_project  # noqa: E402
+from studio.gui.app import create_application  # noqa: E402
+from studio.gui.main_window import MainWindow  # noqa: E402
+
+
+def open_demo_window() -> MainWindow:
+    """The main window on the demo project, shown, with Qt's event loop ready."""
+    create_application()
+    window = MainWindow(demo_project())
+    window.show()
+    return window
+
+
+class _Catcher(QObject):
+    """Receives a signal on the GUI thread (a plain function would run on the emitter's)."""
+
+    def __init__(self, loop: QEventLoop) -> None:
+        super().__init__()
+        self.loop = loop
+        self.received: list[tuple] = []
+
+    @Slot()
+    def catch(self, *args) -> None:
+        self.received.append(args)
+        self.loop.quit()
+
+
+def wait_for(signal, timeout_s: float = 600.0) -> tuple:
+    """Run the event loop until ``signal`` fires; return its arguments."""
+    loop = QEventLoop()
+    catcher = _Catcher(loop)
+    signal.connect(catcher.catch)
+    QTimer.singleShot(int(timeout_s * 1000), loop.quit)
+    loop.exec()
+    signal.disconnect(catcher.catch)
+    if not catcher.received:
+        raise TimeoutError(f"waited {timeout_s:.0f} s for a signal that never came")
+    return catcher.received[0]
+
+
+def close_discarding(window: MainWindow) -> None:
+    """Close the window without the unsaved-changes question (settings were set for the run)."""
+    window.doc.undo_stack.setClean()
+    window.close()
+
+
+def warm_up(window: MainWindow) -> None:
+    """Load TensorFlow in the background, as the app does after showing the window."""
+    window.training.warm_up()
+    warmup = window.training.warmup
+    if warmup is not None:
+        wait_for(warmup.done)

@@ -1,0 +1,79 @@
+"""Small helpers that drive the main window the way a person would."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtWidgets import QAbstractSpinBox, QTreeWidgetItem, QWidget
+
+from studio.core import runs
+from studio.gui.model_list import ID_ROLE
+
+RUN_TIMEOUT_MS = 90_000
+"""Generous upper bound for a short run (the first one also imports TensorFlow)."""
+
+
+def isolate_settings(folder: Path) -> None:
+    """Keep the window's QSettings (saved geometry) out of the user's real configuration."""
+    for scope in (QSettings.Scope.UserScope, QSettings.Scope.SystemScope):
+        QSettings.setPath(QSettings.Format.NativeFormat, scope, str(folder))
+        QSettings.setPath(QSettings.Format.IniFormat, scope, str(folder))
+
+
+def row_ids(window) -> list[str]:
+    """The layer ids as the model list shows them, top to bottom."""
+    table = window.model_list.table
+    return [table.topLevelItem(i).data(0, ID_ROLE) for i in range(table.topLevelItemCount())]
+
+
+def row_item(window, node_id: str) -> QTreeWidgetItem:
+    """The model-list row of ``node_id``."""
+    table = window.model_list.table
+    for i in range(table.topLevelItemCount()):
+        item = table.topLevelItem(i)
+        if item.data(0, ID_ROLE) == node_id:
+            return item
+    raise AssertionError(f"no row for {node_id!r} in {row_ids(window)}")
+
+
+def click_row(qtbot, window, node_id: str) -> None:
+    """Click the row of ``node_id`` in the model list."""
+    table = window.model_list.table
+    item = row_item(window, node_id)
+    table.scrollToItem(item)
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton,
+                     pos=table.visualItemRect(item).center())
+    assert window.model_list.selected_id() == node_id
+
+
+def click_palette_entry(qtbot, window, layer_type: str, double: bool = False) -> None:
+    """Click (or double-click) ``layer_type`` in the layer palette."""
+    tree = window.palette.tree
+    item = window.palette.item_for(layer_type)
+    tree.scrollToItem(item)
+    pos = tree.visualItemRect(item).center()
+    qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    if double:
+        qtbot.mouseDClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+
+
+def type_into(qtbot, widget: QWidget, text: str) -> None:
+    """Click into an editor, select its whole text and type ``text``."""
+    pos = QPoint(6, widget.height() // 2) if isinstance(widget, QAbstractSpinBox) else None
+    qtbot.mouseClick(widget, Qt.MouseButton.LeftButton, pos=pos)
+    qtbot.keyClick(widget, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(widget, text)
+
+
+def run_status(run_dir: Path) -> dict:
+    """The run.json of a run folder."""
+    return json.loads((Path(run_dir) / runs.RUN_FILE).read_text(encoding="utf-8"))
+
+
+def run_folders(root: Path) -> list[Path]:
+    """Run folders under a runs root, oldest first."""
+    if not root.exists():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir())

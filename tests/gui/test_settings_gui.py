@@ -1,0 +1,95 @@
+"""Training settings and the data split are edited in the window, one undo step per change."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from tests.gui.support import isolate_settings, type_into
+
+CTRL = Qt.KeyboardModifier.ControlModifier
+
+
+@pytest.fixture(autouse=True)
+def _private_settings(tmp_path):
+    isolate_settings(tmp_path / "settings")
+
+
+def test_training_settings_edit_the_project_and_are_undoable(window, qtbot):
+    panel = window.training
+
+    def training():
+        return window.doc.project.training  # re-read: every edit replaces the project
+
+    stack = window.doc.undo_stack
+    assert (training().epochs, training().batch_size) == (5, 64)
+    assert (training().learning_rate, training().optimizer) == (0.001, "adam")
+
+    type_into(qtbot, panel.epochs, "12")
+    assert training().epochs == 12
+    assert stack.count() == 1 and stack.undoText() == "Set epochs"  # "1" then "12": one step
+    assert window.isWindowModified()
+
+    type_into(qtbot, panel.batch_size, "256")
+    assert training().batch_size == 256
+    assert stack.count() == 2 and stack.undoText() == "Set batch size"
+
+    type_into(qtbot, panel.learning_rate, "0.01")
+    assert training().learning_rate == pytest.approx(0.01)
+    assert stack.count() == 3 and stack.undoText() == "Set learning rate"
+
+    qtbot.keyClicks(panel.optimizer, "sgd")
+    assert panel.optimizer.currentText() == "sgd"
+    assert training().optimizer == "sgd"
+    assert stack.count() == 4 and stack.undoText() == "Set optimizer"
+
+    qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)
+    assert training().optimizer == "adam"
+    assert panel.optimizer.currentText() == "adam"
+    window.undo_action.trigger()
+    assert training().learning_rate == pytest.approx(0.001)
+    assert panel.learning_rate.value() == pytest.approx(0.001)
+    window.undo_action.trigger()
+    assert training().batch_size == 64 and panel.batch_size.value() == 64
+    window.undo_action.trigger()
+    assert training().epochs == 5 and panel.epochs.value() == 5
+    assert not window.isWindowModified()
+
+    window.redo_action.trigger()
+    window.redo_action.trigger()
+    assert (training().epochs, training().batch_size) == (12, 256)
+    assert (panel.epochs.value(), panel.batch_size.value()) == (12, 256)
+    assert window.isWindowModified()
+
+
+def test_validation_split_edits_the_project_and_is_undoable(window, qtbot):
+    data = window.data_panel
+
+    def dataset():
+        return window.doc.project.dataset  # re-read: every edit replaces the project
+
+    assert dataset().validation_split == pytest.approx(0.2)
+    assert "8,000 for training, 2,000 for validation" in data.facts.text()
+
+    type_into(qtbot, data.split, "0.3")
+    assert dataset().validation_split == pytest.approx(0.3)
+    assert "7,000 for training, 3,000 for validation" in data.facts.text()
+    assert window.doc.undo_stack.undoText() == "Set validation split"
+    assert window.isWindowModified()
+
+    qtbot.keyClick(data.split, Qt.Key.Key_Up)  # one step of 0.05, folded into the same edit
+    assert dataset().validation_split == pytest.approx(0.35)
+    assert "6,500 for training, 3,500 for validation" in data.facts.text()
+    assert window.doc.undo_stack.count() == 1
+
+    window.undo_action.trigger()
+    assert dataset().validation_split == pytest.approx(0.2)
+    assert data.split.value() == pytest.approx(0.2)
+    assert "8,000 for training, 2,000 for validation" in data.facts.text()
+    assert not window.isWindowModified()
+
+    type_into(qtbot, data.seed, "7")
+    assert dataset().seed == 7
+    assert window.doc.undo_stack.undoText() == "Set split seed"
+    window.undo_action.trigger()
+    assert dataset().seed == 0 and data.seed.value() == 0

@@ -1,0 +1,160 @@
+"""Training from the window: live progress, Stop, completed and failed runs, closing mid-run."""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from studio.core import runs
+from studio.core.graph import Node
+from studio.core.project import load_project
+from tests.gui.support import (
+    RUN_TIMEOUT_MS,
+    click_row,
+    isolate_settings,
+    run_folders,
+    run_status,
+    type_into,
+)
+from tests.helpers import tiny_project
+
+LEFT = Qt.MouseButton.LeftButton
+
+
+def _drawn(series) -> int:
+    """How many points a curve's plot item shows."""
+    x, _ = series.item.getData()
+    return 0 if x is None else len(x)
+
+
+@pytest.fixture(autouse=True)
+def _private_settings(tmp_path):
+    isolate_settings(tmp_path / "settings")
+
+
+def test_start_shows_live_progress_and_stop_keeps_the_run(window, qtbot, private_workspace):
+    panel = window.training
+    assert panel.start_button.isEnabled()
+    assert not panel.stop_button.isEnabled()
+    assert panel.curves.point_count() == 0
+
+    with qtbot.waitSignal(panel.run_started, timeout=5_000):
+        qtbot.mouseClick(panel.start_button, LEFT)
+    assert panel.is_running()
+    assert not panel.start_button.isEnabled()
+    assert panel.stop_button.isEnabled()
+
+    qtbot.waitUntil(lambda: panel.curves.point_count() >= 3, timeout=RUN_TIMEOUT_MS)
+    text = panel.progress.text()
+    assert re.search(r"Epoch 1/5 · batch \d+/125 · [\d,]+ samples/s · ETA \d+:\d\d", text), text
+    assert panel.progress.value() > 0
+    assert "Training 93,322 parameters on 8,000 samples" in panel.status.text()
+    # The redraw timer pushes the points into the loss plot.
+    qtbot.waitUntil(lambda: _drawn(panel.curves.series["batch_loss"]) > 0)
+
+    with qtbot.waitSignal(panel.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
+        qtbot.mouseClick(panel.stop_button, LEFT)
+        assert not panel.stop_button.isEnabled()
+        assert panel.progress.text() == "Stopping…"
+    assert finished.args == ["stopped"]
+    assert not panel.is_running()
+    assert panel.start_button.isEnabled()
+    assert not panel.stop_button.isEnabled()
+    assert panel.progress.text() == "Stopped"
+
+    (run_dir,) = run_folders(private_workspace / "runs")
+    assert run_dir == Path(panel.run_dir)
+    assert run_dir.name.endswith("small-cnn-on-mnist-10k")
+    assert str(run_dir) in panel.status.text()
+    status = run_status(run_dir)
+    assert status["status"] == "stopped"
+    assert status["epochs"] < 5
+    assert (run_dir / runs.PROJECT_FILE).exists()
+    assert window.statusBar().currentMessage() == f"Run stopped: saved in {run_dir}"
+
+
+def test_a_short_run_completes_and_saves_everything(window, qtbot, private_workspace):
+    panel = window.training
+    window.doc.replace(tiny_project(epochs=3), None)
+    assert panel.epochs.value() == 3
+    type_into(qtbot, panel.epochs, "1")
+    assert window.doc.project.training.epochs == 1
+
+    with qtbot.waitSignal(panel.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
+        qtbot.keyClick(window, Qt.Key.Key_F5)  # Training > Start
+    assert finished.args == ["completed"]
+    assert panel.progress.text() == "Done"
+    assert panel.progress.value() == panel.progress.maximum()
+    assert panel.start_button.isEnabled()
+
+    (run_dir,) = run_folders(private_workspace / "runs")
+    assert run_dir == Path(panel.run_dir)
+    for name in (runs.PROJECT_FILE, runs.METRICS_FILE, runs.MODEL_FILE, runs.PREPROCESSING_FILE):
+        assert (run_dir / name).is_file(), name
+    assert run_status(run_dir)["status"] == "completed"
+    snapshot = load_project(run_dir / runs.PROJECT_FILE)
+    assert snapshot.name == "Tiny" and snapshot.training.epochs == 1
+    rows = list(csv.DictReader((run_dir / runs.METRICS_FILE).open(encoding="utf-8")))
+    assert [row["epoch"] for row in rows] == ["1"]
+    assert float(rows[0]["val_accuracy"]) > 0.5
+    # One end-of-epoch point each for training and validation.
+    assert len(panel.curves.series["train_accuracy"].x) == 1
+    assert len(panel.curves.series["val_accuracy"].x) == 1
+    assert str(run_dir) in panel.status.text()
+
+
+def test_a_diverging_run_fails_clearly_and_the_app_can_train_again(
+    window, qtbot, private_workspace
+):
+    panel = window.training
+    project = tiny_project(epochs=1)
+    project.graph.insert(1, Node("rescaling_1", "Rescaling", {"scale": 1e38, "offset": 0.0}))
+    window.doc.replace(project, None)
+    assert panel.start_button.isEnabled()
+
+    with qtbot.waitSignal(panel.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
+        qtbot.mouseClick(panel.start_button, LEFT)
+    assert finished.args == ["failed"]
+    message = panel.status.text()
+    assert re.search(r"loss became (nan|inf) in epoch 1, batch \d+", message), message
+    assert "lower learning rate" in message
+    assert panel.progress.text() == "Failed"
+    assert window.statusBar().currentMessage() == "Training failed"
+    assert panel.start_button.isEnabled()
+    assert not panel.stop_button.isEnabled()
+    (failed_dir,) = run_folders(private_workspace / "runs")
+    assert run_status(failed_dir)["status"] == "failed"
+
+    # Fix the model by removing the overflowing layer, then train again.
+    click_row(qtbot, window, "rescaling_1")
+    qtbot.mouseClick(window.model_list.remove_button, LEFT)
+    assert "rescaling_1" not in window.doc.project.graph.ids()
+    with qtbot.waitSignal(panel.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
+        qtbot.mouseClick(panel.start_button, LEFT)
+    assert finished.args == ["completed"]
+    assert "loss became" not in panel.status.text()
+    assert panel.progress.text() == "Done"
+    assert len(run_folders(private_workspace / "runs")) == 2
+
+
+def test_closing_the_window_mid_run_stops_it_and_joins_the_thread(
+    window, qtbot, private_workspace
+):
+    panel = window.training
+    with qtbot.waitSignal(panel.run_started, timeout=5_000):
+        qtbot.mouseClick(panel.start_button, LEFT)
+    worker = panel.worker
+    assert worker is not None and worker.is_running()
+    # The first batch event has reached the window.
+    qtbot.waitUntil(lambda: panel.curves.point_count() > 0, timeout=RUN_TIMEOUT_MS)
+
+    assert window.close()
+    assert not window.isVisible()
+    assert not worker.is_running()
+    assert not panel.curves.timer.isActive()
+    (run_dir,) = run_folders(private_workspace / "runs")
+    assert run_status(run_dir)["status"] == "stopped"
