@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,16 +17,19 @@ run: $(STAMP)
 	$(BIN)/studio
 
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m ruff check studio tests bench
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m ruff check studio tests bench packaging
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
 lint: $(STAMP)
-	$(BIN)/python -m ruff check studio tests bench
+	$(BIN)/python -m ruff check studio tests bench packaging
 
 bench: $(STAMP)
 	$(BIN)/python bench/trainer_throughput.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_stalls.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/time_to_accuracy.py
+
+screenshots: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python packaging/screenshots.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -43,7 +43,7 @@ class TrainingSettings:
     optimizer: str = "adam"
     learning_rate: float = 0.001
     batch_size: int = 64
-    epochs: int = 5
+    epochs: int = 10
     loss: str = "sparse_categorical_crossentropy"
     metrics: list[str] = field(default_factory=lambda: ["accuracy"])
     seed: int = 0

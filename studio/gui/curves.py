@@ -74,9 +74,9 @@ class LiveCurves(QWidget):
                 axis.setPen(_GRID_PEN)
                 axis.setTextPen(_TEXT_PEN)
                 axis.setStyle(tickAlpha=255, maxTickLevel=0)
-            legend = plot.addLegend(offset=(-10, 10) if metric == "loss" else (-10, -10),
-                                    labelTextColor="#202124", brush=_LEGEND_BRUSH)
-            legend.setZValue(10)
+                axis.setZValue(-1)
+            plot.addLegend(offset=(-10, 10) if metric == "loss" else (-10, -10),
+                           labelTextColor="#202124", brush=_LEGEND_BRUSH)
             plot.setClipToView(True)
             plot.setDownsampling(auto=True, mode="peak")
             if metric == "accuracy":

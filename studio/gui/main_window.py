@@ -6,7 +6,15 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox, QWidget
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QFrame,
+    QMainWindow,
+    QMessageBox,
+    QScrollArea,
+    QWidget,
+)
 
 from studio.core.project import SUFFIX, Project, ProjectFileError
 from studio.core.templates import TEMPLATES, from_template
@@ -18,6 +26,15 @@ from studio.gui.palette import LayerPalette
 from studio.gui.training_panel import TrainingPanel
 
 FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
+
+
+def _scrolling(widget: QWidget) -> QScrollArea:
+    """``widget`` in a frameless scroll area, so a short dock never squeezes its rows."""
+    area = QScrollArea()
+    area.setWidget(widget)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    return area
 
 
 class MainWindow(QMainWindow):
@@ -32,15 +49,15 @@ class MainWindow(QMainWindow):
         self.data_panel = DataPanel(self.doc)
         self.training = TrainingPanel(self.doc)
         self.setCentralWidget(self.model_list)
-        self._dock("Layers", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self._dock("Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._dock("Data", self.data_panel, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._dock("Training", self.training, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.resizeDocks([self.findChild(QDockWidget, "dock-Training")], [430],
-                         Qt.Orientation.Vertical)
-        self.resizeDocks([self.findChild(QDockWidget, "dock-Layers")], [190],
-                         Qt.Orientation.Horizontal)
-        self.resizeDocks([self.findChild(QDockWidget, "dock-Inspector")], [360],
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+        layers = self._dock("Layers", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea)
+        inspector = self._dock("Inspector", _scrolling(self.inspector),
+                               Qt.DockWidgetArea.RightDockWidgetArea)
+        data = self._dock("Data", self.data_panel, Qt.DockWidgetArea.RightDockWidgetArea)
+        training = self._dock("Training", self.training, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.resizeDocks([training], [430], Qt.Orientation.Vertical)
+        self.resizeDocks([inspector, data], [420, 480], Qt.Orientation.Vertical)
+        self.resizeDocks([layers, inspector], [self.palette.sizeHint().width(), 360],
                          Qt.Orientation.Horizontal)
 
         self.palette.add_requested.connect(self.model_list.add_layer)
@@ -55,13 +72,14 @@ class MainWindow(QMainWindow):
         self.restoreGeometry(QSettings().value("window/geometry", b""))
         self.statusBar().showMessage("Welcome to Layer Studio", 4000)
 
-    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> None:
+    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock-{title}")
         dock.setWidget(widget)
         dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
                          | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
         self.addDockWidget(area, dock)
+        return dock
 
     def _action(self, menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
         action = QAction(text, self)

@@ -34,6 +34,8 @@ class LayerPalette(QWidget):
             item.setData(0, TYPE_ROLE, layer.name)
             item.setToolTip(0, layer.help)
         self.tree.expandAll()
+        self.tree.setMinimumWidth(self.tree.sizeHintForColumn(0)
+                                  + 2 * self.tree.indentation() + 2 * self.tree.frameWidth())
         self.tree.itemActivated.connect(self._activated)
         self.add_button = QPushButton("Add layer")
         self.add_button.setToolTip("Add the selected layer after the selected row of the model")
