@@ -50,11 +50,16 @@ def _live_metrics_callback(
     import keras
 
     class LiveMetrics(keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            # Made here, not in on_train_begin: a run stopped before fit never begins training
+            # and still reads its (empty) history.
+            self.history: list[dict[str, float]] = []
+
         def on_train_begin(self, logs=None):
             self.start = time.perf_counter()
             self.epoch = 0
             self.epoch_start = self.start
-            self.history: list[dict[str, float]] = []
 
         def on_epoch_begin(self, epoch, logs=None):
             self.epoch = epoch
@@ -125,7 +130,6 @@ def train(
     prep = data.preprocessing(info)
     folder = RunFolder(Path(run_root), project.name)
     folder.write_start(project, prep)
-    callback = None
     try:
         import keras
 
@@ -159,8 +163,7 @@ def train(
         raise TrainingError(message) from exc
     status = "stopped" if stop.is_set() else "completed"
     folder.write_status(status)
-    history = callback.history if callback else []
-    return RunResult(folder.path, status, history)
+    return RunResult(folder.path, status, callback.history)
 
 
 def _explain(exc: Exception) -> str:

@@ -17,6 +17,7 @@ from studio.core.data import DATASETS, DataError, load_arrays
 from studio.core.params import format_shape
 from studio.gui.document import ProjectDocument
 from studio.gui.images import grey_pixmap, mosaic
+from studio.gui.sync import show_value
 
 PREVIEW_COUNT = 40
 PREVIEW_COLUMNS = 10
@@ -77,14 +78,12 @@ class DataPanel(QWidget):
         """Update the editors, facts and preview from the document."""
         choice = self.doc.project.dataset
         for widget, value in ((self.split, choice.validation_split), (self.seed, choice.seed)):
-            widget.blockSignals(True)
-            widget.setValue(value)
-            widget.blockSignals(False)
+            show_value(widget, value)
         info = self.doc.dataset()
         if info is None:
             self.facts.setText(f"The dataset {choice.name!r} is not available.")
             return
-        self.dataset.setCurrentIndex(self.dataset.findData(info.name))
+        show_value(self.dataset, info.title)
         n_val = round(info.num_samples * choice.validation_split)
         self.facts.setText(
             f"{info.num_samples:,} samples of {format_shape(info.sample_shape)}, "

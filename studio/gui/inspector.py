@@ -18,6 +18,8 @@ class Inspector(QWidget):
         self.doc = doc
         self.node_id = ""
         self.editors: dict[str, ParamEditor] = {}
+        self._editors_for: tuple[str, str] | None = None
+        """The (layer id, layer type) the editors were built for."""
         self.title = QLabel("Select a layer")
         self.title.setStyleSheet("font-weight: bold; font-size: 13pt;")
         self.help = QLabel()
@@ -28,8 +30,11 @@ class Inspector(QWidget):
         self.problem.setObjectName("inspector-problem")
         self.problem.setStyleSheet("color: #b3261e;")
         self.form_host = QWidget()
-        self.form = QFormLayout(self.form_host)
-        self.form.setContentsMargins(0, 6, 0, 0)
+        host_layout = QVBoxLayout(self.form_host)
+        host_layout.setContentsMargins(0, 0, 0, 0)
+        self.form_page = QWidget()
+        self.form = QFormLayout(self.form_page)
+        host_layout.addWidget(self.form_page)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         for widget in (self.title, self.help, self.facts, self.form_host, self.problem):
@@ -38,20 +43,38 @@ class Inspector(QWidget):
         doc.changed.connect(self.refresh)
 
     def show_node(self, node_id: str) -> None:
-        """Show the layer ``node_id`` (or nothing for an empty string)."""
+        """Show the layer ``node_id`` (or nothing for an empty string).
+
+        The editors are built once per shown layer; showing the same layer again only updates
+        their values, so an editor is never replaced while it is being used.
+        """
         self.node_id = node_id
-        while self.form.rowCount():
-            self.form.removeRow(0)
+        self.refresh()
+
+    def _build_editors(self, node_id: str, layer_type: str) -> None:
+        """Make editors for the parameters of ``layer_type`` (none for an empty type)."""
+        if self._editors_for == (node_id, layer_type):
+            return
+        self._editors_for = (node_id, layer_type)
+        # Replace the whole page, and delete the old one only once control is back in the
+        # event loop: a signal handler of one of its editors may still be running.
+        old = self.form_page
+        self.form_page = QWidget()
+        self.form = QFormLayout(self.form_page)
+        self.form.setContentsMargins(0, 6, 0, 0)
         self.editors = {}
-        if node_id and node_id in self.doc.project.graph.ids():
-            layer = REGISTRY[self.doc.project.graph.node(node_id).type]
-            for param in layer.params:
+        if layer_type:
+            for param in REGISTRY[layer_type].params:
                 editor = ParamEditor(param)
                 editor.edited.connect(lambda value, name=param.name: self._edited(name, value))
                 editor.invalid.connect(self.problem.setText)
                 self.form.addRow(param.label, editor)
                 self.editors[param.name] = editor
-        self.refresh()
+        host_layout = self.form_host.layout()
+        host_layout.removeWidget(old)
+        host_layout.addWidget(self.form_page)
+        old.hide()
+        old.deleteLater()
 
     def refresh(self) -> None:
         """Update texts and editor values from the document."""
@@ -61,10 +84,10 @@ class Inspector(QWidget):
             self.help.setText("Pick a layer in the model list to see and edit its settings.")
             self.facts.clear()
             self.problem.clear()
-            if self.editors:
-                self.show_node("")
+            self._build_editors("", "")
             return
         node = graph.node(self.node_id)
+        self._build_editors(self.node_id, node.type)
         layer = REGISTRY[node.type]
         self.title.setText(f"{self.node_id}  ·  {node.type}")
         self.help.setText(layer.help)

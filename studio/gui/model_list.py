@@ -29,13 +29,15 @@ class ModelList(QWidget):
     """Shows the layers in order; every change goes through the document's undo stack."""
 
     selection_changed = Signal(str)
-    """The selected layer's id, or an empty string."""
+    """The selected layer's id, or an empty string; emitted only when that id changes."""
     message = Signal(str)
     """A short note for the status bar, e.g. why an edit was refused."""
 
     def __init__(self, doc: ProjectDocument) -> None:
         super().__init__()
         self.doc = doc
+        self._announced = ""
+        """The id ``selection_changed`` last carried."""
         self.table = QTreeWidget()
         self.table.setObjectName("model-list")
         self.table.setRootIsDecorated(False)
@@ -136,11 +138,14 @@ class ModelList(QWidget):
             for column in range(5):
                 item.setToolTip(column, tip)
             self.table.addTopLevelItem(item)
-        self.table.blockSignals(False)
         if keep and keep in graph.ids():
             self.select(keep)
+        self.table.blockSignals(False)
         self._update_summary()
-        self._update_buttons()
+        # Announce only a real change (the selected layer is gone): every edit refreshes the
+        # list, and announcing the same layer again made the inspector rebuild the editor that
+        # was being typed into, under its own signal handler.
+        self._current_changed()
 
     def _update_summary(self) -> None:
         analysis = self.doc.analysis()
@@ -161,7 +166,10 @@ class ModelList(QWidget):
 
     def _current_changed(self, *_args) -> None:
         self._update_buttons()
-        self.selection_changed.emit(self.selected_id())
+        node_id = self.selected_id()
+        if node_id != self._announced:
+            self._announced = node_id
+            self.selection_changed.emit(node_id)
 
     def _chain_edit(self, text: str, change) -> bool:
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.params import Param, parse_shape
+from studio.gui.sync import show_value
 
 INT_LIMIT = 2**31 - 1
 
@@ -85,24 +86,14 @@ class ParamEditor(QWidget):
         self.edited.emit(shape)
 
     def set_value(self, value: Any) -> None:
-        """Show ``value`` without emitting ``edited``."""
+        """Show ``value`` without emitting ``edited``; leaves alone an editor already showing it."""
         w = self.widget
-        w.blockSignals(True)
-        try:
-            if isinstance(w, QCheckBox):
-                w.setChecked(bool(value))
-            elif isinstance(w, QComboBox):
-                w.setCurrentText(str(value))
-            elif isinstance(w, QLineEdit):
-                w.setText(", ".join(str(d) for d in value))
-            elif isinstance(w, QSpinBox):
-                if value is None:
-                    w.setValue(w.minimum())
-                else:
+        if isinstance(w, QLineEdit):
+            value = ", ".join(str(d) for d in value)
+        elif isinstance(w, QSpinBox | QDoubleSpinBox):
+            if value is None:
+                value = w.minimum()
+            elif not w.minimum() <= value <= w.maximum():
+                with QSignalBlocker(w):
                     w.setRange(min(w.minimum(), value), max(w.maximum(), value))
-                    w.setValue(value)
-            else:
-                w.setRange(min(w.minimum(), value), max(w.maximum(), value))
-                w.setValue(value)
-        finally:
-            w.blockSignals(False)
+        show_value(w, value)

@@ -20,6 +20,7 @@ from studio.core.project import OPTIMIZERS
 from studio.core.runs import runs_root
 from studio.gui.curves import LiveCurves
 from studio.gui.document import ProjectDocument
+from studio.gui.sync import show_value
 from studio.gui.worker import Worker
 
 PROGRESS_STEPS = 1000
@@ -142,15 +143,11 @@ class TrainingPanel(QWidget):
     def refresh(self) -> None:
         """Sync editors and the Start button with the document."""
         training = self.doc.project.training
-        for widget, value in ((self.learning_rate, training.learning_rate),
+        for widget, value in ((self.optimizer, training.optimizer),
+                              (self.learning_rate, training.learning_rate),
                               (self.batch_size, training.batch_size),
                               (self.epochs, training.epochs)):
-            widget.blockSignals(True)
-            widget.setValue(value)
-            widget.blockSignals(False)
-        self.optimizer.blockSignals(True)
-        self.optimizer.setCurrentText(training.optimizer)
-        self.optimizer.blockSignals(False)
+            show_value(widget, value)
         analysis = self.doc.analysis()
         running = self.is_running()
         self.start_button.setEnabled(analysis.ok and not running)

@@ -60,6 +60,20 @@ def test_stop_event_ends_the_run_after_the_current_batch(tmp_path):
     assert (result.run_dir / runs.MODEL_FILE).exists()
 
 
+def test_stop_before_training_begins_ends_the_run_as_stopped(tmp_path):
+    # Stop pressed while the run is still starting: fit never runs, and the run is "stopped".
+    stop = threading.Event()
+    stop.set()
+    events = []
+    result = train(tiny_project(epochs=5), tmp_path, events.append, stop)
+    assert result.status == "stopped"
+    assert result.epochs == []
+    assert [e["type"] for e in events] == ["start"]
+    status = json.loads((result.run_dir / runs.RUN_FILE).read_text())
+    assert status["status"] == "stopped"
+    assert status["error"] is None and status["epochs"] == 0
+
+
 def test_diverging_loss_ends_the_run_with_a_clear_message(tmp_path):
     project = tiny_project(epochs=1)
     overflow = Node("rescaling_1", "Rescaling", {"scale": 1e38, "offset": 0.0})

@@ -11,6 +11,7 @@ from tests.gui.support import (
     isolate_settings,
     row_ids,
     row_item,
+    type_into,
 )
 
 LEFT = Qt.MouseButton.LeftButton
@@ -133,11 +134,18 @@ def test_wrong_units_disable_start_with_the_reason_and_undo_fixes_it(window, qtb
     assert window.inspector.title.text().startswith("dense_2")
     units = window.inspector.editors["units"].widget
     assert units.value() == 10
-    # The inspector rebuilds its editors on every edit (see the report), so this sets the value
-    # directly instead of typing several keys into the spin box.
-    units.setValue(12)
+    # Each key is an edit; none may rebuild the editor being typed into (that once deleted the
+    # spin box under its own handler, and typing "12" gave 1).
+    with qtbot.assertNotEmitted(window.model_list.selection_changed):
+        type_into(qtbot, units, "12")
+        qtbot.keyClick(units, Qt.Key.Key_Return)
 
     assert window.doc.project.graph.node("dense_2").params["units"] == 12
+    assert window.inspector.editors["units"].widget is units
+    assert units.value() == 12 and units.text() == "12"
+    assert window.doc.undo_stack.count() == 1  # "1" then "12": one undo step
+    window.inspector.show_node("dense_2")  # showing the shown layer again only updates values
+    assert window.inspector.editors["units"].widget is units
     assert not panel.start_button.isEnabled()
     assert reason in panel.start_button.toolTip()
     assert panel.start_button.toolTip().startswith("Cannot start: dense_2: ")
@@ -163,3 +171,20 @@ def test_wrong_units_disable_start_with_the_reason_and_undo_fixes_it(window, qtb
     assert not panel.start_button.isEnabled()
     assert reason in panel.status.text()
     assert reason in window.inspector.problem.text()
+
+
+def test_typing_a_decimal_parameter_keeps_every_digit(window, qtbot):
+    click_row(qtbot, window, "flatten_1")
+    click_palette_entry(qtbot, window, "Dropout", double=True)
+    rate = window.inspector.editors["rate"].widget
+    # "0.3" is a valid rate on the way to "0.35"; its edit must not reformat the text being typed.
+    type_into(qtbot, rate, "0.35")
+    qtbot.keyClick(rate, Qt.Key.Key_Return)
+    assert window.doc.project.graph.node("dropout_1").params["rate"] == pytest.approx(0.35)
+    assert window.inspector.editors["rate"].widget is rate
+    assert rate.value() == pytest.approx(0.35)
+    assert window.doc.undo_stack.undoText() == "Set rate of dropout_1"
+
+    _undo_by_keyboard(qtbot, window)
+    assert window.doc.project.graph.node("dropout_1").params["rate"] == pytest.approx(0.5)
+    assert rate.value() == pytest.approx(0.5)

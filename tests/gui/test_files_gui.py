@@ -10,7 +10,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
 from studio.core import files
-from studio.core.project import FORMAT_VERSION, load_project, save_project
+from studio.core.graph import Graph, Node
+from studio.core.project import FORMAT_VERSION, Project, load_project, save_project
 from studio.core.templates import demo_project, from_template
 from tests.gui.support import click_row, isolate_settings, row_ids
 
@@ -105,6 +106,30 @@ def test_opening_a_valid_file_loads_it(window, qtbot, dialogs, tmp_path):
     assert window.training.epochs.value() == 7
     assert window.training.start_button.isEnabled()
     assert window.statusBar().currentMessage() == f"Opened {path}"
+
+
+def test_opening_a_file_shows_the_new_layer_behind_a_kept_selection(window, qtbot, dialogs,
+                                                                    tmp_path):
+    # The selected id survives the open, but names a layer of another type in the new file: the
+    # inspector must show that layer's editors, not the old layer's.
+    nodes = [
+        Node("input_1", "Input", {"shape": [28, 28, 1]}),
+        Node("flatten_1", "Flatten", {}),
+        Node("dense_1", "Dropout", {"rate": 0.3}),
+        Node("dense_2", "Dense", {"units": 10, "activation": "softmax"}),
+    ]
+    path = tmp_path / "renamed.studio.json"
+    save_project(Project(name="Renamed", graph=Graph.from_chain(nodes)), path)
+    click_row(qtbot, window, "dense_1")
+    assert "units" in window.inspector.editors
+
+    assert window.open_path(path) is True
+    assert window.model_list.selected_id() == "dense_1"
+    assert window.inspector.title.text() == "dense_1  ·  Dropout"
+    assert "units" not in window.inspector.editors
+    assert window.inspector.editors["rate"].widget.value() == pytest.approx(0.3)
+    click_row(qtbot, window, "dense_2")
+    assert window.inspector.editors["units"].widget.value() == 10
 
 
 def test_open_from_the_file_menu_uses_the_chosen_file(window, qtbot, dialogs, tmp_path,

@@ -22,7 +22,7 @@ def test_training_settings_edit_the_project_and_are_undoable(window, qtbot):
         return window.doc.project.training  # re-read: every edit replaces the project
 
     stack = window.doc.undo_stack
-    assert (training().epochs, training().batch_size) == (5, 64)
+    assert (training().epochs, training().batch_size) == (10, 64)
     assert (training().learning_rate, training().optimizer) == (0.001, "adam")
 
     type_into(qtbot, panel.epochs, "12")
@@ -52,7 +52,7 @@ def test_training_settings_edit_the_project_and_are_undoable(window, qtbot):
     window.undo_action.trigger()
     assert training().batch_size == 64 and panel.batch_size.value() == 64
     window.undo_action.trigger()
-    assert training().epochs == 5 and panel.epochs.value() == 5
+    assert training().epochs == 10 and panel.epochs.value() == 10
     assert not window.isWindowModified()
 
     window.redo_action.trigger()
@@ -93,3 +93,45 @@ def test_validation_split_edits_the_project_and_is_undoable(window, qtbot):
     assert window.doc.undo_stack.undoText() == "Set split seed"
     window.undo_action.trigger()
     assert dataset().seed == 0 and data.seed.value() == 0
+
+
+def test_typing_a_learning_rate_keeps_every_digit(window, qtbot):
+    panel = window.training
+    stack = window.doc.undo_stack
+    # "0.01" is a valid value on the way to "0.015"; the edit it makes must not reformat the text
+    # being typed (to "0.01000", which then refused the "5").
+    type_into(qtbot, panel.learning_rate, "0.015")
+    assert window.doc.project.training.learning_rate == pytest.approx(0.015)
+    assert panel.learning_rate.text() == "0.015"
+    qtbot.keyClick(panel.learning_rate, Qt.Key.Key_Return)
+    assert panel.learning_rate.value() == pytest.approx(0.015)
+    assert window.doc.project.training.learning_rate == pytest.approx(0.015)
+    assert stack.count() == 1 and stack.undoText() == "Set learning rate"
+
+    qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)
+    assert window.doc.project.training.learning_rate == pytest.approx(0.001)
+    assert panel.learning_rate.value() == pytest.approx(0.001)
+    assert not window.isWindowModified()
+    window.redo_action.trigger()
+    assert window.doc.project.training.learning_rate == pytest.approx(0.015)
+    assert panel.learning_rate.value() == pytest.approx(0.015)
+
+
+def test_typing_a_validation_split_keeps_every_digit(window, qtbot):
+    data = window.data_panel
+    stack = window.doc.undo_stack
+    type_into(qtbot, data.split, "0.35")  # "0.3" is valid first and must not become "0.30"
+    assert window.doc.project.dataset.validation_split == pytest.approx(0.35)
+    assert data.split.text() == "0.35"
+    qtbot.keyClick(data.split, Qt.Key.Key_Return)
+    assert window.doc.project.dataset.validation_split == pytest.approx(0.35)
+    assert "6,500 for training, 3,500 for validation" in data.facts.text()
+    assert stack.count() == 1 and stack.undoText() == "Set validation split"
+
+    window.undo_action.trigger()
+    assert window.doc.project.dataset.validation_split == pytest.approx(0.2)
+    assert data.split.value() == pytest.approx(0.2)
+    assert "8,000 for training, 2,000 for validation" in data.facts.text()
+    assert not window.isWindowModified()
+    window.redo_action.trigger()
+    assert data.split.value() == pytest.approx(0.35)

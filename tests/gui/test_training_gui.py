@@ -50,7 +50,7 @@ def test_start_shows_live_progress_and_stop_keeps_the_run(window, qtbot, private
 
     qtbot.waitUntil(lambda: panel.curves.point_count() >= 3, timeout=RUN_TIMEOUT_MS)
     text = panel.progress.text()
-    assert re.search(r"Epoch 1/5 · batch \d+/125 · [\d,]+ samples/s · ETA \d+:\d\d", text), text
+    assert re.search(r"Epoch 1/10 · batch \d+/125 · [\d,]+ samples/s · ETA \d+:\d\d", text), text
     assert panel.progress.value() > 0
     assert "Training 93,322 parameters on 8,000 samples" in panel.status.text()
     # The redraw timer pushes the points into the loss plot.
@@ -74,6 +74,31 @@ def test_start_shows_live_progress_and_stop_keeps_the_run(window, qtbot, private
     assert status["status"] == "stopped"
     assert status["epochs"] < 5
     assert (run_dir / runs.PROJECT_FILE).exists()
+    assert window.statusBar().currentMessage() == f"Run stopped: saved in {run_dir}"
+
+
+def test_stop_while_the_run_is_still_starting_ends_it_as_stopped(
+    window, qtbot, private_workspace
+):
+    panel = window.training
+    with qtbot.waitSignal(panel.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
+        qtbot.mouseClick(panel.start_button, LEFT)
+        assert panel.is_running()
+        qtbot.mouseClick(panel.stop_button, LEFT)  # before model.fit has begun
+        assert panel.progress.text() == "Stopping…"
+    assert finished.args == ["stopped"]
+    assert panel.progress.text() == "Stopped"
+    assert panel.last_error == ""
+    assert not panel.is_running()
+    assert panel.start_button.isEnabled()
+    assert not panel.stop_button.isEnabled()
+    assert panel.curves.point_count() == 0
+
+    (run_dir,) = run_folders(private_workspace / "runs")
+    assert run_dir == Path(panel.run_dir)
+    assert run_status(run_dir)["status"] == "stopped"
+    assert run_status(run_dir)["epochs"] == 0
+    assert str(run_dir) in panel.status.text()
     assert window.statusBar().currentMessage() == f"Run stopped: saved in {run_dir}"
 
 
