@@ -119,7 +119,9 @@ def train(
     """Train ``project`` and write a run folder under ``run_root``.
 
     Events are plain dicts: ``start``, ``batch`` (every ``report_every`` batches) and ``epoch``.
-    Setting ``stop`` ends training after the current batch. Raises TrainingError on failure.
+    Setting ``stop`` ends training after the current batch; the run is "completed" if every
+    epoch ran, else "stopped" (with no model saved if it stopped before the first batch).
+    Raises TrainingError on failure.
     """
     on_event = on_event or (lambda event: None)
     stop = stop or threading.Event()
@@ -156,12 +158,12 @@ def train(
         if not stop.is_set():
             model.fit(train_ds, validation_data=val_ds, epochs=epochs, verbose=0, shuffle=False,
                       callbacks=[callback])
-        folder.save_model(model)
+            folder.save_model(model)
     except Exception as exc:
         message = exc.args[0] if isinstance(exc, TrainingError) else _explain(exc)
         folder.write_status("failed", message)
         raise TrainingError(message) from exc
-    status = "stopped" if stop.is_set() else "completed"
+    status = "completed" if len(callback.history) == epochs else "stopped"
     folder.write_status(status)
     return RunResult(folder.path, status, callback.history)
 

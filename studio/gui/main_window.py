@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QSettings, Qt, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -64,10 +64,11 @@ class MainWindow(QMainWindow):
         self.model_list.selection_changed.connect(self.inspector.show_node)
         for source in (self.model_list, self.training):
             source.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
-        self.doc.undo_stack.cleanChanged.connect(self._update_title)
+        self.doc.undo_stack.cleanChanged.connect(self._clean_changed)
         self.doc.path_changed.connect(self._update_title)
         self._build_menus()
         self._update_title()
+        self._clean_changed(True)
         self.resize(1400, 900)
         self.restoreGeometry(QSettings().value("window/geometry", b""))
         self.statusBar().showMessage("Welcome to Layer Studio", 4000)
@@ -121,9 +122,15 @@ class MainWindow(QMainWindow):
         for dock in self.findChildren(QDockWidget):
             view_menu.addAction(dock.toggleViewAction())
 
-    def _update_title(self, *_args) -> None:
-        self.setWindowModified(not self.doc.undo_stack.isClean())
+    @Slot()
+    def _update_title(self) -> None:
         self.setWindowTitle(f"{self.doc.title}[*] — Layer Studio")
+
+    @Slot(bool)
+    def _clean_changed(self, clean: bool) -> None:
+        """Mark unsaved changes in the title; reads no other object, as the undo stack also
+        reports its last state while it is being destroyed."""
+        self.setWindowModified(not clean)
 
     def show_error(self, title: str, message: str) -> None:
         """Tell the user what went wrong, in a dialog."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -62,6 +62,8 @@ class TrainingPanel(QWidget):
         self.warmup: Worker | None = None
         self.run_dir = ""
         self.last_error = ""
+        self.outcome = ""
+        """How the last run ended: completed, stopped or failed (empty before any run)."""
 
         self.optimizer = QComboBox()
         self.optimizer.addItems(list(OPTIMIZERS))
@@ -164,7 +166,7 @@ class TrainingPanel(QWidget):
 
     def _idle_text(self) -> str:
         if self.run_dir:
-            return f"Last run saved in {self.run_dir}"
+            return f"Run {self.outcome}. Saved in {self.run_dir}"
         return "Ready. Press Start (F5) to train."
 
     def start(self) -> None:
@@ -202,6 +204,7 @@ class TrainingPanel(QWidget):
                 worker.wait()
         self.curves.timer.stop()
 
+    @Slot(object)
     def _on_event(self, event: dict) -> None:
         kind = event["type"]
         if kind == "start":
@@ -213,40 +216,40 @@ class TrainingPanel(QWidget):
             x = event["epoch"] - 1 + event["step"] / event["steps"]
             self.curves.add_batch(x, event)
             self.progress.setValue(round(event["progress"] * PROGRESS_STEPS))
-            self.progress.setFormat(
-                f"Epoch {event['epoch']}/{self.epochs_total} · batch {event['step']}/"
-                f"{event['steps']} · {event['samples_per_sec']:,.0f} samples/s · "
-                f"ETA {_clock(event['eta_sec'])}"
-            )
+            if not self.worker.stop_requested():
+                self.progress.setFormat(
+                    f"Epoch {event['epoch']}/{self.epochs_total} · batch {event['step']}/"
+                    f"{event['steps']} · {event['samples_per_sec']:,.0f} samples/s · "
+                    f"ETA {_clock(event['eta_sec'])}"
+                )
         elif kind == "epoch":
             self.curves.add_epoch(event["epoch"], event)
             shown = [f"{k.replace('_', ' ')} {v:.4f}" for k, v in event.items()
                      if k not in ("type", "epoch", "seconds")]
             self.status.setText(f"Epoch {event['epoch']}: " + ", ".join(shown))
 
+    @Slot(object)
     def _on_succeeded(self, result) -> None:
+        self.outcome = result.status
         self.progress.setFormat("Done" if result.status == "completed" else "Stopped")
         if result.status == "completed":
             self.progress.setValue(PROGRESS_STEPS)
-        self._finished_status = result.status
         self.message.emit(f"Run {result.status}: saved in {result.run_dir}")
 
+    @Slot(str)
     def _on_failed(self, message: str) -> None:
+        self.outcome = "failed"
         self.last_error = message
         self.progress.setFormat("Failed")
-        self._finished_status = "failed"
         self.status.setStyleSheet("color: #b3261e;")
         self.status.setText(message)
         self.message.emit("Training failed")
 
+    @Slot()
     def _on_done(self) -> None:
         if self.worker is not None:
             self.worker.wait()
             self.worker = None
         self.curves.redraw()
-        status = getattr(self, "_finished_status", "failed")
-        if status != "failed":
-            self.status.setStyleSheet("")
-            self.status.setText(f"Run {status}. Saved in {self.run_dir}")
         self.refresh()
-        self.run_finished.emit(status)
+        self.run_finished.emit(self.outcome)

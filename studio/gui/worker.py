@@ -40,6 +40,10 @@ class Worker(QObject):
         """Ask the task to stop at its next check."""
         self._stop.set()
 
+    def stop_requested(self) -> bool:
+        """True once ``stop`` has been called."""
+        return self._stop.is_set()
+
     def is_running(self) -> bool:
         """True until the thread has finished."""
         return self._thread.isRunning()

@@ -72,6 +72,19 @@ def test_stop_before_training_begins_ends_the_run_as_stopped(tmp_path):
     status = json.loads((result.run_dir / runs.RUN_FILE).read_text())
     assert status["status"] == "stopped"
     assert status["error"] is None and status["epochs"] == 0
+    assert not (result.run_dir / runs.MODEL_FILE).exists()
+
+
+def test_stop_after_the_last_epoch_still_completes_the_run(tmp_path):
+    stop = threading.Event()
+
+    def on_event(event):
+        if event["type"] == "epoch" and event["epoch"] == 2:
+            stop.set()
+
+    result = train(tiny_project(epochs=2), tmp_path, on_event, stop, batch_size=512)
+    assert result.status == "completed" and len(result.epochs) == 2
+    assert json.loads((result.run_dir / runs.RUN_FILE).read_text())["status"] == "completed"
 
 
 def test_diverging_loss_ends_the_run_with_a_clear_message(tmp_path):

@@ -113,6 +113,7 @@ def test_a_short_run_completes_and_saves_everything(window, qtbot, private_works
         qtbot.keyClick(window, Qt.Key.Key_F5)  # Training > Start
     assert finished.args == ["completed"]
     assert panel.progress.text() == "Done"
+    assert panel.status.text().startswith("Run completed. Saved in ")
     assert panel.progress.value() == panel.progress.maximum()
     assert panel.start_button.isEnabled()
 
