@@ -130,7 +130,7 @@ def _check_against_data(
     shape = result.nodes[out].output_shape
     node = graph.node(out)
     classes = dataset.num_classes
-    if node.params.get("activation") == "softmax" and shape and shape[-1] != classes:
+    if node.resolved_params().get("activation") == "softmax" and shape and shape[-1] != classes:
         result.problems.append(
             Problem(
                 out,

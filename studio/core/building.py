@@ -7,7 +7,6 @@ from typing import Any
 from studio.core.analysis import analyze
 from studio.core.data import DatasetInfo
 from studio.core.graph import Graph, Node
-from studio.core.layers import REGISTRY
 from studio.core.project import TrainingSettings
 
 
@@ -19,7 +18,7 @@ def keras_layer(node: Node) -> Any:
     """A Keras layer for ``node`` with its full parameters (defaults filled in)."""
     import keras
 
-    params = {**REGISTRY[node.type].defaults(), **node.params}
+    params = node.resolved_params()
     if node.type == "Reshape":
         params["target_shape"] = tuple(params["target_shape"])
     return getattr(keras.layers, node.type)(name=node.id, **params)
@@ -48,7 +47,7 @@ def build_model(graph: Graph, dataset: DatasetInfo, name: str = "model") -> Any:
 def outputs_probabilities(graph: Graph) -> bool:
     """True if the last layer ends in softmax, so the loss must not expect logits."""
     (output_id,) = graph.sinks()
-    return graph.node(output_id).params.get("activation") == "softmax"
+    return graph.node(output_id).resolved_params().get("activation") == "softmax"
 
 
 def compile_model(model: Any, graph: Graph, training: TrainingSettings) -> None:

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from studio.core.layers import layer_type
+
 
 class GraphError(ValueError):
     """The graph cannot do what was asked; the message is meant for a person."""
@@ -19,6 +21,10 @@ class Node:
     id: str
     type: str
     params: dict[str, Any] = field(default_factory=dict)
+
+    def resolved_params(self) -> dict[str, Any]:
+        """The parameters with defaults filled in from the layer registry."""
+        return layer_type(self.type).resolved(self.params)
 
 
 @dataclass

@@ -38,6 +38,10 @@ class LayerType:
         """A fresh dict of default parameter values."""
         return {p.name: _copy(p.default) for p in self.params}
 
+    def resolved(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` with every missing parameter set to its default."""
+        return {**self.defaults(), **params}
+
     def param(self, name: str) -> Param:
         """The parameter called ``name``."""
         for p in self.params:
@@ -57,7 +61,7 @@ class LayerType:
         """Output shape and parameter count for ``inputs``; raise LayerError if impossible."""
         if not self.min_inputs <= len(inputs) <= self.max_inputs:
             raise LayerError(self._arity_message(len(inputs)))
-        full = {**self.defaults(), **params}
+        full = self.resolved(params)
         problem = self.check_params(full)
         if problem:
             raise LayerError(problem)

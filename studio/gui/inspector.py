@@ -100,7 +100,7 @@ class Inspector(QWidget):
         else:
             self.facts.setText("Output shape: unknown until the problem is fixed")
         self.problem.setText(self.doc.analysis().problem_at(self.node_id) or "")
-        values = {**layer.defaults(), **node.params}
+        values = node.resolved_params()
         for name, editor in self.editors.items():
             editor.set_value(values[name])
 
