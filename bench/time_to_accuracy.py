@@ -5,7 +5,7 @@ TensorFlow is included; "warm" clicks it after the app's background warm-up has 
 TensorFlow, as for a person who looks at the window for a few seconds first. Target: under
 20 seconds on a 2-core CPU machine.
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/time_to_accuracy.py [--repeats 2]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/time_to_accuracy.py [--repeats 3]
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def report(case: str, reached: tuple[int, float, float] | None) -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--one-cold-run", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one_cold_run:

@@ -4,7 +4,7 @@ Trains the demo CNN on MNIST-10k in one process, alternating the two arms over s
 rounds, and compares training throughput (samples per second, first epoch left out because
 it includes tracing). Target: the trainer reaches at least 0.98 of bare ``fit``.
 
-    .venv/bin/python bench/trainer_throughput.py [--rounds 3] [--epochs 4]
+    .venv/bin/python bench/trainer_throughput.py [--rounds 6] [--epochs 4]
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def trainer(epochs: int, root: Path) -> list[float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--epochs", type=int, default=4)
     args = parser.parse_args()
     samples = len(data.split(demo_project().dataset).x_train)
