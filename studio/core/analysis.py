@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from studio.core.data import DataError, DatasetInfo, dataset_info
+from studio.core.fixes import Fix, classifier_fixes, flatten_fixes, set_input_shape, set_units
+from studio.core.flops import layer_flops
 from studio.core.graph import Graph, GraphError
 from studio.core.layers import REGISTRY, LayerError, Shape
 from studio.core.params import format_shape
@@ -13,18 +15,23 @@ from studio.core.project import Project
 
 @dataclass(frozen=True)
 class Problem:
-    """Something that stops training; ``node_id`` is None for whole-model problems."""
+    """Something that stops training; ``node_id`` is None for whole-model problems.
+
+    ``fixes`` are changes that would solve it, offered as one-click actions.
+    """
 
     node_id: str | None
     message: str
+    fixes: tuple[Fix, ...] = ()
 
 
 @dataclass(frozen=True)
 class NodeReport:
-    """What shape inference found for one layer."""
+    """What shape inference found for one layer; ``flops`` are per sample, forward pass."""
 
     output_shape: Shape | None
     params: int
+    flops: int = 0
 
 
 @dataclass
@@ -43,6 +50,11 @@ class Analysis:
     def total_params(self) -> int:
         """Parameters in all layers whose shapes are known."""
         return sum(r.params for r in self.nodes.values())
+
+    @property
+    def total_flops(self) -> int:
+        """Estimated operations per sample in all layers whose shapes are known."""
+        return sum(r.flops for r in self.nodes.values())
 
     def problem_at(self, node_id: str) -> str | None:
         """The problem pinned to ``node_id``, if any."""
@@ -97,7 +109,8 @@ def analyze(graph: Graph, dataset: DatasetInfo) -> Analysis:
         except LayerError as exc:
             result.problems.append(Problem(node_id, str(exc)))
             continue
-        result.nodes[node_id] = NodeReport(shape, count)
+        flops = layer_flops(node.type, node.resolved_params(), shapes, shape, count)
+        result.nodes[node_id] = NodeReport(shape, count, flops)
 
     _check_against_data(graph, dataset, inputs, result)
     return result
@@ -114,6 +127,7 @@ def _check_against_data(
                     inputs[0],
                     f"The input shape {format_shape(shape)} does not match {dataset.title}, "
                     f"whose samples are {format_shape(dataset.sample_shape)}.",
+                    (set_input_shape(inputs[0], dataset.sample_shape),),
                 )
             )
     sinks = graph.sinks()
@@ -124,33 +138,79 @@ def _check_against_data(
                           f"{names}.")
         )
         return
-    out = sinks[0]
-    if out not in result.nodes:
-        return
+    if sinks[0] in result.nodes:
+        _check_output(graph, dataset, sinks[0], result)
+
+
+def _check_output(graph: Graph, dataset: DatasetInfo, out: str, result: Analysis) -> None:
     shape = result.nodes[out].output_shape
-    node = graph.node(out)
+    params = graph.node(out).resolved_params()
     classes = dataset.num_classes
-    if node.resolved_params().get("activation") == "softmax" and shape and shape[-1] != classes:
+    if params.get("activation") == "softmax" and shape and shape[-1] != classes:
         result.problems.append(
             Problem(
                 out,
                 f"This softmax classifier has {shape[-1]} outputs, but {dataset.title} has "
                 f"{classes} classes. Set units to {classes}.",
+                (set_units(out, classes),) if "units" in params else (),
             )
         )
-    elif shape != (classes,):
-        hint = (
-            " Add Flatten or GlobalAveragePooling2D before the last Dense layer."
-            if len(shape) > 1
-            else f" End with Dense({classes}, softmax)."
+        return
+    if shape == (classes,):
+        return
+    if len(shape) > 1:
+        hint = " Add Flatten or GlobalAveragePooling2D before the last Dense layer."
+        fixes = _fixes_for_many_dims(graph, out, shape, classes, result)
+    else:
+        hint = f" End with Dense({classes}, softmax)."
+        fixes = classifier_fixes(out, shape, classes)
+    result.problems.append(
+        Problem(
+            out,
+            f"The model's output is {format_shape(shape)}, but a classifier for "
+            f"{dataset.title} must output {classes} values, one per class.{hint}",
+            fixes,
         )
-        result.problems.append(
-            Problem(
-                out,
-                f"The model's output is {format_shape(shape)}, but a classifier for "
-                f"{dataset.title} must output {classes} values, one per class.{hint}",
-            )
-        )
+    )
+
+
+def _fixes_for_many_dims(
+    graph: Graph, out: str, shape: Shape, classes: int, result: Analysis
+) -> tuple[Fix, ...]:
+    """Fixes for an output with several dimensions, to pin on the output's problem.
+
+    If a Dense layer before the output is fed several dimensions, that layer is the cause:
+    it gets its own problem with the fixes, and the output's problem gets none.
+    """
+    dense = _first_dense_fed_many_dims(graph, result)
+    if dense is None:
+        return classifier_fixes(out, shape, classes)
+    fixes = flatten_fixes(*dense)
+    if dense[0] == out:
+        return fixes
+    result.problems.append(_unflattened_dense_problem(*dense, fixes))
+    return ()
+
+
+def _first_dense_fed_many_dims(graph: Graph, result: Analysis) -> tuple[str, Shape] | None:
+    """The first Dense layer whose input has more than one dimension, with that input shape."""
+    for node_id in result.nodes:
+        feeds = graph.inputs_of(node_id)
+        if graph.node(node_id).type == "Dense" and len(feeds) == 1:
+            shape = result.nodes[feeds[0]].output_shape
+            if shape is not None and len(shape) > 1:
+                return node_id, shape
+    return None
+
+
+def _unflattened_dense_problem(node_id: str, shape: Shape, fixes: tuple[Fix, ...]) -> Problem:
+    kind = {2: "sequence", 3: "image"}.get(len(shape), "tensor")
+    return Problem(
+        node_id,
+        f"This Dense layer receives {_article(shape[0])} {format_shape(shape)} {kind}, so its "
+        "output keeps those dimensions. Flatten it first.",
+        fixes,
+    )
 
 
 def analyze_project(project: Project) -> Analysis:
@@ -160,3 +220,10 @@ def analyze_project(project: Project) -> Analysis:
     except DataError as exc:
         return Analysis(problems=[Problem(None, str(exc))])
     return analyze(project.graph, info)
+
+
+def _article(number: int) -> str:
+    """``an`` before numbers said with a vowel sound (8, 11, 18, 80, 11 000), else ``a``."""
+    digits = str(number)
+    eleven = len(digits) % 3 == 2 and digits[:2] in ("11", "18")
+    return "an" if digits.startswith("8") or eleven else "a"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import re
+from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +55,20 @@ class Graph:
         """Ids that ``node_id`` feeds."""
         return [dst for src, dst in self.edges if src == node_id]
 
+    def input_map(self) -> dict[str, list[str]]:
+        """Every node id with the ids feeding it, in input order (one pass over the edges)."""
+        feeds: dict[str, list[str]] = {n.id: [] for n in self.nodes}
+        for src, dst in self.edges:
+            feeds[dst].append(src)
+        return feeds
+
+    def output_map(self) -> dict[str, list[str]]:
+        """Every node id with the ids it feeds, in edge order (one pass over the edges)."""
+        fed: dict[str, list[str]] = {n.id: [] for n in self.nodes}
+        for src, dst in self.edges:
+            fed[src].append(dst)
+        return fed
+
     def sinks(self) -> list[str]:
         """Nodes whose output feeds nothing: the model's outputs."""
         fed = {src for src, _ in self.edges}
@@ -60,13 +76,14 @@ class Graph:
 
     def topological_order(self) -> list[str]:
         """Ids ordered so every node comes after its inputs; raise GraphError on a cycle."""
-        pending = {n.id: len(self.inputs_of(n.id)) for n in self.nodes}
-        ready = [i for i, count in pending.items() if count == 0]
+        pending = {node_id: len(srcs) for node_id, srcs in self.input_map().items()}
+        fed = self.output_map()
+        ready = deque(i for i, count in pending.items() if count == 0)
         order: list[str] = []
         while ready:
-            current = ready.pop(0)
+            current = ready.popleft()
             order.append(current)
-            for dst in self.outputs_of(current):
+            for dst in fed[current]:
                 pending[dst] -= 1
                 if pending[dst] == 0:
                     ready.append(dst)
@@ -122,8 +139,7 @@ class Graph:
     def insert(self, index: int, node: Node) -> None:
         """Insert ``node`` at position ``index`` of the chain."""
         order = self._require_chain()
-        if node.id in order:
-            raise GraphError(f"A layer with id {node.id!r} already exists.")
+        self._require_new_id(node.id)
         self.nodes.append(node)
         order.insert(max(0, min(index, len(order))), node.id)
         self._relink(order)
@@ -141,6 +157,117 @@ class Graph:
         order.remove(node_id)
         order.insert(max(0, min(index, len(order))), node_id)
         self._relink(order)
+
+    # Graph edits: the operations behind the node editor, for any acyclic graph.
+
+    def _require_new_id(self, node_id: str) -> None:
+        if node_id in self.ids():
+            raise GraphError(f"A layer with id {node_id!r} already exists.")
+
+    def _existing(self, ids: Iterable[str]) -> list[str]:
+        wanted = list(dict.fromkeys(ids))
+        known = set(self.ids())
+        missing = [i for i in wanted if i not in known]
+        if missing:
+            raise GraphError(f"There is no layer {missing[0]!r} in the model.")
+        return wanted
+
+    def _reaches(self, start: str, goal: str) -> bool:
+        fed = self.output_map()
+        seen, stack = {start}, [start]
+        while stack:
+            for nxt in fed[stack.pop()]:
+                if nxt == goal:
+                    return True
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        return False
+
+    def add(self, node: Node) -> None:
+        """Add ``node`` unconnected; refuse an id that is already taken."""
+        self._require_new_id(node.id)
+        self.nodes.append(node)
+
+    def remove_nodes(self, ids: Iterable[str]) -> None:
+        """Remove the nodes ``ids`` and every edge touching them."""
+        gone = set(self._existing(ids))
+        self.nodes = [n for n in self.nodes if n.id not in gone]
+        self.edges = [(s, d) for s, d in self.edges if s not in gone and d not in gone]
+
+    def can_connect(self, src: str, dst: str) -> str | None:
+        """Why the edge ``src -> dst`` is refused, or None if it may be made.
+
+        A one-input layer that already has its input is not refused: ``connect`` replaces it.
+        """
+        known = set(self.ids())
+        for end in (src, dst):
+            if end not in known:
+                return f"There is no layer {end!r} in the model."
+        if src == dst:
+            return f"{src} cannot feed itself."
+        target = layer_type(self.node(dst).type)
+        if target.max_inputs == 0:
+            return f"{dst} is where data enters the model, so nothing can feed it."
+        if (src, dst) in self.edges:
+            return f"{src} already feeds {dst}."
+        if self._reaches(dst, src):
+            return f"Connecting {src} to {dst} would make a loop: {dst} already feeds {src}."
+        count = len(self.inputs_of(dst))
+        if target.max_inputs > 1 and count >= target.max_inputs:
+            return f"{dst} already has {count} inputs, the most {target.name} accepts."
+        return None
+
+    def connect(self, src: str, dst: str) -> None:
+        """Add the edge ``src -> dst`` as the last input of ``dst``.
+
+        If ``dst`` takes one input and already has one, the new edge replaces the old one.
+        """
+        reason = self.can_connect(src, dst)
+        if reason:
+            raise GraphError(reason)
+        if layer_type(self.node(dst).type).max_inputs == 1:
+            self.edges = [e for e in self.edges if e[1] != dst]
+        self.edges.append((src, dst))
+
+    def disconnect(self, src: str, dst: str) -> None:
+        """Remove the edge ``src -> dst``."""
+        if (src, dst) not in self.edges:
+            raise GraphError(f"{src} does not feed {dst}.")
+        self.edges.remove((src, dst))
+
+    def insert_between(self, src: str, dst: str, node: Node) -> None:
+        """Replace the edge ``src -> dst`` by ``src -> node -> dst``, keeping dst's input order."""
+        if (src, dst) not in self.edges:
+            raise GraphError(f"{src} does not feed {dst}, so there is no wire to insert into.")
+        self._require_new_id(node.id)
+        if layer_type(node.type).max_inputs == 0:
+            raise GraphError(f"{node.type} starts the model, so it cannot go between two layers.")
+        index = self.edges.index((src, dst))
+        self.edges[index : index + 1] = [(src, node.id), (node.id, dst)]
+        self.nodes.insert(self.ids().index(dst), node)
+
+    def fragment(self, ids: Iterable[str]) -> Graph:
+        """A deep copy of the nodes ``ids`` and the edges among them, for copy and paste."""
+        keep = set(self._existing(ids))
+        return Graph(
+            nodes=[copy.deepcopy(n) for n in self.nodes if n.id in keep],
+            edges=[(s, d) for s, d in self.edges if s in keep and d in keep],
+        )
+
+    def paste(self, fragment: Graph) -> dict[str, str]:
+        """Add copies of ``fragment``'s nodes under fresh ids, with the edges among them.
+
+        Returns a map from each fragment id to its new id.
+        """
+        renamed: dict[str, str] = {}
+        for node in fragment.nodes:
+            renamed[node.id] = self.new_id(node.type)
+            self.nodes.append(Node(renamed[node.id], node.type, copy.deepcopy(node.params)))
+        self.edges.extend(
+            (renamed[s], renamed[d]) for s, d in fragment.edges if s in renamed and d in renamed
+        )
+        return renamed
 
     @staticmethod
     def from_chain(nodes: list[Node]) -> Graph:

@@ -218,16 +218,21 @@ def _recurrent(layer: str, gates: int, bias_per_gate: int):
     return infer
 
 
-def _add(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
-    first = inputs[0]
-    for other in inputs[1:]:
-        if other != first:
+def _shape_list(shapes: list[Shape]) -> str:
+    """``8 × 8 × 16 and 8 × 8 × 32``, or ``a, b and c`` for more."""
+    names = [format_shape(s) for s in shapes]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _elementwise(layer: str) -> Callable[[dict[str, Any], list[Shape]], tuple[Shape, int]]:
+    def infer(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
+        if any(other != inputs[0] for other in inputs[1:]):
             raise LayerError(
-                "Add needs inputs of the same shape, but got "
-                + " and ".join(format_shape(s) for s in inputs)
-                + "."
+                f"{layer} needs inputs of the same shape, but got {_shape_list(inputs)}."
             )
-    return first, 0
+        return inputs[0], 0
+
+    return infer
 
 
 def _concatenate(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
@@ -236,8 +241,7 @@ def _concatenate(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, in
         if len(other) != len(first) or other[:-1] != first[:-1]:
             raise LayerError(
                 "Concatenate joins along the last axis, so all other sizes must match, but got "
-                + " and ".join(format_shape(s) for s in inputs)
-                + "."
+                f"{_shape_list(inputs)}."
             )
     return (*first[:-1], sum(s[-1] for s in inputs)), 0
 
@@ -410,7 +414,25 @@ _TYPES = (
         "Merge",
         "Adds its inputs element by element; they must have the same shape.",
         (),
-        _add,
+        _elementwise("Add"),
+        min_inputs=2,
+        max_inputs=64,
+    ),
+    LayerType(
+        "Multiply",
+        "Merge",
+        "Multiplies its inputs element by element; they must have the same shape.",
+        (),
+        _elementwise("Multiply"),
+        min_inputs=2,
+        max_inputs=64,
+    ),
+    LayerType(
+        "Average",
+        "Merge",
+        "Averages its inputs element by element; they must have the same shape.",
+        (),
+        _elementwise("Average"),
         min_inputs=2,
         max_inputs=64,
     ),

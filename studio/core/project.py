@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -14,8 +15,9 @@ import jsonschema
 from studio.core.files import atomic_write_text
 from studio.core.graph import Graph, Node
 from studio.core.layers import REGISTRY
+from studio.core.migrations import migrate
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 SUFFIX = ".studio.json"
 SCHEMA_PATH = Path(__file__).with_name("project.schema.json")
 
@@ -51,12 +53,17 @@ class TrainingSettings:
 
 @dataclass
 class Project:
-    """Everything a person designs: the model, the data and the training settings."""
+    """Everything a person designs: the model, the data and the training settings.
+
+    ``positions`` holds canvas positions (node id -> [x, y]); nodes without one are laid out
+    automatically.
+    """
 
     name: str = "Untitled"
     graph: Graph = field(default_factory=Graph)
     dataset: DatasetChoice = field(default_factory=DatasetChoice)
     training: TrainingSettings = field(default_factory=TrainingSettings)
+    positions: dict[str, list[float]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document for this project."""
@@ -72,12 +79,16 @@ class Project:
             },
             "dataset": asdict(self.dataset),
             "training": asdict(self.training),
+            "positions": _kept_positions(self.positions, self.graph),
         }
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> Project:
-        """Build a project from a document; raise ProjectFileError if it is not valid."""
-        validate_document(data)
+        """Build a project from a document of this or an older format.
+
+        Raise ProjectFileError if it is not valid. Positions of unknown layers are dropped.
+        """
+        data = validate_document(data)
         model = data["model"]
         graph = Graph(
             nodes=[Node(n["id"], n["type"], copy.deepcopy(n["params"])) for n in model["nodes"]],
@@ -90,11 +101,26 @@ class Project:
             graph=graph,
             dataset=DatasetChoice(**data["dataset"]),
             training=TrainingSettings(**training),
+            positions=_kept_positions(data.get("positions", {}), graph),
         )
 
     def copy(self) -> Project:
         """A deep copy."""
         return Project.from_dict(self.to_dict())
+
+    def prune_positions(self) -> None:
+        """Forget positions of layers that are no longer in the model."""
+        self.positions = _kept_positions(self.positions, self.graph)
+
+
+def _kept_positions(positions: dict[str, Any], graph: Graph) -> dict[str, list[float]]:
+    """Finite positions of the graph's nodes, as fresh ``[x, y]`` lists in node order."""
+    kept = {}
+    for node_id in graph.ids():
+        point = positions.get(node_id)
+        if point is not None and all(math.isfinite(v) for v in point):
+            kept[node_id] = [float(point[0]), float(point[1])]
+    return kept
 
 
 @cache
@@ -103,8 +129,11 @@ def project_schema() -> dict[str, Any]:
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 
-def validate_document(data: Any) -> None:
-    """Raise ProjectFileError naming the first problem in a project document."""
+def validate_document(data: Any) -> dict[str, Any]:
+    """Check a project document and return it upgraded to the current format.
+
+    Raise ProjectFileError naming the first problem if it is not a valid project.
+    """
     if not isinstance(data, dict):
         raise ProjectFileError(
             "The file does not hold a Layer Studio project (expected an object)."
@@ -115,6 +144,7 @@ def validate_document(data: Any) -> None:
             f"This project was saved by a newer Layer Studio (format {version}; this version "
             f"reads format {FORMAT_VERSION}). Update Layer Studio to open it."
         )
+    data = migrate(data)
     validator = jsonschema.Draft202012Validator(project_schema())
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
@@ -137,6 +167,7 @@ def validate_document(data: Any) -> None:
                 raise ProjectFileError(
                     f"A connection refers to a layer {end!r} that does not exist."
                 )
+    return data
 
 
 def load_project(path: str | Path) -> Project:

@@ -63,7 +63,7 @@ def _case(name: str, rng: random.Random) -> tuple[dict, list[tuple[int, ...]]]:
         return {"units": rng.randint(1, 24), "return_sequences": rng.random() < 0.5}, [
             (rng.randint(1, 10), rng.randint(1, 10))
         ]
-    if name == "Add":
+    if name in ("Add", "Multiply", "Average"):
         shape = tuple(rng.randint(1, 8) for _ in range(rng.randint(1, 3)))
         return {}, [shape] * rng.randint(2, 4)
     if name == "Concatenate":
@@ -117,3 +117,18 @@ def test_what_we_reject_keras_rejects_too(name, params, shape):
         REGISTRY[name].output(params, [shape])
     with pytest.raises(Exception):  # noqa: B017 - Keras raises various types
         _keras_result(name, params, [shape])
+
+
+@pytest.mark.parametrize("name", ["Add", "Multiply", "Average"])
+def test_elementwise_merges_name_every_shape_when_they_differ(name):
+    with pytest.raises(LayerError) as two:
+        REGISTRY[name].output({}, [(8, 8, 16), (8, 8, 32)])
+    assert str(two.value) == (
+        f"{name} needs inputs of the same shape, but got 8 × 8 × 16 and 8 × 8 × 32."
+    )
+    with pytest.raises(LayerError, match=r"got 4, 4, 5 and 4\.$"):
+        REGISTRY[name].output({}, [(4,), (4,), (5,), (4,)])
+    with pytest.raises(Exception):  # noqa: B017 - Keras raises various types
+        _keras_result(name, {}, [(8, 8, 16), (8, 8, 32)])
+    assert REGISTRY[name].category == "Merge"
+    assert (REGISTRY[name].min_inputs, REGISTRY[name].max_inputs) == (2, 64)

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import jsonschema
 import pytest
 
 from studio.core import files
+from studio.core.migrations import migrate
 from studio.core.project import (
     FORMAT_VERSION,
     SCHEMA_PATH,
+    Project,
     ProjectFileError,
     load_project,
     project_schema,
@@ -120,3 +123,70 @@ def test_save_uses_a_temp_file_and_rename(tmp_path, monkeypatch):
     save_project(demo_project(), tmp_path / "p.studio.json")
     assert len(calls) == 1
     assert calls[0][1] == "p.studio.json" and calls[0][0].endswith(".tmp")
+
+
+V1_FILE = Path(__file__).with_name("data") / "lenet5_v1.studio.json"
+
+
+def test_a_format_1_file_still_loads():
+    document = json.loads(V1_FILE.read_text())
+    assert document["format_version"] == 1 and "positions" not in document
+    project = load_project(V1_FILE)
+    assert project.graph == from_template("lenet5").graph
+    assert project.positions == {}
+    assert project.to_dict()["format_version"] == FORMAT_VERSION == 2
+
+
+def test_migrate_upgrades_v1_without_touching_the_input():
+    document = json.loads(V1_FILE.read_text())
+    original = json.loads(V1_FILE.read_text())
+    upgraded = migrate(document)
+    assert document == original
+    assert upgraded["format_version"] == 2
+    jsonschema.validate(upgraded, project_schema())
+    current = demo_project().to_dict()
+    assert migrate(current) == current
+    for other in ([1, 2], {"format_version": True}, {"format_version": 99}, {}):
+        assert migrate(other) == other
+
+
+def test_positions_round_trip(tmp_path):
+    project = from_template("mlp")
+    project.positions = {"input_1": [0.0, 0.0], "dense_1": [-90.5, 224.0]}
+    path = tmp_path / "p.studio.json"
+    save_project(project, path)
+    document = json.loads(path.read_text())
+    assert document["positions"] == {"input_1": [0.0, 0.0], "dense_1": [-90.5, 224.0]}
+    jsonschema.validate(document, project_schema())
+    loaded = load_project(path)
+    assert loaded.positions == project.positions
+    assert loaded.to_dict() == project.to_dict()
+
+
+def test_positions_are_optional_in_a_format_2_document():
+    document = demo_project().to_dict()
+    del document["positions"]
+    assert Project.from_dict(document).positions == {}
+
+
+def test_positions_of_unknown_layers_are_dropped_on_load(tmp_path):
+    document = demo_project().to_dict()
+    document["positions"] = {"ghost": [1, 2], "input_1": [3, 4], "dense_1": [float("nan"), 0]}
+    project = load_project(_write(tmp_path, json.dumps(document)))
+    assert project.positions == {"input_1": [3.0, 4.0]}
+
+
+def test_malformed_positions_are_explained(tmp_path):
+    document = demo_project().to_dict()
+    document["positions"] = {"input_1": [1]}
+    with pytest.raises(ProjectFileError, match="positions/input_1"):
+        load_project(_write(tmp_path, json.dumps(document)))
+
+
+def test_prune_positions_keeps_only_layers_in_the_graph():
+    project = demo_project()
+    project.positions = {"input_1": [0, 0], "flatten_1": [0, 100], "gone": [5, 5]}
+    project.graph.remove_nodes(["flatten_1"])
+    project.prune_positions()
+    assert project.positions == {"input_1": [0.0, 0.0]}
+    assert project.copy().positions == project.positions

@@ -1,0 +1,32 @@
+"""Upgrading project documents saved in older formats to the current one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Document = dict[str, Any]
+
+
+def _v1_to_v2(document: Document) -> Document:
+    """Format 2 adds optional node positions for the canvas; v1 files have none."""
+    return {**document, "format_version": 2}
+
+
+STEPS: dict[int, Callable[[Document], Document]] = {1: _v1_to_v2}
+"""Format version -> the step that turns such a document into the next version."""
+
+
+def migrate(document: Any) -> Any:
+    """``document`` upgraded to the current format; anything else is returned unchanged.
+
+    The input is not modified. Documents that are not objects or carry an unknown version
+    pass through untouched so that validation can explain what is wrong with them.
+    """
+    while isinstance(document, dict):
+        version = document.get("format_version")
+        step = STEPS.get(version) if type(version) is int else None
+        if step is None:
+            break
+        document = step(document)
+    return document

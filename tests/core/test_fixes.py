@@ -1,0 +1,158 @@
+"""One-click fixes: offered at the layer that needs them, and each one solves its problem."""
+
+from __future__ import annotations
+
+import pytest
+
+from studio.core.analysis import Analysis, Problem, analyze
+from studio.core.data import MNIST_10K
+from studio.core.fixes import Fix
+from studio.core.graph import Graph, Node
+from studio.core.templates import demo_project
+
+IMAGE = ("Input", {"shape": [28, 28, 1]})
+SOFTMAX = ("Dense", {"units": 10, "activation": "softmax"})
+
+
+def chain(*layers) -> Graph:
+    return Graph.from_chain([Node(f"n{i}", t, dict(p)) for i, (t, p) in enumerate(layers)])
+
+
+def problem_with_fixes(report: Analysis, node_id: str) -> Problem:
+    (problem,) = [p for p in report.problems if p.node_id == node_id and p.fixes]
+    return problem
+
+
+def labels(problem: Problem) -> list[str]:
+    return [fix.label for fix in problem.fixes]
+
+
+def assert_each_fix_solves(graph: Graph, node_id: str) -> None:
+    problem = problem_with_fixes(analyze(graph, MNIST_10K), node_id)
+    for fix in problem.fixes:
+        fixed = graph.copy()
+        fix.apply(fixed)
+        report = analyze(fixed, MNIST_10K)
+        assert report.ok, (fix.label, report.problems)
+
+
+def demo_without_flatten() -> Graph:
+    graph = demo_project().graph
+    graph.remove("flatten_1")
+    return graph
+
+
+def test_a_dense_layer_fed_an_image_gets_its_own_problem_and_fixes():
+    report = analyze(demo_without_flatten(), MNIST_10K)
+    problem = problem_with_fixes(report, "dense_1")
+    assert problem.message == (
+        "This Dense layer receives a 3 × 3 × 64 image, so its output keeps those dimensions. "
+        "Flatten it first."
+    )
+    assert labels(problem) == [
+        "Insert Flatten before dense_1",
+        "Insert GlobalAveragePooling2D before dense_1",
+    ]
+    assert report.reason.startswith("dense_1: "), "the cause comes before the symptom"
+    assert "The model's output is 3 × 3 × 10" in (report.problem_at("dense_2") or "")
+    assert_each_fix_solves(demo_without_flatten(), "dense_1")
+
+
+def test_applying_a_fix_edits_only_the_graph_it_is_given():
+    graph = demo_without_flatten()
+    problem = problem_with_fixes(analyze(graph, MNIST_10K), "dense_1")
+    fixed = graph.copy()
+    problem.fixes[0].apply(fixed)
+    assert "flatten_1" not in graph.ids()
+    assert fixed.inputs_of("dense_1") == ["flatten_1"]
+    assert fixed.inputs_of("flatten_1") == ["conv2d_3"]
+    assert fixed.chain() is not None
+
+
+def test_when_the_output_dense_is_fed_an_image_the_fixes_are_on_the_output_problem():
+    graph = chain(IMAGE, ("Conv2D", {"filters": 8}), SOFTMAX)
+    report = analyze(graph, MNIST_10K)
+    assert len(report.problems) == 1
+    problem = problem_with_fixes(report, "n2")
+    assert "Add Flatten or GlobalAveragePooling2D" in problem.message
+    assert labels(problem) == [
+        "Insert Flatten before n2",
+        "Insert GlobalAveragePooling2D before n2",
+    ]
+    assert_each_fix_solves(graph, "n2")
+
+
+def test_a_dense_layer_fed_a_sequence_is_only_offered_flatten():
+    graph = chain(IMAGE, ("Reshape", {"target_shape": [28, 28]}), ("Dense", {"units": 32}),
+                  SOFTMAX)
+    problem = problem_with_fixes(analyze(graph, MNIST_10K), "n2")
+    assert problem.message.startswith("This Dense layer receives a 28 × 28 sequence")
+    assert labels(problem) == ["Insert Flatten before n2"]
+    assert_each_fix_solves(graph, "n2")
+
+
+def test_wrong_units_on_a_softmax_classifier():
+    graph = chain(IMAGE, ("Flatten", {}), ("Dense", {"units": 12, "activation": "softmax"}))
+    problem = problem_with_fixes(analyze(graph, MNIST_10K), "n2")
+    assert labels(problem) == ["Set units to 10"]
+    assert_each_fix_solves(graph, "n2")
+
+
+def test_a_softmax_activation_layer_has_no_units_to_set():
+    graph = chain(IMAGE, ("Flatten", {}), ("Dense", {"units": 12, "activation": "linear"}),
+                  ("Activation", {"activation": "softmax"}))
+    report = analyze(graph, MNIST_10K)
+    assert "softmax classifier has 12 outputs" in (report.problem_at("n3") or "")
+    assert all(not p.fixes for p in report.problems)
+
+
+def test_input_shape_that_does_not_match_the_dataset():
+    graph = chain(("Input", {"shape": [32, 32, 3]}), ("Flatten", {}), SOFTMAX)
+    problem = problem_with_fixes(analyze(graph, MNIST_10K), "n0")
+    assert labels(problem) == ["Set the input shape to 28 × 28 × 1"]
+    assert_each_fix_solves(graph, "n0")
+
+
+def test_an_image_output_without_a_dense_layer_gets_a_classifier_head():
+    graph = chain(IMAGE, ("Conv2D", {"filters": 8}))
+    problem = problem_with_fixes(analyze(graph, MNIST_10K), "n1")
+    assert labels(problem) == [
+        "Add Flatten and Dense(10, softmax) after n1",
+        "Add GlobalAveragePooling2D and Dense(10, softmax) after n1",
+    ]
+    assert_each_fix_solves(graph, "n1")
+
+
+def test_a_flat_output_of_the_wrong_size_gets_a_classifier_layer():
+    graph = chain(IMAGE, ("Flatten", {}), ("Dense", {"units": 64, "activation": "relu"}))
+    problem = problem_with_fixes(analyze(graph, MNIST_10K), "n2")
+    assert labels(problem) == ["Add Dense(10, softmax) after n2"]
+    assert_each_fix_solves(graph, "n2")
+
+
+def test_a_branching_model_is_fixed_at_the_right_wire():
+    graph = Graph(
+        [Node("in", "Input", {"shape": [28, 28, 1]}), Node("a", "Conv2D", {"padding": "same"}),
+         Node("b", "Conv2D", {"padding": "same"}), Node("sum", "Add", {}),
+         Node("head", "Dense", {"units": 10, "activation": "softmax"})],
+        [("in", "a"), ("in", "b"), ("a", "sum"), ("b", "sum"), ("sum", "head")],
+    )
+    assert_each_fix_solves(graph, "head")
+
+
+def test_valid_models_offer_no_fixes():
+    assert analyze(demo_project().graph, MNIST_10K).problems == []
+
+
+def test_fix_is_a_frozen_value_and_problems_have_none_by_default():
+    fix = Fix("Set units to 10", lambda graph: None)
+    with pytest.raises(AttributeError):
+        fix.label = "other"  # type: ignore[misc]
+    assert Problem("n1", "message").fixes == ()
+
+
+def test_the_message_reads_well_for_sizes_said_with_a_vowel():
+    graph = chain(IMAGE, ("Conv2D", {"filters": 4, "kernel_size": 5, "strides": 3}),
+                  ("Dense", {"units": 16}), SOFTMAX)
+    problem = problem_with_fixes(analyze(graph, MNIST_10K), "n2")
+    assert problem.message.startswith("This Dense layer receives an 8 × 8 × 4 image,")

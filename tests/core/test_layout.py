@@ -1,0 +1,117 @@
+"""Automatic layout: ranks top to bottom, centred rows, no overlaps, few crossings, fast."""
+
+from __future__ import annotations
+
+import random
+
+from studio.core.graph import Graph, Node
+from studio.core.layout import H_GAP, NODE_HEIGHT, NODE_WIDTH, V_GAP, auto_layout
+from studio.core.templates import demo_project
+
+ROW = NODE_HEIGHT + V_GAP
+
+
+def dag(count: int, seed: int) -> Graph:
+    """A random acyclic graph: each node is fed by one to three earlier nodes."""
+    rng = random.Random(seed)
+    g = Graph([Node(f"n{i}", "Dense", {}) for i in range(count)])
+    for i in range(1, count):
+        for j in sorted(rng.sample(range(i), min(i, rng.randint(1, 3)))):
+            g.edges.append((f"n{j}", f"n{i}"))
+    rng.shuffle(g.nodes)
+    return g
+
+
+def overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return abs(a[0] - b[0]) < NODE_WIDTH and abs(a[1] - b[1]) < NODE_HEIGHT
+
+
+def crossings(graph: Graph, pos: dict[str, tuple[float, float]]) -> int:
+    """Pairs of edges between the same two rows whose ends swap sides."""
+    edges = [(pos[s], pos[d]) for s, d in graph.edges]
+    count = 0
+    for i, (s1, d1) in enumerate(edges):
+        for s2, d2 in edges[i + 1:]:
+            if (s1[1], d1[1]) == (s2[1], d2[1]) and (s1[0] - s2[0]) * (d1[0] - d2[0]) < 0:
+                count += 1
+    return count
+
+
+def test_a_chain_is_one_centred_column_going_down():
+    graph = demo_project().graph
+    pos = auto_layout(graph)
+    assert list(pos) == graph.ids()
+    assert {x for x, _ in pos.values()} == {-NODE_WIDTH / 2}
+    assert [y for _, y in pos.values()] == [i * ROW for i in range(len(graph.nodes))]
+
+
+def test_a_diamond_puts_the_branches_side_by_side():
+    graph = Graph(
+        [Node(i, "Dense", {}) for i in ("in", "a", "b", "sum")],
+        [("in", "a"), ("in", "b"), ("a", "sum"), ("b", "sum")],
+    )
+    pos = auto_layout(graph)
+    assert pos["a"][1] == pos["b"][1] == ROW
+    assert pos["sum"][1] == 2 * ROW
+    assert abs(pos["a"][0] - pos["b"][0]) == NODE_WIDTH + H_GAP
+    assert pos["a"][0] + pos["b"][0] + NODE_WIDTH == 0, "the row is centred on x = 0"
+    assert pos["in"][0] == pos["sum"][0] == -NODE_WIDTH / 2
+
+
+def test_rank_is_the_longest_path_from_a_source():
+    graph = Graph(
+        [Node(i, "Dense", {}) for i in ("in", "a", "b", "sum", "side")],
+        [("in", "a"), ("a", "b"), ("b", "sum"), ("in", "sum")],
+    )
+    pos = auto_layout(graph)
+    assert pos["sum"][1] == 3 * ROW
+    assert pos["side"][1] == 0, "an unconnected node is a source"
+
+
+def test_barycenter_ordering_untangles_parallel_chains():
+    graph = Graph(
+        [Node(i, "Dense", {}) for i in ("a1", "b1", "c1", "c2", "b2", "a2")],
+        [("a1", "a2"), ("b1", "b2"), ("c1", "c2")],
+    )
+    pos = auto_layout(graph)
+    assert crossings(graph, pos) == 0
+    assert [pos[f"{c}2"][0] for c in "abc"] == [pos[f"{c}1"][0] for c in "abc"]
+
+
+def test_random_dag_has_no_overlaps_covers_every_node_and_points_down():
+    graph = dag(200, seed=7)
+    pos = auto_layout(graph)
+    assert set(pos) == set(graph.ids())
+    points = sorted(pos.values())
+    for i, a in enumerate(points):
+        for b in points[i + 1:]:
+            if b[0] - a[0] >= NODE_WIDTH:
+                break
+            assert not overlap(a, b), (a, b)
+    assert all(pos[s][1] < pos[d][1] for s, d in graph.edges)
+    for y in {y for _, y in pos.values()}:
+        xs = sorted(x for x, yy in pos.values() if yy == y)
+        assert xs[0] + xs[-1] + NODE_WIDTH == 0, "each row is centred on x = 0"
+
+
+def test_sweeps_reduce_crossings_compared_with_document_order():
+    graph = dag(120, seed=3)
+    pos = auto_layout(graph)
+    rows: dict[float, list[str]] = {}
+    for node_id in graph.ids():
+        rows.setdefault(pos[node_id][1], []).append(node_id)
+    unordered = {}
+    for y, row in rows.items():
+        left = -(len(row) * NODE_WIDTH + (len(row) - 1) * H_GAP) / 2
+        for i, node_id in enumerate(row):
+            unordered[node_id] = (left + i * (NODE_WIDTH + H_GAP), y)
+    assert crossings(graph, pos) < crossings(graph, unordered)
+
+
+def test_empty_graph_and_graph_with_a_loop():
+    assert auto_layout(Graph()) == {}
+    loop = Graph([Node(i, "Dense", {}) for i in ("a", "b", "c")],
+                 [("a", "b"), ("b", "c"), ("c", "b")])
+    pos = auto_layout(loop)
+    assert set(pos) == {"a", "b", "c"}
+    assert len(set(pos.values())) == 3
