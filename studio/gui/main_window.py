@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, Slot
+from PySide6.QtCore import QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -13,19 +13,35 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QScrollArea,
+    QTabWidget,
+    QUndoView,
+    QVBoxLayout,
     QWidget,
 )
 
 from studio.core.project import SUFFIX, Project, ProjectFileError
 from studio.core.templates import TEMPLATES, from_template
+from studio.gui.canvas_scene import CanvasScene
+from studio.gui.canvas_view import ZOOM_STEP, CanvasView
 from studio.gui.data_panel import DataPanel
 from studio.gui.document import ProjectDocument
 from studio.gui.inspector import Inspector
 from studio.gui.model_list import ModelList
+from studio.gui.model_summary import ModelSummary
 from studio.gui.palette import LayerPalette
 from studio.gui.training_panel import TrainingPanel
 
 FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
+
+
+def _with_summary(view: QWidget, summary: QWidget) -> QWidget:
+    """``view`` above its one-line model summary."""
+    host = QWidget()
+    layout = QVBoxLayout(host)
+    layout.setContentsMargins(4, 4, 4, 4)
+    layout.addWidget(view, 1)
+    layout.addWidget(summary)
+    return host
 
 
 def _scrolling(widget: QWidget) -> QScrollArea:
@@ -42,27 +58,42 @@ class MainWindow(QMainWindow):
 
     def __init__(self, project: Project, path: Path | None = None) -> None:
         super().__init__()
+        self._shown = False
         self.doc = ProjectDocument(project, path)
         self.palette = LayerPalette()
         self.model_list = ModelList(self.doc)
         self.inspector = Inspector(self.doc)
         self.data_panel = DataPanel(self.doc)
         self.training = TrainingPanel(self.doc)
-        self.setCentralWidget(self.model_list)
+        self.scene = CanvasScene(self.doc)
+        self.scene.setParent(self)
+        self.canvas = CanvasView(self.scene)
+        self.views = QTabWidget()
+        self.views.setDocumentMode(True)
+        self.views.addTab(_with_summary(self.canvas, ModelSummary(self.doc)), "Canvas")
+        self.views.addTab(self.model_list, "List")
+        self.views.setTabToolTip(1, "The model as an ordered list (for models without branches)")
+        self.setCentralWidget(self.views)
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         layers = self._dock("Layers", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea)
         inspector = self._dock("Inspector", _scrolling(self.inspector),
                                Qt.DockWidgetArea.RightDockWidgetArea)
         data = self._dock("Data", self.data_panel, Qt.DockWidgetArea.RightDockWidgetArea)
         training = self._dock("Training", self.training, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.resizeDocks([training], [430], Qt.Orientation.Vertical)
+        history = self._dock("History", QUndoView(self.doc.undo_stack),
+                             Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.tabifyDockWidget(layers, history)
+        layers.raise_()
+        self.resizeDocks([training], [370], Qt.Orientation.Vertical)
         self.resizeDocks([inspector, data], [420, 480], Qt.Orientation.Vertical)
         self.resizeDocks([layers, inspector], [self.palette.sizeHint().width(), 360],
                          Qt.Orientation.Horizontal)
 
-        self.palette.add_requested.connect(self.model_list.add_layer)
-        self.model_list.selection_changed.connect(self.inspector.show_node)
-        for source in (self.model_list, self.training):
+        self.palette.add_requested.connect(self.add_layer)
+        self.model_list.selection_changed.connect(self._list_selected)
+        self.scene.selectionChanged.connect(self._canvas_selected)
+        self.doc.path_changed.connect(self.canvas.show_model)
+        for source in (self.model_list, self.training, self.scene):
             source.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.doc.undo_stack.cleanChanged.connect(self._clean_changed)
         self.doc.path_changed.connect(self._update_title)
@@ -72,6 +103,34 @@ class MainWindow(QMainWindow):
         self.resize(1400, 900)
         self.restoreGeometry(QSettings().value("window/geometry", b""))
         self.statusBar().showMessage("Welcome to Layer Studio", 4000)
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Show the model in the canvas the first time the window shows."""
+        super().showEvent(event)
+        if not self._shown:
+            self._shown = True
+            QTimer.singleShot(0, self.canvas.show_model)
+
+    def add_layer(self, layer_type: str) -> None:
+        """Add a layer in the view in front: the canvas (mid-view or after the selection)
+        or the list (after the selected row)."""
+        if self.views.currentWidget() is self.model_list:
+            self.model_list.add_layer(layer_type)
+        else:
+            self.scene.add_layer(layer_type, self.canvas.visible_centre())
+
+    @Slot(str)
+    def _list_selected(self, node_id: str) -> None:
+        self.inspector.show_node(node_id)
+        if node_id and self.scene.selected_ids() != [node_id]:
+            self.scene.select_ids([node_id])
+
+    @Slot()
+    def _canvas_selected(self) -> None:
+        ids = self.scene.selected_ids()
+        if len(ids) == 1:
+            self.inspector.show_node(ids[0])
+            self.model_list.select(ids[0])
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -111,6 +170,17 @@ class MainWindow(QMainWindow):
         redo.setShortcut(QKeySequence.StandardKey.Redo)
         edit_menu.addActions([undo, redo])
         self.undo_action, self.redo_action = undo, redo
+        edit_menu.addSeparator()
+        canvas = self.canvas
+        for text, slot, keys in (
+            ("&Copy", canvas.copy, QKeySequence.StandardKey.Copy),
+            ("&Paste", canvas.paste, QKeySequence.StandardKey.Paste),
+            ("&Duplicate", canvas.duplicate, "Ctrl+D"),
+            ("&Delete", self.scene.delete_selected, QKeySequence.StandardKey.Delete),
+            ("Select &All", self._select_all, QKeySequence.StandardKey.SelectAll),
+            ("Add Layer by &Name…", canvas.open_quick_add, "/"),
+        ):
+            self._canvas_action(edit_menu, text, slot, keys)
 
         train_menu = bar.addMenu("&Training")
         self.start_action = self._action(train_menu, "&Start", self.training.start, "F5",
@@ -119,8 +189,28 @@ class MainWindow(QMainWindow):
                                         "Stop the run after the current batch")
 
         view_menu = bar.addMenu("&View")
+        for text, slot, keys in (
+            ("&Fit to View", canvas.fit, "F"),
+            ("Zoom &In", lambda: canvas.zoom_by(ZOOM_STEP), QKeySequence.StandardKey.ZoomIn),
+            ("Zoom &Out", lambda: canvas.zoom_by(1 / ZOOM_STEP),
+             QKeySequence.StandardKey.ZoomOut),
+            ("Auto-&Layout", self.scene.lay_out, "Ctrl+L"),
+        ):
+            self._canvas_action(view_menu, text, slot, keys)
+        view_menu.addSeparator()
         for dock in self.findChildren(QDockWidget):
             view_menu.addAction(dock.toggleViewAction())
+
+    def _canvas_action(self, menu, text: str, slot, keys) -> QAction:
+        """A menu action whose shortcut works while the canvas has focus, so that Ctrl+C in a
+        text field still copies text."""
+        action = self._action(menu, text, lambda _=False: slot(), keys)
+        action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.canvas.addAction(action)
+        return action
+
+    def _select_all(self) -> None:
+        self.scene.select_ids(self.doc.project.graph.ids())
 
     @Slot()
     def _update_title(self) -> None:

@@ -7,7 +7,6 @@ from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QPushButton,
     QStyle,
     QTreeWidget,
@@ -20,6 +19,7 @@ from studio.core.graph import Graph, GraphError, Node
 from studio.core.layers import REGISTRY
 from studio.core.params import format_shape
 from studio.gui.document import ProjectDocument
+from studio.gui.model_summary import ModelSummary
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 ERROR_BACKGROUND = QColor("#fde2e1")
@@ -48,9 +48,7 @@ class ModelList(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.table.currentItemChanged.connect(self._current_changed)
-        self.summary = QLabel()
-        self.summary.setObjectName("model-summary")
-        self.summary.setWordWrap(True)
+        self.summary = ModelSummary(doc)
 
         self.remove_button = self._button("Remove", QStyle.StandardPixmap.SP_TrashIcon,
                                           "Remove the selected layer (Delete)",
@@ -141,22 +139,10 @@ class ModelList(QWidget):
         if keep and keep in graph.ids():
             self.select(keep)
         self.table.blockSignals(False)
-        self._update_summary()
         # Announce only a real change (the selected layer is gone): every edit refreshes the
         # list, and announcing the same layer again made the inspector rebuild the editor that
         # was being typed into, under its own signal handler.
         self._current_changed()
-
-    def _update_summary(self) -> None:
-        analysis = self.doc.analysis()
-        count = len(self.doc.project.graph.nodes)
-        text = f"{count} layers · {analysis.total_params:,} parameters"
-        if analysis.ok:
-            self.summary.setText(f"{text} · ready to train")
-            self.summary.setStyleSheet("")
-        else:
-            self.summary.setText(f"{text} · {analysis.reason}")
-            self.summary.setStyleSheet("color: #b3261e;")
 
     def _update_buttons(self) -> None:
         chain = self.doc.project.graph.chain() is not None

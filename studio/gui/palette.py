@@ -2,29 +2,54 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtCore import QMimeData, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from studio.core.layers import REGISTRY
 
 TYPE_ROLE = Qt.ItemDataRole.UserRole
+LAYER_MIME = "application/x-layer-studio-layer"
+"""Drag-and-drop format of a palette entry: the layer type's name in UTF-8."""
+
+
+class _LayerTree(QTreeWidget):
+    """The palette's tree; dragging an entry carries its layer type."""
+
+    def mimeTypes(self) -> list[str]:  # noqa: N802 - Qt's name
+        return [LAYER_MIME]
+
+    def mimeData(self, items: list[QTreeWidgetItem]) -> QMimeData:  # noqa: N802 - Qt's name
+        data = QMimeData()
+        layer_type = items[0].data(0, TYPE_ROLE) if items else None
+        if layer_type:
+            data.setData(LAYER_MIME, layer_type.encode())
+            data.setText(layer_type)
+        return data
 
 
 class LayerPalette(QWidget):
-    """Lists layer types; double-click, Enter or the Add button asks to add one."""
+    """Lists layer types; double-click, Enter or the Add button asks to add one, and an
+    entry can be dragged onto the canvas."""
 
     add_requested = Signal(str)
     """The user wants a layer of this type added to the model."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.tree = QTreeWidget()
+        self.tree = _LayerTree()
         self.tree.setHeaderHidden(True)
+        self.tree.setDragEnabled(True)
+        self.tree.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
         self.tree.setObjectName("palette")
         categories: dict[str, QTreeWidgetItem] = {}
         for layer in REGISTRY.values():
-            if layer.name == "Input":
-                continue
             parent = categories.get(layer.category)
             if parent is None:
                 parent = QTreeWidgetItem(self.tree, [layer.category])

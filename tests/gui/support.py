@@ -38,8 +38,18 @@ def row_item(window, node_id: str) -> QTreeWidgetItem:
     raise AssertionError(f"no row for {node_id!r} in {row_ids(window)}")
 
 
+def show_tab(qtbot, window, title: str) -> None:
+    """Click the "Canvas" or "List" tab above the model."""
+    bar = window.views.tabBar()
+    index = next(i for i in range(bar.count()) if bar.tabText(i) == title)
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(index).center())
+    assert window.views.currentIndex() == index
+
+
 def click_row(qtbot, window, node_id: str) -> None:
-    """Click the row of ``node_id`` in the model list."""
+    """Open the List tab if needed and click the row of ``node_id``."""
+    if window.views.currentWidget() is not window.model_list:
+        show_tab(qtbot, window, "List")
     table = window.model_list.table
     item = row_item(window, node_id)
     table.scrollToItem(item)
