@@ -195,6 +195,25 @@ class Graph:
         self.nodes = [n for n in self.nodes if n.id not in gone]
         self.edges = [(s, d) for s, d in self.edges if s not in gone and d not in gone]
 
+    def dissolve(self, ids: Iterable[str]) -> None:
+        """Remove the nodes ``ids``; one with a single input passes it on to its outputs.
+
+        Deleting a layer from the middle of a chain thus keeps the chain joined, as the list
+        view's Remove does; each output keeps its input order. Other nodes just go.
+        """
+        gone = set(self._existing(ids))
+        for node_id in self.ids():
+            if node_id not in gone:
+                continue
+            feeds = self.inputs_of(node_id)
+            src = feeds[0] if len(feeds) == 1 and feeds[0] not in gone else None
+            self.edges = [
+                (src, d) if s == node_id and src is not None and (src, d) not in self.edges
+                else (s, d)
+                for s, d in self.edges
+            ]
+        self.remove_nodes(gone)
+
     def can_connect(self, src: str, dst: str) -> str | None:
         """Why the edge ``src -> dst`` is refused, or None if it may be made.
 

@@ -60,3 +60,36 @@ def auto_layout(graph: Graph) -> dict[str, tuple[float, float]]:
         for i, node_id in enumerate(row):
             positions[node_id] = (left + i * (NODE_WIDTH + H_GAP), float(r * (NODE_HEIGHT + V_GAP)))
     return positions
+
+
+ROW = NODE_HEIGHT + V_GAP
+"""Vertical distance from one row of nodes to the next."""
+
+
+def complete_positions(graph: Graph,
+                       positions: dict[str, list[float]]) -> dict[str, list[float]]:
+    """``positions`` with every node of ``graph`` that lacks one placed by ``auto_layout``."""
+    if all(node_id in positions for node_id in graph.ids()):
+        return {node_id: list(point) for node_id, point in positions.items()}
+    laid_out = auto_layout(graph)
+    return {node_id: list(positions.get(node_id, laid_out[node_id])) for node_id in graph.ids()}
+
+
+def place_new_nodes(graph: Graph, positions: dict[str, list[float]]) -> None:
+    """Put each node without a position just below its first input, pushing lower rows down.
+
+    Nodes are placed in graph order, so a chain of new nodes ends up one under another.
+    """
+    for node_id in graph.ids():
+        if node_id in positions:
+            continue
+        feeds = [src for src in graph.inputs_of(node_id) if src in positions]
+        if not feeds:
+            positions[node_id] = [0.0, 0.0]
+            continue
+        x, y = positions[feeds[0]]
+        below = y + ROW
+        for other, (ox, oy) in positions.items():
+            if oy >= below:
+                positions[other] = [ox, oy + ROW]
+        positions[node_id] = [x, below]

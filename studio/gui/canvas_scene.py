@@ -13,7 +13,13 @@ from studio.core.analysis import Analysis
 from studio.core.describe import key_params
 from studio.core.graph import Graph, GraphError, Node
 from studio.core.layers import REGISTRY
-from studio.core.layout import NODE_HEIGHT, NODE_WIDTH, V_GAP, auto_layout
+from studio.core.layout import (
+    NODE_HEIGHT,
+    NODE_WIDTH,
+    auto_layout,
+    complete_positions,
+    place_new_nodes,
+)
 from studio.core.params import format_shape
 from studio.core.project import Project
 from studio.gui.canvas_items import SELECTED_COLOUR, EdgeItem, NodeItem, NodeLook, wire_path
@@ -44,13 +50,9 @@ class CanvasScene(QGraphicsScene):
 
     # Mirroring the document
 
-    def positions(self) -> dict[str, tuple[float, float]]:
+    def positions(self) -> dict[str, list[float]]:
         """Every node's top-left position: stored ones, and an automatic layout for the rest."""
-        project = self.doc.project
-        stored = {i: (p[0], p[1]) for i, p in project.positions.items()}
-        if all(i in stored for i in project.graph.ids()):
-            return stored
-        return {**auto_layout(project.graph), **stored}
+        return complete_positions(self.doc.project.graph, self.doc.project.positions)
 
     def _look(self, node: Node, analysis: Analysis) -> NodeLook:
         layer = REGISTRY[node.type]
@@ -138,22 +140,18 @@ class CanvasScene(QGraphicsScene):
 
         def change(project: Project) -> None:
             g = project.graph
+            project.positions = complete_positions(g, project.positions)
             if source is None:
                 g.add(node)
                 project.positions[node.id] = position
                 return
-            x, y = self.positions()[source]
-            below = y + NODE_HEIGHT + V_GAP
             successors = g.outputs_of(source)
             if len(successors) == 1 and g.inputs_of(successors[0]) == [source]:
                 g.insert_between(source, successors[0], node)
-                for other, (ox, oy) in self.positions().items():
-                    if oy >= below:
-                        project.positions[other] = [ox, oy + NODE_HEIGHT + V_GAP]
             else:
                 g.add(node)
                 g.connect(source, node.id)
-            project.positions[node.id] = [x, below]
+            place_new_nodes(g, project.positions)
 
         if self._edit(f"Add {layer_type}", change):
             self.select_ids([node.id])
@@ -175,7 +173,7 @@ class CanvasScene(QGraphicsScene):
             for src, dst in edges:
                 if (src, dst) in project.graph.edges:
                     project.graph.disconnect(src, dst)
-            project.graph.remove_nodes(ids)
+            project.graph.dissolve(ids)
             project.prune_positions()
 
         what = [_plural(len(ids), "layer")] if ids else []
@@ -216,13 +214,12 @@ class CanvasScene(QGraphicsScene):
         """Record where the user dropped dragged nodes as one undoable move."""
         stored = self.positions()
         moved = {i: [item.pos().x(), item.pos().y()] for i, item in self.nodes.items()
-                 if (item.pos().x(), item.pos().y()) != tuple(stored[i])}
+                 if [item.pos().x(), item.pos().y()] != stored[i]}
         if not moved:
             return
 
         def change(project: Project) -> None:
-            project.positions.update({i: list(p) for i, p in stored.items()})
-            project.positions.update(moved)
+            project.positions = {**stored, **moved}
 
         self._edit(f"Move {_plural(len(moved), 'layer')}", change)
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from studio.core.fixes import Fix
 from studio.core.layers import REGISTRY
+from studio.core.layout import complete_positions, place_new_nodes
 from studio.core.params import format_shape
+from studio.core.project import Project
 from studio.gui.document import ProjectDocument
 from studio.gui.param_editors import ParamEditor
 
@@ -29,6 +32,10 @@ class Inspector(QWidget):
         self.problem.setWordWrap(True)
         self.problem.setObjectName("inspector-problem")
         self.problem.setStyleSheet("color: #b3261e;")
+        self.fix_box = QWidget()
+        self.fix_box.setObjectName("inspector-fixes")
+        QVBoxLayout(self.fix_box).setContentsMargins(0, 0, 0, 0)
+        self.fix_buttons: list[QPushButton] = []
         self.form_host = QWidget()
         host_layout = QVBoxLayout(self.form_host)
         host_layout.setContentsMargins(0, 0, 0, 0)
@@ -37,7 +44,8 @@ class Inspector(QWidget):
         host_layout.addWidget(self.form_page)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
-        for widget in (self.title, self.help, self.facts, self.form_host, self.problem):
+        for widget in (self.title, self.help, self.facts, self.form_host, self.problem,
+                       self.fix_box):
             layout.addWidget(widget)
         layout.addStretch(1)
         doc.changed.connect(self.refresh)
@@ -84,6 +92,7 @@ class Inspector(QWidget):
             self.help.setText("Pick a layer in the model list to see and edit its settings.")
             self.facts.clear()
             self.problem.clear()
+            self._show_fixes([])
             self._build_editors("", "")
             return
         node = graph.node(self.node_id)
@@ -99,10 +108,39 @@ class Inspector(QWidget):
             )
         else:
             self.facts.setText("Output shape: unknown until the problem is fixed")
-        self.problem.setText(self.doc.analysis().problem_at(self.node_id) or "")
+        analysis = self.doc.analysis()
+        self.problem.setText(analysis.problem_at(self.node_id) or "")
+        self._show_fixes([fix for problem in analysis.problems if problem.node_id == self.node_id
+                          for fix in problem.fixes])
         values = node.resolved_params()
         for name, editor in self.editors.items():
             editor.set_value(values[name])
+
+    def _show_fixes(self, fixes: list[Fix]) -> None:
+        """A button per one-click fix; old buttons go later, one may be mid-click."""
+        if [b.text() for b in self.fix_buttons] == [f.label for f in fixes]:
+            return
+        for button in self.fix_buttons:
+            button.hide()
+            button.deleteLater()
+        self.fix_buttons = []
+        for fix in fixes:
+            button = QPushButton(fix.label)
+            button.setToolTip("Apply this fix in one step (Ctrl+Z undoes it)")
+            button.clicked.connect(lambda _=False, f=fix: self.apply_fix(f))
+            self.fix_box.layout().addWidget(button)
+            self.fix_buttons.append(button)
+
+    def apply_fix(self, fix: Fix) -> None:
+        """Apply ``fix`` as one undoable edit, placing any new layer below its input."""
+
+        def change(project: Project) -> None:
+            project.positions = complete_positions(project.graph, project.positions)
+            fix.apply(project.graph)
+            place_new_nodes(project.graph, project.positions)
+            project.prune_positions()
+
+        self.doc.edit(fix.label, change)
 
     def _edited(self, name: str, value) -> None:
         node_id = self.node_id

@@ -228,3 +228,23 @@ def test_input_and_output_maps_cover_every_node():
     g = diamond()
     assert g.input_map() == {"in": [], "a": ["in"], "b": ["in"], "sum": ["a", "b"]}
     assert g.output_map() == {"in": ["a", "b"], "a": ["sum"], "b": ["sum"], "sum": []}
+
+
+def test_dissolve_joins_a_chain_and_keeps_merge_input_order():
+    graph = Graph(
+        [Node("in", "Input", {}), Node("a", "Dense", {}), Node("b", "Dense", {}),
+         Node("drop", "Dropout", {}), Node("sum", "Add", {}), Node("out", "Dense", {})],
+        [("in", "a"), ("in", "b"), ("a", "drop"), ("drop", "sum"), ("b", "sum"),
+         ("sum", "out")],
+    )
+    graph.dissolve(["drop"])
+    assert graph.inputs_of("sum") == ["a", "b"]
+    graph.dissolve(["sum"])
+    assert graph.inputs_of("out") == []
+    assert "sum" not in graph.ids() and graph.outputs_of("a") == []
+
+
+def test_dissolving_two_neighbours_joins_across_both():
+    graph = Graph.from_chain([Node(i, "Dense", {}) for i in ("a", "b", "c", "d")])
+    graph.dissolve(["b", "c"])
+    assert graph.edges == [("a", "d")]

@@ -115,3 +115,18 @@ def test_empty_graph_and_graph_with_a_loop():
     pos = auto_layout(loop)
     assert set(pos) == {"a", "b", "c"}
     assert len(set(pos.values())) == 3
+
+
+def test_new_nodes_go_below_their_input_and_push_lower_rows_down():
+    from studio.core.graph import Node
+    from studio.core.layout import ROW, complete_positions, place_new_nodes
+
+    graph = Graph.from_chain([Node(i, "Dense", {}) for i in ("a", "b", "c")])
+    positions = complete_positions(graph, {})
+    assert set(positions) == {"a", "b", "c"}
+    graph.insert_between("a", "b", Node("x", "Dropout", {}))
+    graph.insert_between("x", "b", Node("y", "Dropout", {}))
+    place_new_nodes(graph, positions)
+    column = [positions[i] for i in ("a", "x", "y", "b", "c")]
+    assert [p[0] for p in column] == [column[0][0]] * 5
+    assert [p[1] - column[0][1] for p in column] == [0, ROW, 2 * ROW, 3 * ROW, 4 * ROW]

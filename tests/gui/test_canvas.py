@@ -202,3 +202,29 @@ def test_wheel_zooms_and_fit_shows_every_node(window, qtbot):
     for item in window.scene.nodes.values():
         assert view.contains(item.sceneBoundingRect())
     assert canvas.zoom() <= 1.0
+
+
+def test_a_one_click_fix_is_one_undo_step_and_places_the_new_layer(window, qtbot):
+    scene = window.scene
+    click_node(window, qtbot, "flatten_1")
+    window.canvas.setFocus()
+    qtbot.keyClick(window.canvas, Qt.Key.Key_Delete)
+    assert "dense_1" in scene.nodes and scene.nodes["dense_1"].look.problem
+
+    click_node(window, qtbot, "dense_1")
+    buttons = {b.text(): b for b in window.inspector.fix_buttons}
+    assert set(buttons) == {"Insert Flatten before dense_1",
+                            "Insert GlobalAveragePooling2D before dense_1"}
+    steps = window.doc.undo_stack.count()
+    qtbot.mouseClick(buttons["Insert GlobalAveragePooling2D before dense_1"], LEFT)
+    assert window.doc.undo_stack.count() == steps + 1
+    assert window.doc.analysis().ok
+    graph = window.doc.project.graph
+    (pool,) = [n.id for n in graph.nodes if n.type == "GlobalAveragePooling2D"]
+    assert graph.inputs_of(pool) == ["conv2d_3"] and graph.inputs_of("dense_1") == [pool]
+    above, new, below = (scene.nodes[i].pos() for i in ("conv2d_3", pool, "dense_1"))
+    assert above.x() == new.x() == below.x() and above.y() < new.y() < below.y()
+    assert window.inspector.fix_buttons == []
+
+    window.undo_action.trigger()
+    assert pool not in scene.nodes and not window.doc.analysis().ok
