@@ -27,6 +27,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/trainer_throughput.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_stalls.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/time_to_accuracy.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/canvas_scale.py
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python packaging/screenshots.py

@@ -12,15 +12,16 @@ configure_environment()
 
 from PySide6.QtCore import QEventLoop, QObject, QTimer, Slot  # noqa: E402
 
+from studio.core.project import Project  # noqa: E402
 from studio.core.templates import demo_project  # noqa: E402
 from studio.gui.app import create_application  # noqa: E402
 from studio.gui.main_window import MainWindow  # noqa: E402
 
 
-def open_demo_window() -> MainWindow:
-    """The main window on the demo project, shown, with Qt's event loop ready."""
+def open_demo_window(project: Project | None = None) -> MainWindow:
+    """The main window on ``project`` (the demo by default), shown, Qt's event loop ready."""
     create_application()
-    window = MainWindow(demo_project())
+    window = MainWindow(project or demo_project())
     window.show()
     return window
 

@@ -106,7 +106,7 @@ class Project:
 
     def copy(self) -> Project:
         """A deep copy."""
-        return Project.from_dict(self.to_dict())
+        return copy.deepcopy(self)
 
     def prune_positions(self) -> None:
         """Forget positions of layers that are no longer in the model."""

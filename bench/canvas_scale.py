@@ -1,0 +1,153 @@
+"""A 300-node model on the canvas: shape inference after one edit, and pan/zoom frame times.
+
+Builds a ResNet-style network of stacked residual blocks (over 300 layers, valid for MNIST),
+then measures, in the real window offscreen:
+- shape inference for the whole graph after one edit (target under 50 ms), and the whole
+  edit as a person feels it (undo command, analysis, canvas update);
+- the time to repaint the canvas for each step of panning and zooming, with every node in
+  view and at 100% (target: no frame over 50 ms).
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/canvas_scale.py [--blocks 43]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+from gui_session import close_discarding, open_demo_window
+from PySide6.QtCore import QEventLoop, QTimer
+
+from studio.core.analysis import analyze_project
+from studio.core.graph import Graph, Node
+from studio.core.project import Project
+from studio.gui.canvas_items import NodeItem
+
+BLOCK = ("Conv2D", "BatchNormalization", "Activation", "Conv2D", "BatchNormalization", "Add",
+         "Activation")
+
+
+def resnet_like(blocks: int) -> Project:
+    """Input, a stem, ``blocks`` residual blocks of seven layers, and a classifier head."""
+    graph = Graph()
+
+    def add(layer_type: str, params: dict, *feeds: str) -> str:
+        node = Node(graph.new_id(layer_type), layer_type, params)
+        graph.add(node)
+        for feed in feeds:
+            graph.connect(feed, node.id)
+        return node.id
+
+    conv = {"filters": 16, "kernel_size": 3, "padding": "same", "activation": "linear"}
+    x = add("Input", {"shape": [28, 28, 1]})
+    x = add("Conv2D", dict(conv, activation="relu"), x)
+    for _ in range(blocks):
+        skip = x
+        y = add("Conv2D", conv, x)
+        y = add("BatchNormalization", {}, y)
+        y = add("Activation", {"activation": "relu"}, y)
+        y = add("Conv2D", conv, y)
+        y = add("BatchNormalization", {}, y)
+        y = add("Add", {}, y, skip)
+        x = add("Activation", {"activation": "relu"}, y)
+    x = add("GlobalAveragePooling2D", {}, x)
+    add("Dense", {"units": 10, "activation": "softmax"}, x)
+    return Project(name="ResNet-style", graph=graph)
+
+
+def millis(seconds: list[float]) -> str:
+    values = np.asarray(seconds) * 1000
+    return (f"median {np.median(values):.1f} ms, p99 {np.percentile(values, 99):.1f} ms, "
+            f"max {values.max():.1f} ms")
+
+
+def time_edits(window, repeats: int) -> tuple[list[float], list[float]]:
+    """Toggle one layer's activation ``repeats`` times: analysis alone, and the whole edit."""
+    target = next(n.id for n in window.doc.project.graph.nodes if n.type == "Activation")
+    analysis, whole = [], []
+    for i in range(repeats):
+        value = "relu" if i % 2 else "gelu"
+        start = time.perf_counter()
+        window.doc.edit("Set activation",
+                        lambda p, v=value: p.graph.node(target).params.update(activation=v))
+        whole.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        analyze_project(window.doc.project)
+        analysis.append(time.perf_counter() - start)
+    return analysis, whole
+
+
+class PaintCounter:
+    """Counts node paints, to show the frames timed really drew the nodes."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._paint = NodeItem.paint
+        counter = self
+
+        def paint(item, *args):
+            counter.count += 1
+            return counter._paint(item, *args)
+
+        NodeItem.paint = paint
+
+
+def time_frames(window, steps: int, counter: PaintCounter) -> tuple[list[float], int]:
+    """Repaint the canvas after each small pan and zoom step; also how many nodes drew."""
+    view = window.canvas
+    frames = []
+    painted = counter.count
+    for i in range(steps):
+        if i % 4 == 3:
+            view.zoom_by(1.1 if (i // 4) % 2 else 1 / 1.1)
+        else:
+            bar = view.verticalScrollBar()
+            bar.setValue(bar.value() + (40 if (i // 20) % 2 == 0 else -40))
+        start = time.perf_counter()
+        view.viewport().repaint()
+        frames.append(time.perf_counter() - start)
+    return frames, counter.count - painted
+
+
+def settle(ms: int = 500) -> None:
+    """Let the offscreen window be exposed and laid out before timing paints."""
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--blocks", type=int, default=43)
+    parser.add_argument("--repeats", type=int, default=40)
+    args = parser.parse_args()
+    project = resnet_like(args.blocks)
+    print(f"model: {len(project.graph.nodes)} layers, {len(project.graph.edges)} connections, "
+          f"ready: {analyze_project(project).ok}")
+    counter = PaintCounter()
+    window = open_demo_window(project)
+    window.resize(1400, 900)
+    settle()
+    analysis, whole = time_edits(window, args.repeats)
+    print(f"shape inference after one edit: {millis(analysis)} (target < 50 ms)")
+    print(f"whole edit (undo command + analysis + canvas update): {millis(whole)}")
+    window.canvas.fit()
+    settle(100)
+    everything, painted = time_frames(window, 120, counter)
+    print(f"pan/zoom frames, all {len(project.graph.nodes)} nodes in view "
+          f"(zoom {window.canvas.zoom():.2f}): {millis(everything)}; {painted} node paints")
+    window.canvas.resetTransform()
+    window.canvas.centerOn(window.scene.nodes[project.graph.ids()[0]])
+    settle(100)
+    close_up, painted = time_frames(window, 120, counter)
+    print(f"pan/zoom frames at 100%: {millis(close_up)}; {painted} node paints")
+    worst = max(everything + close_up) * 1000
+    met = worst < 50 and statistics.median(analysis) * 1000 < 50 and max(analysis) * 1000 < 50
+    print(f"targets (no frame over 50 ms, inference under 50 ms): {'met' if met else 'NOT met'}")
+    close_discarding(window)
+
+
+if __name__ == "__main__":
+    main()
