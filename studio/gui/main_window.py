@@ -124,6 +124,7 @@ class MainWindow(QMainWindow):
         self.inspector.show_node(node_id)
         if node_id and self.scene.selected_ids() != [node_id]:
             self.scene.select_ids([node_id])
+            self.canvas.ensureVisible(self.scene.nodes[node_id], 40, 40)
 
     @Slot()
     def _canvas_selected(self) -> None:
