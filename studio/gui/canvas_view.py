@@ -6,6 +6,7 @@ import json
 
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, Signal
 from PySide6.QtGui import (
+    QContextMenuEvent,
     QDragEnterEvent,
     QDropEvent,
     QGuiApplication,
@@ -13,9 +14,10 @@ from PySide6.QtGui import (
     QPainter,
     QWheelEvent,
 )
-from PySide6.QtWidgets import QCompleter, QGraphicsView, QLineEdit, QWidget
+from PySide6.QtWidgets import QCompleter, QGraphicsView, QLineEdit, QMenu, QWidget
 
 from studio.core.layers import REGISTRY
+from studio.gui.canvas_items import NodeItem
 from studio.gui.canvas_scene import CanvasScene
 from studio.gui.palette import LAYER_MIME
 
@@ -176,6 +178,23 @@ class CanvasView(QGraphicsView):
     def _quick_added(self, layer_type: str) -> None:
         self.canvas.add_layer(layer_type, self._quick_at)
         self.setFocus()
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 - Qt's name
+        """Right-click on a layer: its one-click fixes, Duplicate and Delete."""
+        item = self.itemAt(event.pos())
+        if not isinstance(item, NodeItem):
+            super().contextMenuEvent(event)
+            return
+        if not item.isSelected():
+            self.canvas.select_ids([item.node_id])
+        menu = QMenu(self)
+        for fix in self.canvas.doc.fixes_for(item.node_id):
+            menu.addAction(fix.label, lambda f=fix: self.canvas.doc.apply_fix(f))
+        if not menu.isEmpty():
+            menu.addSeparator()
+        menu.addAction("Duplicate", self.duplicate)
+        menu.addAction("Delete", self.canvas.delete_selected)
+        menu.exec(event.globalPos())
 
     # Clipboard
 

@@ -11,6 +11,8 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from studio.core.analysis import Analysis, analyze_project
 from studio.core.data import DataError, DatasetInfo, dataset_info
+from studio.core.fixes import Fix
+from studio.core.layout import complete_positions, place_new_nodes
 from studio.core.project import Project, load_project, project_stem, save_project
 
 
@@ -96,6 +98,22 @@ class ProjectDocument(QObject):
         change(draft)
         if draft != self._project:
             self.undo_stack.push(EditCommand(self, text, self._project, draft, merge_key))
+
+    def apply_fix(self, fix: Fix) -> None:
+        """Apply a one-click fix as one undoable edit, placing any new layer below its input."""
+
+        def change(project: Project) -> None:
+            project.positions = complete_positions(project.graph, project.positions)
+            fix.apply(project.graph)
+            place_new_nodes(project.graph, project.positions)
+            project.prune_positions()
+
+        self.edit(fix.label, change)
+
+    def fixes_for(self, node_id: str) -> list[Fix]:
+        """The one-click fixes offered for the problems at ``node_id``."""
+        return [fix for problem in self.analysis().problems if problem.node_id == node_id
+                for fix in problem.fixes]
 
     def replace(self, project: Project, path: Path | None) -> None:
         """Show another project; the undo history starts afresh."""

@@ -6,9 +6,7 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QPushButton, QVBoxLayout, QWi
 
 from studio.core.fixes import Fix
 from studio.core.layers import REGISTRY
-from studio.core.layout import complete_positions, place_new_nodes
 from studio.core.params import format_shape
-from studio.core.project import Project
 from studio.gui.document import ProjectDocument
 from studio.gui.param_editors import ParamEditor
 
@@ -108,10 +106,8 @@ class Inspector(QWidget):
             )
         else:
             self.facts.setText("Output shape: unknown until the problem is fixed")
-        analysis = self.doc.analysis()
-        self.problem.setText(analysis.problem_at(self.node_id) or "")
-        self._show_fixes([fix for problem in analysis.problems if problem.node_id == self.node_id
-                          for fix in problem.fixes])
+        self.problem.setText(self.doc.analysis().problem_at(self.node_id) or "")
+        self._show_fixes(self.doc.fixes_for(self.node_id))
         values = node.resolved_params()
         for name, editor in self.editors.items():
             editor.set_value(values[name])
@@ -127,20 +123,9 @@ class Inspector(QWidget):
         for fix in fixes:
             button = QPushButton(fix.label)
             button.setToolTip("Apply this fix in one step (Ctrl+Z undoes it)")
-            button.clicked.connect(lambda _=False, f=fix: self.apply_fix(f))
+            button.clicked.connect(lambda _=False, f=fix: self.doc.apply_fix(f))
             self.fix_box.layout().addWidget(button)
             self.fix_buttons.append(button)
-
-    def apply_fix(self, fix: Fix) -> None:
-        """Apply ``fix`` as one undoable edit, placing any new layer below its input."""
-
-        def change(project: Project) -> None:
-            project.positions = complete_positions(project.graph, project.positions)
-            fix.apply(project.graph)
-            place_new_nodes(project.graph, project.positions)
-            project.prune_positions()
-
-        self.doc.edit(fix.label, change)
 
     def _edited(self, name: str, value) -> None:
         node_id = self.node_id

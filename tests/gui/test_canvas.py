@@ -228,3 +228,32 @@ def test_a_one_click_fix_is_one_undo_step_and_places_the_new_layer(window, qtbot
 
     window.undo_action.trigger()
     assert pool not in scene.nodes and not window.doc.analysis().ok
+
+
+def test_right_clicking_a_layer_offers_its_fixes_duplicate_and_delete(window, qtbot):
+    from PySide6.QtCore import QTimer
+    from PySide6.QtGui import QContextMenuEvent
+
+    project = window.doc.project.copy()
+    project.graph.dissolve(["flatten_1"])
+    window.doc.replace(project, None)
+    window.scene.select_ids(["dense_1"])
+    window.canvas.ensureVisible(window.scene.nodes["dense_1"])
+    offered = []
+
+    def choose():
+        menu = QApplication.activePopupWidget()
+        offered.extend(a.text() for a in menu.actions() if a.text())
+        (fix,) = [a for a in menu.actions() if a.text() == "Insert Flatten before dense_1"]
+        fix.trigger()
+        menu.close()
+
+    QTimer.singleShot(0, choose)
+    at = node_centre(window, "dense_1")
+    event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, at,
+                              window.canvas.viewport().mapToGlobal(at))
+    QApplication.sendEvent(window.canvas.viewport(), event)
+    assert offered == ["Insert Flatten before dense_1",
+                       "Insert GlobalAveragePooling2D before dense_1", "Duplicate", "Delete"]
+    assert window.doc.analysis().ok
+    assert window.doc.undo_stack.undoText() == "Insert Flatten before dense_1"
