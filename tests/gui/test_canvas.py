@@ -257,3 +257,25 @@ def test_right_clicking_a_layer_offers_its_fixes_duplicate_and_delete(window, qt
                        "Insert GlobalAveragePooling2D before dense_1", "Duplicate", "Delete"]
     assert window.doc.analysis().ok
     assert window.doc.undo_stack.undoText() == "Insert Flatten before dense_1"
+
+
+def test_bad_connections_are_explained_at_the_node(window, qtbot):
+    scene = empty_canvas(window, qtbot)
+    source = drop_layer(window, "Input", QPoint(300, 20))
+    flat = drop_layer(window, "Flatten", QPoint(300, 90))
+    wide = drop_layer(window, "Dense", QPoint(160, 160))
+    narrow = drop_layer(window, "Dense", QPoint(440, 160))
+    merge = drop_layer(window, "Add", QPoint(300, 230))
+    loose = drop_layer(window, "Dropout", QPoint(560, 300))
+    for src, dst in ((source, flat), (flat, wide), (flat, narrow), (wide, merge),
+                     (narrow, merge)):
+        drag_wire(window, qtbot, src, dst)
+    click_node(window, qtbot, narrow)
+    type_into(qtbot, window.inspector.editors["units"].widget, "32")
+    qtbot.keyClick(window.inspector.editors["units"].widget, Qt.Key.Key_Return)
+
+    assert scene.nodes[merge].look.problem == (
+        "Add needs inputs of the same shape, but got 64 and 32.")
+    assert scene.nodes[loose].look.problem == "Nothing is connected to this layer's input."
+    assert "Problem:" in scene.nodes[merge].toolTip()
+    assert not window.training.start_button.isEnabled()
