@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, Signal
+from PySide6.QtCore import QPoint, QPointF, Qt, Signal
 from PySide6.QtGui import (
     QContextMenuEvent,
     QDragEnterEvent,
@@ -21,7 +21,8 @@ from studio.gui.canvas_items import NodeItem
 from studio.gui.canvas_scene import CanvasScene
 from studio.gui.palette import LAYER_MIME
 
-FRAGMENT_MIME = "application/x-layer-studio-fragment"
+FRAGMENT_KEY = "layer_studio_fragment"
+"""Marks clipboard text that holds copied layers."""
 ZOOM_STEP = 1.15
 MIN_ZOOM, MAX_ZOOM = 0.1, 3.0
 FIT_MARGIN = 40.0
@@ -199,22 +200,27 @@ class CanvasView(QGraphicsView):
     # Clipboard
 
     def copy(self) -> bool:
-        """Put the selected layers on the clipboard; False if nothing is selected."""
+        """Put the selected layers on the clipboard; False if nothing is selected.
+
+        They go as JSON text with a marker key: a QMimeData made in Python and handed to the
+        clipboard is freed twice when the app exits (PySide6), which crashed on quit.
+        """
         fragment = self.canvas.fragment_of_selection()
         if fragment is None:
             return False
-        data = QMimeData()
-        data.setData(FRAGMENT_MIME, json.dumps(fragment).encode())
-        data.setText(", ".join(n["id"] for n in fragment["nodes"]))
-        QGuiApplication.clipboard().setMimeData(data)
+        QGuiApplication.clipboard().setText(json.dumps({FRAGMENT_KEY: 1, **fragment}, indent=1))
         return True
 
     def paste(self) -> list[str]:
-        """Paste layers copied from a canvas; returns their new ids."""
-        data = QGuiApplication.clipboard().mimeData()
-        if data is None or not data.hasFormat(FRAGMENT_MIME):
+        """Paste layers copied from a canvas; returns their new ids (none if the clipboard
+        holds something else)."""
+        try:
+            data = json.loads(QGuiApplication.clipboard().text())
+        except ValueError:
             return []
-        return self.canvas.paste(json.loads(bytes(data.data(FRAGMENT_MIME)).decode()))
+        if not isinstance(data, dict) or data.get(FRAGMENT_KEY) != 1:
+            return []
+        return self.canvas.paste(data)
 
     def duplicate(self) -> list[str]:
         """Copy and paste the selection in one go."""

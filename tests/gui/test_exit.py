@@ -29,6 +29,14 @@ assert window.isWindowModified()
 assert window.close()
 """
 
+COPY_AND_QUIT = """
+window.scene.select_ids(["conv2d_1", "max_pooling2d_1"])
+assert window.canvas.copy()
+assert len(window.canvas.paste()) == 2
+window.doc.undo_stack.setClean()
+assert window.close()
+"""
+
 CLOSE_MID_RUN = """
 window.training.start_button.click()
 loop = QEventLoop()
@@ -68,3 +76,9 @@ def test_closing_mid_run_stops_it_and_exits_without_a_running_thread(tmp_path):
     assert "QThread" not in done.stderr and "Traceback" not in done.stderr, done.stderr
     status = json.loads((Path(lines["run"]) / "run.json").read_text())
     assert status["status"] == "stopped"
+
+
+def test_quitting_after_copying_layers_exits_cleanly(tmp_path):
+    # A QMimeData made in Python and put on the clipboard was freed twice at exit (rc -11).
+    done = run_script(COPY_AND_QUIT, tmp_path)
+    assert done.returncode == 0, done.stderr
