@@ -1,4 +1,4 @@
-"""Command line: ``studio`` opens the app; ``studio new`` and ``studio train`` work headless."""
+"""Command line: ``studio`` opens the app; the other commands work headless."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from studio.core.runtime import configure_environment
 
-COMMANDS = ("new", "train")
+COMMANDS = ("new", "train", "export-code", "import")
 
 
 class CliError(Exception):
@@ -36,6 +36,17 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--epochs", type=int, help="override the project's epochs")
     run.add_argument("--batch-size", type=int, help="override the project's batch size")
     run.add_argument("--json", action="store_true", help="print one JSON object per line")
+    code = sub.add_parser("export-code", help="write a Python script that builds and trains a "
+                          "project with Keras")
+    code.add_argument("project", type=Path)
+    code.add_argument("-o", "--output", required=True, type=Path, help="Python file to write")
+    code.add_argument("--force", action="store_true", help="overwrite an existing file")
+    imp = sub.add_parser("import", help="make a project from a Keras model (.keras or .h5)")
+    imp.add_argument("model", type=Path)
+    imp.add_argument("-o", "--output", required=True, type=Path, help="project file to write")
+    imp.add_argument("--trust", action="store_true",
+                     help="accept Lambda layers, which hold Python code: only for files you trust")
+    imp.add_argument("--force", action="store_true", help="overwrite an existing file")
     return parser
 
 
@@ -44,13 +55,17 @@ def _positive(value: int | None, name: str) -> None:
         raise CliError(f"{name} must be at least 1, not {value}.")
 
 
+def _refuse_overwrite(path: Path, force: bool) -> None:
+    if path.exists() and not force:
+        raise CliError(f"{path} already exists; pass --force to overwrite it.")
+
+
 def cmd_new(args: argparse.Namespace) -> int:
     """Write a project from a template."""
     from studio.core.project import save_project
     from studio.core.templates import from_template
 
-    if args.output.exists() and not args.force:
-        raise CliError(f"{args.output} already exists; pass --force to overwrite it.")
+    _refuse_overwrite(args.output, args.force)
     save_project(from_template(args.template), args.output)
     print(f"Wrote {args.output} ({args.template}).")
     return 0
@@ -105,6 +120,43 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_code(args: argparse.Namespace) -> int:
+    """Write a project as a Python script using Keras."""
+    from studio.core.building import ModelError
+    from studio.core.code_export import export_code
+    from studio.core.data import DataError
+    from studio.core.files import atomic_write_text
+    from studio.core.project import ProjectFileError, load_project
+
+    _refuse_overwrite(args.output, args.force)
+    try:
+        text = export_code(load_project(args.project))
+    except (ProjectFileError, ModelError, DataError) as exc:
+        raise CliError(str(exc)) from None
+    atomic_write_text(args.output, text)
+    print(f"Wrote {args.output}; run it with: python {args.output}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Make a project from a Keras model file."""
+    from studio.core.keras_import import ImportFailure, import_model
+    from studio.core.layers import OPAQUE_TYPE
+    from studio.core.project import save_project
+
+    _refuse_overwrite(args.output, args.force)
+    try:
+        project = import_model(args.model, trust=args.trust)
+    except ImportFailure as exc:
+        raise CliError(str(exc)) from None
+    save_project(project, args.output)
+    nodes = project.graph.nodes
+    kept = sum(n.type == OPAQUE_TYPE for n in nodes)
+    print(f"Wrote {args.output}: {len(nodes)} layers, {kept} kept as imported Keras layers. "
+          "Projects hold no weights.")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``studio`` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -115,7 +167,9 @@ def main(argv: list[str] | None = None) -> int:
         return run_app(Path(argv[0]) if argv else None)
     args = _parser().parse_args(argv)
     try:
-        return {"new": cmd_new, "train": cmd_train}[args.command](args)
+        commands = {"new": cmd_new, "train": cmd_train, "export-code": cmd_export_code,
+                    "import": cmd_import}
+        return commands[args.command](args)
     except CliError as exc:
         print(f"studio: error: {exc}", file=sys.stderr)
         return 1

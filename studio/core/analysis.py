@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from studio.core.data import DataError, DatasetInfo, dataset_info
+from studio.core.data import DATASETS, DataError, DatasetInfo, dataset_info
 from studio.core.fixes import Fix, classifier_fixes, flatten_fixes, set_input_shape, set_units
 from studio.core.flops import layer_flops
 from studio.core.graph import Graph, GraphError
@@ -75,8 +75,13 @@ class Analysis:
         return f"{where}{first.message}{tail}"
 
 
-def analyze(graph: Graph, dataset: DatasetInfo) -> Analysis:
-    """Infer every layer's output shape and parameter count and collect problems."""
+def analyze(graph: Graph, dataset: DatasetInfo | None = None) -> Analysis:
+    """Infer every layer's output shape and parameter count and collect problems.
+
+    With a dataset, the model must also fit it: one Input of the dataset's sample shape and
+    one output per class. Without one, only whether the graph can be built is checked, and
+    it may have several inputs and outputs.
+    """
     result = Analysis()
     if not graph.nodes:
         result.problems.append(Problem(None, "The model is empty. Add an Input layer to start."))
@@ -88,7 +93,7 @@ def analyze(graph: Graph, dataset: DatasetInfo) -> Analysis:
         return result
 
     inputs = [n.id for n in graph.nodes if n.type == "Input"]
-    if len(inputs) != 1:
+    if dataset is not None and len(inputs) != 1:
         result.problems.append(
             Problem(None, "The model needs exactly one Input layer, "
                           f"but has {len(inputs)}.")
@@ -112,7 +117,8 @@ def analyze(graph: Graph, dataset: DatasetInfo) -> Analysis:
         flops = layer_flops(node.type, node.resolved_params(), shapes, shape, count)
         result.nodes[node_id] = NodeReport(shape, count, flops)
 
-    _check_against_data(graph, dataset, inputs, result)
+    if dataset is not None:
+        _check_against_data(graph, dataset, inputs, result)
     return result
 
 
@@ -122,14 +128,7 @@ def _check_against_data(
     if len(inputs) == 1 and inputs[0] in result.nodes:
         shape = result.nodes[inputs[0]].output_shape
         if shape != dataset.sample_shape:
-            result.problems.append(
-                Problem(
-                    inputs[0],
-                    f"The input shape {format_shape(shape)} does not match {dataset.title}, "
-                    f"whose samples are {format_shape(dataset.sample_shape)}.",
-                    (set_input_shape(inputs[0], dataset.sample_shape),),
-                )
-            )
+            result.problems.append(_input_problem(graph, dataset, inputs[0], shape, result))
     sinks = graph.sinks()
     if len(sinks) != 1:
         names = ", ".join(sinks)
@@ -140,6 +139,30 @@ def _check_against_data(
         return
     if sinks[0] in result.nodes:
         _check_output(graph, dataset, sinks[0], result)
+
+
+def _input_problem(
+    graph: Graph, dataset: DatasetInfo, input_id: str, shape: Shape, result: Analysis
+) -> Problem:
+    """The Input does not match the data: offer the dataset's shape, unless the layers after
+    it would fail with that shape, in which case the model is made for other data."""
+    message = (f"The input shape {format_shape(shape)} does not match {dataset.title}, "
+               f"whose samples are {format_shape(dataset.sample_shape)}.")
+    fix = set_input_shape(input_id, dataset.sample_shape)
+    fixed = graph.copy()
+    fix.apply(fixed)
+    if set(result.nodes) <= set(analyze(fixed, dataset).nodes):
+        return Problem(input_id, message, (fix,))
+    if any(graph.node(i).type == "Embedding" for i in graph.outputs_of(input_id)):
+        samples = f"{format_shape(shape)} token ids (text)"
+    else:
+        samples = format_shape(shape)
+    missing = not any(d.sample_shape == shape for d in DATASETS.values())
+    return Problem(
+        input_id,
+        f"{message} This model is made for other data: its layers need samples of {samples}"
+        + (", and Layer Studio has no such dataset yet." if missing else "."),
+    )
 
 
 def _check_output(graph: Graph, dataset: DatasetInfo, out: str, result: Analysis) -> None:

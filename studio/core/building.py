@@ -1,34 +1,94 @@
-"""Turning a project's graph into a compiled Keras model. Imports Keras only when called."""
+"""Turning a project's graph into a Keras model and compiling it. Imports Keras only when called."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from studio.core.analysis import analyze
+from studio.core.analysis import Analysis, analyze
+from studio.core.applications import APPLICATION, build_application
 from studio.core.data import DatasetInfo
 from studio.core.graph import Graph, Node
+from studio.core.layers import OPAQUE_TYPE
+from studio.core.messages import first_line
 from studio.core.project import TrainingSettings
+
+_MODEL_CLASSES = {"Sequential": "keras.Sequential", "Functional": "keras.Model"}
+"""Nested models, imported whole, by the class name Keras saves them under."""
+
+OPTIMIZER_CLASSES = {"adam": "Adam", "adamw": "AdamW", "sgd": "SGD", "rmsprop": "RMSprop"}
+"""The project's optimizer names, with their classes in ``keras.optimizers``."""
 
 
 class ModelError(ValueError):
     """The model cannot be built; the message is meant for a person."""
 
 
+def layer_kwargs(node: Node) -> dict[str, Any]:
+    """Keyword arguments for the Keras class of a built-in node: its full parameters."""
+    params = node.resolved_params()
+    if node.type == "Reshape":
+        params["target_shape"] = tuple(params["target_shape"])
+    return params
+
+
+def imported_class_path(class_name: str) -> str:
+    """Where the built-in Keras class of an imported layer lives, e.g. ``keras.layers.ReLU``."""
+    return _MODEL_CLASSES.get(class_name, f"keras.layers.{class_name}")
+
+
+def imported_spec(node: Node) -> dict[str, Any]:
+    """What ``keras.layers.deserialize`` needs to rebuild an opaque node, named after it."""
+    return {
+        "class_name": node.params["class_name"],
+        "config": {**node.params["config"], "name": node.id},
+    }
+
+
 def keras_layer(node: Node) -> Any:
     """A Keras layer for ``node`` with its full parameters (defaults filled in)."""
     import keras
 
-    params = node.resolved_params()
-    if node.type == "Reshape":
-        params["target_shape"] = tuple(params["target_shape"])
-    return getattr(keras.layers, node.type)(name=node.id, **params)
+    if node.type == OPAQUE_TYPE:
+        return _imported_layer(node)
+    return getattr(keras.layers, node.type)(name=node.id, **layer_kwargs(node))
+
+
+def _imported_layer(node: Node) -> Any:
+    """Rebuild an opaque node from its Keras config: built-in Keras classes only, and in Keras's
+    safe mode, which refuses to load Python code."""
+    import keras
+
+    class_name = node.params["class_name"]
+    cls: Any = keras
+    for part in imported_class_path(class_name).split(".")[1:]:
+        cls = getattr(cls, part, None)
+    if not (isinstance(cls, type) and issubclass(cls, keras.layers.Layer)):
+        raise ModelError(f"{node.id}: {class_name!r} is not a built-in Keras layer, so Layer "
+                         "Studio cannot rebuild it.")
+    try:
+        return keras.layers.deserialize(imported_spec(node), custom_objects={class_name: cls})
+    except Exception as exc:
+        raise ModelError(
+            f"{node.id}: the imported {class_name} layer cannot be rebuilt ({first_line(exc)})."
+        ) from None
+
+
+def build_keras_model(graph: Graph, name: str = "model") -> Any:
+    """A functional ``keras.Model`` for ``graph`` alone; raise ModelError if it cannot be built.
+
+    There may be several inputs and outputs, in the order of ``model_endpoints``.
+    """
+    return _assemble(graph, analyze(graph), name)
 
 
 def build_model(graph: Graph, dataset: DatasetInfo, name: str = "model") -> Any:
-    """A functional ``keras.Model`` for ``graph``; raise ModelError if the graph is invalid."""
+    """A functional ``keras.Model`` for ``graph``; raise ModelError unless it fits ``dataset``."""
+    return _assemble(graph, analyze(graph, dataset), name)
+
+
+def _assemble(graph: Graph, report: Analysis, name: str) -> Any:
     import keras
 
-    report = analyze(graph, dataset)
     if not report.ok:
         raise ModelError(report.reason)
     tensors: dict[str, Any] = {}
@@ -38,38 +98,50 @@ def build_model(graph: Graph, dataset: DatasetInfo, name: str = "model") -> Any:
             tensors[node_id] = keras.Input(shape=tuple(node.params["shape"]), name=node_id)
             continue
         feeds = [tensors[src] for src in graph.inputs_of(node_id)]
-        tensors[node_id] = keras_layer(node)(feeds if len(feeds) > 1 else feeds[0])
-    (input_id,) = [n.id for n in graph.nodes if n.type == "Input"]
-    (output_id,) = graph.sinks()
-    return keras.Model(tensors[input_id], tensors[output_id], name=_safe_name(name))
+        layer = (build_application(node.resolved_params(), feeds[0].shape[1:], node.id)
+                 if node.type == APPLICATION.name else keras_layer(node))
+        tensors[node_id] = layer(_one_or_list(feeds))
+    inputs, outputs = model_endpoints(graph)
+    return keras.Model(
+        _one_or_list([tensors[i] for i in inputs]),
+        _one_or_list([tensors[i] for i in outputs]),
+        name=keras_model_name(name),
+    )
+
+
+def model_endpoints(graph: Graph) -> tuple[list[str], list[str]]:
+    """Ids of the model's inputs (the Input layers) and outputs (layers that feed nothing)."""
+    return [n.id for n in graph.nodes if n.type == "Input"], graph.sinks()
+
+
+def _one_or_list(tensors: list[Any]) -> Any:
+    return tensors[0] if len(tensors) == 1 else tensors
 
 
 def outputs_probabilities(graph: Graph) -> bool:
-    """True if the last layer ends in softmax, so the loss must not expect logits."""
-    (output_id,) = graph.sinks()
-    return graph.node(output_id).resolved_params().get("activation") == "softmax"
+    """True if every output layer ends in softmax, so the loss must not expect logits."""
+    return all(
+        graph.node(output_id).resolved_params().get("activation") == "softmax"
+        for output_id in graph.sinks()
+    )
 
 
 def compile_model(model: Any, graph: Graph, training: TrainingSettings) -> None:
     """Compile with the project's optimizer, learning rate, loss and metrics."""
     import keras
 
-    optimizers = {
-        "adam": keras.optimizers.Adam,
-        "adamw": keras.optimizers.AdamW,
-        "sgd": keras.optimizers.SGD,
-        "rmsprop": keras.optimizers.RMSprop,
-    }
+    optimizer = getattr(keras.optimizers, OPTIMIZER_CLASSES[training.optimizer])
     loss = keras.losses.SparseCategoricalCrossentropy(
         from_logits=not outputs_probabilities(graph)
     )
     model.compile(
-        optimizer=optimizers[training.optimizer](learning_rate=training.learning_rate),
+        optimizer=optimizer(learning_rate=training.learning_rate),
         loss=loss,
         metrics=list(training.metrics),
     )
 
 
-def _safe_name(name: str) -> str:
+def keras_model_name(name: str) -> str:
+    """A project name made safe as a Keras model name."""
     cleaned = "".join(c if c.isalnum() or c in "_-" else "_" for c in name).strip("_")
     return cleaned or "model"

@@ -75,10 +75,14 @@ def _load_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
+def dataset_path(info: DatasetInfo) -> Path:
+    """The bundled ``.npz`` file holding the dataset: arrays ``x`` (N × H × W, uint8) and ``y``."""
+    return ASSETS_DIR / f"{info.name}.npz"
+
+
 def load_arrays(choice: DatasetChoice) -> tuple[np.ndarray, np.ndarray]:
     """All samples (uint8, N × H × W × C) and integer labels of the chosen dataset."""
-    info = dataset_info(choice)
-    path = ASSETS_DIR / f"{info.name}.npz"
+    path = dataset_path(dataset_info(choice))
     if not path.exists():
         raise DataError(f"The dataset file {path} is missing; reinstall Layer Studio.")
     return _load_npz(path)

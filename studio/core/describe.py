@@ -41,6 +41,12 @@ def _recurrent(p: dict[str, Any]) -> str:
     return _join(f"{p['units']} units", "sequences" if p["return_sequences"] else "")
 
 
+def _application(p: dict[str, Any]) -> str:
+    count = p["trainable_layers"]
+    learning = f"last {count} layers learn" if count else "frozen"
+    return _join(p["name"], "ImageNet" if p["weights"] == "imagenet" else "random", learning)
+
+
 _DESCRIBERS = {
     "Input": lambda p: format_shape(p["shape"]),
     "Dense": _dense,
@@ -55,6 +61,8 @@ _DESCRIBERS = {
     "Embedding": lambda p: f"{p['input_dim']:,} → {p['output_dim']}",
     "LSTM": _recurrent,
     "GRU": _recurrent,
+    "Application": _application,
+    "Keras": lambda p: p.get("class_name", ""),
 }
 
 

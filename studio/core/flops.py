@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from studio.core.applications import flops as _application
 from studio.core.layers import Shape
 
 FlopsRule = Callable[[dict[str, Any], list[Shape], Shape, int], int]
@@ -92,6 +93,8 @@ FLOPS_RULES: dict[str, FlopsRule] = {
     "Multiply": _merge(0),
     "Average": _merge(1),  # the sum, then one division per value
     "Concatenate": _free,  # copies values, no arithmetic
+    "Application": _application,  # scaled from the base's published count
+    "Keras": _free,  # an imported layer: unknown without Keras, so not counted
 }
 
 

@@ -17,6 +17,11 @@ Shape = tuple[int, ...]
 
 ACTIVATIONS = ("linear", "relu", "sigmoid", "tanh", "softmax", "gelu", "elu", "leaky_relu")
 
+OPAQUE_TYPE = "Keras"
+"""The type of imported Keras layers that no other type can express (see ``_opaque``)."""
+CODE_CLASSES = frozenset({"Lambda"})
+"""Keras layer classes that hold Python code, which Layer Studio never runs."""
+
 
 class LayerError(ValueError):
     """A layer cannot accept its inputs or parameters; the message is meant for a person."""
@@ -246,6 +251,31 @@ def _concatenate(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, in
     return (*first[:-1], sum(s[-1] for s in inputs)), 0
 
 
+def _opaque(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
+    """The output shape and parameter count recorded at import, for the recorded inputs only.
+
+    ``params`` hold ``class_name``, ``config`` (the full Keras layer config),
+    ``output_shape``, ``param_count`` and ``input_shapes``.
+    """
+    if "input_shapes" not in params:
+        raise LayerError("This layer holds no imported Keras layer; such layers come only "
+                         "from importing a Keras model.")
+    if params["class_name"] in CODE_CLASSES:
+        raise LayerError(
+            f"This imported {params['class_name']} layer holds Python code, which Layer Studio "
+            "does not run, so the model cannot be built. Replace it with built-in layers."
+        )
+    recorded = [tuple(shape) for shape in params["input_shapes"]]
+    if list(inputs) != recorded:
+        raise LayerError(
+            f"This imported {params['class_name']} layer was recorded for inputs "
+            f"{_shape_list(recorded)}; its output for {_shape_list(inputs)} is not known "
+            "without Keras. Give it back the inputs it was imported with, or replace it with "
+            "a built-in layer."
+        )
+    return tuple(params["output_shape"]), params["param_count"]
+
+
 def _pool_params() -> tuple[Param, ...]:
     return (
         Param("pool_size", "int", 2, "Width and height of the pooling window.", 1, 64),
@@ -445,6 +475,15 @@ _TYPES = (
         min_inputs=2,
         max_inputs=64,
     ),
+    LayerType(
+        OPAQUE_TYPE,
+        "Imported",
+        "A layer imported from a Keras model that no other layer type can express. It keeps "
+        "the layer's full Keras settings and works for the input shapes it was imported with.",
+        (),
+        _opaque,
+        max_inputs=64,
+    ),
 )
 
 REGISTRY: dict[str, LayerType] = {t.name: t for t in _TYPES}
@@ -456,3 +495,6 @@ def layer_type(name: str) -> LayerType:
         return REGISTRY[name]
     except KeyError:
         raise KeyError(f"Unknown layer type {name!r}.") from None
+
+
+import studio.core.applications  # noqa: E402, F401 - registers the Application layer type

@@ -16,6 +16,7 @@ from typing import Any
 
 from studio.core import data
 from studio.core.building import build_model, compile_model
+from studio.core.messages import first_line
 from studio.core.project import Project
 from studio.core.runs import RunFolder
 
@@ -169,6 +170,4 @@ def train(
 
 
 def _explain(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
-    first = text[0] if text else type(exc).__name__
-    return f"Training failed: {first}"
+    return f"Training failed: {first_line(exc)}"

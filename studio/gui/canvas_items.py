@@ -29,6 +29,7 @@ CATEGORY_COLOURS = {
     "Preprocessing": "#f3e8fd",
     "Sequence": "#e4f7fb",
     "Merge": "#fce8e6",
+    "Transfer learning": "#e0f2f1",
 }
 PROBLEM_COLOUR = QColor("#d93025")
 SELECTED_COLOUR = QColor("#1a73e8")

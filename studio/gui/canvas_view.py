@@ -16,10 +16,9 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QCompleter, QGraphicsView, QLineEdit, QMenu, QWidget
 
-from studio.core.layers import REGISTRY
 from studio.gui.canvas_items import NodeItem
 from studio.gui.canvas_scene import CanvasScene
-from studio.gui.palette import LAYER_MIME
+from studio.gui.palette import LAYER_MIME, addable_layers
 
 FRAGMENT_KEY = "layer_studio_fragment"
 """Marks clipboard text that holds copied layers."""
@@ -39,7 +38,8 @@ class QuickAdd(QLineEdit):
         super().__init__(parent)
         self.setPlaceholderText("Add layer: type a name…")
         self.setFixedWidth(240)
-        completer = QCompleter(sorted(n for n in REGISTRY if n != "Input") + ["Input"], self)
+        names = sorted(layer.name for layer in addable_layers())
+        completer = QCompleter(names, self)
         completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         completer.setFilterMode(Qt.MatchFlag.MatchContains)
         completer.activated.connect(self._pick)
@@ -56,7 +56,8 @@ class QuickAdd(QLineEdit):
         self.setFocus()
 
     def _pick(self, text: str) -> None:
-        match = next((n for n in REGISTRY if n.lower() == text.strip().lower()), None)
+        match = next((layer.name for layer in addable_layers()
+                      if layer.name.lower() == text.strip().lower()), None)
         if match is None:
             return
         self.hide()

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.project import SUFFIX, Project, ProjectFileError
-from studio.core.templates import TEMPLATES, from_template
+from studio.core.templates import from_template
 from studio.gui.canvas_scene import CanvasScene
 from studio.gui.canvas_view import ZOOM_STEP, CanvasView
 from studio.gui.data_panel import DataPanel
@@ -29,7 +29,9 @@ from studio.gui.inspector import Inspector
 from studio.gui.model_list import ModelList
 from studio.gui.model_summary import ModelSummary
 from studio.gui.palette import LayerPalette
+from studio.gui.template_gallery import TemplateGallery
 from studio.gui.training_panel import TrainingPanel
+from studio.gui.weights_download import WeightsDownload
 
 FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
 
@@ -65,6 +67,7 @@ class MainWindow(QMainWindow):
         self.inspector = Inspector(self.doc)
         self.data_panel = DataPanel(self.doc)
         self.training = TrainingPanel(self.doc)
+        self.weights = WeightsDownload(self.doc, self)
         self.scene = CanvasScene(self.doc)
         self.scene.setParent(self)
         self.canvas = CanvasView(self.scene)
@@ -93,7 +96,7 @@ class MainWindow(QMainWindow):
         self.model_list.selection_changed.connect(self._list_selected)
         self.scene.selectionChanged.connect(self._canvas_selected)
         self.doc.path_changed.connect(self.canvas.show_model)
-        for source in (self.model_list, self.training, self.scene):
+        for source in (self.model_list, self.training, self.scene, self.weights):
             source.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.doc.undo_stack.cleanChanged.connect(self._clean_changed)
         self.doc.path_changed.connect(self._update_title)
@@ -155,9 +158,8 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
-        new_menu = file_menu.addMenu("&New from template")
-        for name, (title, _) in TEMPLATES.items():
-            self._action(new_menu, title, lambda _=False, n=name: self.new_project(n))
+        self._action(file_menu, "&New from Template…", self.open_gallery, "Ctrl+Shift+N",
+                     "Start a new project from one of the starter models")
         self._action(file_menu, "&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
         self._action(file_menu, "&Save", self.save, QKeySequence.StandardKey.Save)
         self._action(file_menu, "Save &As…", self.save_as, QKeySequence.StandardKey.SaveAs)
@@ -241,10 +243,26 @@ class MainWindow(QMainWindow):
             return self.save()
         return answer == QMessageBox.StandardButton.Discard
 
-    def new_project(self, template: str) -> None:
-        """Replace the project with a fresh one from ``template``."""
-        if self._confirm_discard():
-            self.doc.replace(from_template(template), None)
+    def new_project(self, template: str) -> bool:
+        """Replace the project with a fresh one from ``template``; False if the user kept
+        the current one."""
+        if not self._confirm_discard():
+            return False
+        self.doc.replace(from_template(template), None)
+        return True
+
+    def open_gallery(self) -> TemplateGallery:
+        """Show the template gallery; choosing a template opens it."""
+        gallery = TemplateGallery(self)
+        gallery.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        gallery.chosen.connect(self.open_template)
+        gallery.open()
+        return gallery
+
+    def open_template(self, template: str) -> None:
+        """Start a project from ``template`` and fetch any ImageNet weights it lacks."""
+        if self.new_project(template):
+            self.weights.fetch_missing()
 
     def open_dialog(self) -> None:
         """Ask for a project file and open it."""
@@ -295,5 +313,6 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.training.shutdown()
+        self.weights.shutdown()
         QSettings().setValue("window/geometry", self.saveGeometry())
         event.accept()

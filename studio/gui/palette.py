@@ -12,11 +12,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.core.layers import REGISTRY
+from studio.core.layers import OPAQUE_TYPE, REGISTRY, LayerType
 
 TYPE_ROLE = Qt.ItemDataRole.UserRole
 LAYER_MIME = "application/x-layer-studio-layer"
 """Drag-and-drop format of a palette entry: the layer type's name in UTF-8."""
+
+
+def addable_layers() -> list[LayerType]:
+    """Layer types a person can add; imported opaque layers only come from model files."""
+    return [layer for layer in REGISTRY.values() if layer.name != OPAQUE_TYPE]
 
 
 class _LayerTree(QTreeWidget):
@@ -49,7 +54,7 @@ class LayerPalette(QWidget):
         self.tree.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
         self.tree.setObjectName("palette")
         categories: dict[str, QTreeWidgetItem] = {}
-        for layer in REGISTRY.values():
+        for layer in addable_layers():
             parent = categories.get(layer.category)
             if parent is None:
                 parent = QTreeWidgetItem(self.tree, [layer.category])

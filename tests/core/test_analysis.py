@@ -7,7 +7,7 @@ import pytest
 from studio.core.analysis import analyze
 from studio.core.data import MNIST_10K
 from studio.core.graph import Graph, Node
-from studio.core.templates import TEMPLATES, demo_project, from_template
+from studio.core.templates import demo_project
 
 
 def chain(*layers) -> Graph:
@@ -16,11 +16,6 @@ def chain(*layers) -> Graph:
 
 
 IMAGE = ("Input", {"shape": [28, 28, 1]})
-
-
-@pytest.mark.parametrize("name", sorted(TEMPLATES))
-def test_templates_are_valid(name):
-    assert analyze(from_template(name).graph, MNIST_10K).ok
 
 
 def test_demo_cnn_counts_match_keras_summary():

@@ -41,7 +41,8 @@ def test_importing_core_does_not_load_tensorflow():
     import sys
 
     code = (
-        "import sys, studio.core.training, studio.core.analysis, studio.core.templates;"
+        "import sys, studio.core.training, studio.core.analysis, studio.core.templates,"
+        " studio.core.keras_import, studio.core.code_export;"
         "print('tensorflow' in sys.modules, 'keras' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

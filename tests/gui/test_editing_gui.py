@@ -33,7 +33,7 @@ def test_double_clicking_a_palette_entry_adds_it_after_the_selection(window, qtb
     stack = window.doc.undo_stack
     assert row_ids(window) == DEMO
     assert not window.isWindowModified()
-    assert window.windowTitle() == "Small CNN on MNIST-10k[*] — Layer Studio"
+    assert window.windowTitle() == "Small CNN[*] — Layer Studio"
 
     click_row(qtbot, window, "flatten_1")
     click_palette_entry(qtbot, window, "Dropout", double=True)

@@ -68,7 +68,7 @@ def test_start_shows_live_progress_and_stop_keeps_the_run(window, qtbot, private
 
     (run_dir,) = run_folders(private_workspace / "runs")
     assert run_dir == Path(panel.run_dir)
-    assert run_dir.name.endswith("small-cnn-on-mnist-10k")
+    assert run_dir.name.endswith("small-cnn")
     assert str(run_dir) in panel.status.text()
     status = run_status(run_dir)
     assert status["status"] == "stopped"

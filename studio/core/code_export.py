@@ -1,0 +1,190 @@
+"""Exporting a project as a standalone Python script that builds and trains it with Keras."""
+
+from __future__ import annotations
+
+import keyword
+import pprint
+from string import Template
+
+from studio.core.analysis import analyze
+from studio.core.applications import APPLICATION
+from studio.core.building import (
+    OPTIMIZER_CLASSES,
+    ModelError,
+    imported_class_path,
+    imported_spec,
+    keras_model_name,
+    layer_kwargs,
+    model_endpoints,
+    outputs_probabilities,
+)
+from studio.core.data import dataset_info, dataset_path, preprocessing
+from studio.core.graph import Graph, Node
+from studio.core.layers import OPAQUE_TYPE
+from studio.core.project import Project
+
+_RESERVED = frozenset({"keras", "IMPORTED"})
+"""Names the script's ``build_model`` uses, so no layer variable may take them."""
+
+_SCRIPT = Template('''\
+#!/usr/bin/env python3
+"""$title: a model designed in Layer Studio, as a Keras script.
+
+Builds the model with the Keras functional API, loads $dataset with the same seeded split
+and scaling as Layer Studio, then compiles and trains it with the project's settings.
+Run with --build-only to build the model, print a JSON summary and stop.$note
+"""
+
+import argparse
+import json
+from pathlib import Path
+
+import keras
+import numpy as np
+
+DATA = Path($data_path)
+"""Layer Studio's copy of $dataset; pass --data to use another."""
+VALIDATION_SPLIT = $validation_split
+SPLIT_SEED = $split_seed
+SCALE = $scale
+OFFSET = $offset
+SEED = $seed
+EPOCHS = $epochs
+BATCH_SIZE = $batch_size
+
+IMPORTED = $imported
+"""Imported Keras layers that Layer Studio keeps as they are: class and full config."""
+
+
+def build_model():
+    """The model, one layer per line."""
+$layers
+    return keras.Model($inputs, $outputs, name=$model_name)
+
+
+def load_data(path):
+    """Training and validation arrays, split and scaled as Layer Studio does."""
+    with np.load(path, allow_pickle=False) as archive:
+        x, y = archive["x"][..., np.newaxis], archive["y"].astype("int32")
+    order = np.random.default_rng(SPLIT_SEED).permutation(len(x))
+    n_val = max(1, round(len(x) * VALIDATION_SPLIT))
+    val, train = order[:n_val], order[n_val:]
+    x = x.astype("float32") * SCALE + OFFSET
+    return (x[train], y[train]), (x[val], y[val])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA, help="the dataset's .npz file")
+    parser.add_argument("--build-only", action="store_true",
+                        help="build the model, print a JSON summary and stop")
+    args = parser.parse_args()
+    keras.utils.set_random_seed(SEED)
+    model = build_model()
+    if args.build_only:
+        layers = [type(layer).__name__ for layer in model.layers]
+        print(json.dumps({"layers": layers, "params": model.count_params()}))
+        return
+    model.compile(
+        optimizer=keras.optimizers.$optimizer(learning_rate=$learning_rate),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=$from_logits),
+        metrics=$metrics,
+    )
+    print(f"Loading $dataset from {args.data}")
+    (x_train, y_train), (x_val, y_val) = load_data(args.data)
+    model.fit(x_train, y_train, batch_size=BATCH_SIZE, epochs=EPOCHS,
+              validation_data=(x_val, y_val))
+
+
+if __name__ == "__main__":
+    main()
+''')
+
+
+def export_code(project: Project) -> str:
+    """A runnable Python script that builds, compiles and trains ``project``'s model with Keras.
+
+    Raise ModelError if the model cannot be built. A model that does not fit the project's
+    dataset is still exported, with a note in the script's docstring.
+    """
+    graph = project.graph
+    report = analyze(graph)
+    if not report.ok:
+        raise ModelError(report.reason)
+    for node in graph.nodes:
+        if node.type == APPLICATION.name:
+            raise ModelError(f"{node.id}: {node.type} layers cannot be exported as code yet.")
+    info = dataset_info(project.dataset)
+    fit = analyze(graph, info)
+    note = "" if fit.ok else (
+        f"\n\nNote: the model does not fit {info.title} yet, so training will fail: {fit.reason}"
+    )
+    names = _variable_names(graph.ids())
+    inputs, outputs = model_endpoints(graph)
+    prep = preprocessing(info)
+    settings = project.training
+    return _SCRIPT.substitute(
+        title=_docstring_text(project.name),
+        note=_docstring_text(note),
+        dataset=info.title,
+        data_path=repr(str(dataset_path(info))),
+        validation_split=repr(project.dataset.validation_split),
+        split_seed=project.dataset.seed,
+        scale=repr(prep["scale"]),
+        offset=repr(prep["offset"]),
+        seed=settings.seed,
+        epochs=settings.epochs,
+        batch_size=settings.batch_size,
+        imported=_imported_configs(graph),
+        layers="\n".join(
+            f"    {names[node_id]} = {_layer_call(graph, graph.node(node_id), names)}"
+            for node_id in graph.topological_order()
+        ),
+        inputs=_one_or_list([names[i] for i in inputs]),
+        outputs=_one_or_list([names[i] for i in outputs]),
+        model_name=repr(keras_model_name(project.name)),
+        optimizer=OPTIMIZER_CLASSES[settings.optimizer],
+        learning_rate=repr(settings.learning_rate),
+        from_logits=not outputs_probabilities(graph),
+        metrics=repr(list(settings.metrics)),
+    )
+
+
+def _docstring_text(text: str) -> str:
+    """``text`` made safe inside the script's triple-quoted docstring."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _variable_names(ids: list[str]) -> dict[str, str]:
+    """A distinct Python variable for each node id: the id, with ``_`` added if it must."""
+    names: dict[str, str] = {}
+    for node_id in ids:
+        name = node_id
+        while keyword.iskeyword(name) or name in _RESERVED or name in names.values():
+            name += "_"
+        names[node_id] = name
+    return names
+
+
+def _one_or_list(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"[{', '.join(names)}]"
+
+
+def _layer_call(graph: Graph, node: Node, names: dict[str, str]) -> str:
+    """The right-hand side that makes ``node``'s output tensor."""
+    if node.type == "Input":
+        return f"keras.Input(shape={tuple(node.params['shape'])!r}, name={node.id!r})"
+    feeds = _one_or_list([names[src] for src in graph.inputs_of(node.id)])
+    if node.type == OPAQUE_TYPE:
+        class_name = node.params["class_name"]
+        custom = f"{{{class_name!r}: {imported_class_path(class_name)}}}"
+        layer = f"keras.layers.deserialize(IMPORTED[{node.id!r}], custom_objects={custom})"
+    else:
+        kwargs = ", ".join(f"{key}={value!r}" for key, value in layer_kwargs(node).items())
+        layer = f"keras.layers.{node.type}({kwargs}{', ' if kwargs else ''}name={node.id!r})"
+    return f"{layer}({feeds})"
+
+
+def _imported_configs(graph: Graph) -> str:
+    configs = {n.id: imported_spec(n) for n in graph.nodes if n.type == OPAQUE_TYPE}
+    return pprint.pformat(configs, width=96, sort_dicts=False)

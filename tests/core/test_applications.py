@@ -1,0 +1,194 @@
+"""The Application layer: shapes and counts against keras.applications, building, weights."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import threading
+
+import numpy as np
+import pytest
+
+from studio.core import applications
+from studio.core.applications import (
+    APPLICATION,
+    BASES,
+    WeightsUnavailable,
+    build_application,
+    cache_dir,
+    fetch_weights,
+    missing_weights,
+    use_random_weights,
+)
+from studio.core.layers import LayerError
+from studio.core.templates import from_template
+
+keras = pytest.importorskip("keras")
+
+ODD_SHAPE = (35, 71, 3)
+"""Non-square, and odd so that rounding at each halving shows."""
+
+
+def params(name: str, weights: str = "random", trainable_layers: int = 0) -> dict:
+    return {"name": name, "weights": weights, "trainable_layers": trainable_layers}
+
+
+def keras_base(name: str, shape, weights=None):
+    return getattr(keras.applications, name)(include_top=False, weights=weights,
+                                             input_shape=shape, pooling=None)
+
+
+@pytest.mark.parametrize("name", sorted(BASES))
+def test_table_matches_keras(name):
+    base = keras_base(name, ODD_SHAPE)
+    assert APPLICATION.output(params(name), [ODD_SHAPE]) == (
+        tuple(base.output.shape[1:]), base.count_params())
+    assert len(base.layers) == BASES[name].layers
+
+
+@pytest.mark.parametrize(
+    ("shape", "words"),
+    [((96, 96, 1), "needs colour images (3 channels) of at least 32 × 32 pixels, but its "
+                   "input is 96 × 96 × 1."),
+     ((31, 64, 3), "at least 32 × 32"),
+     ((2048,), "at least 32 × 32")],
+)
+def test_images_it_cannot_read_are_explained(shape, words):
+    with pytest.raises(LayerError) as error:
+        APPLICATION.output(params("MobileNetV2"), [shape])
+    assert words in str(error.value)
+
+
+def test_more_trainable_layers_than_the_base_has_is_refused():
+    assert APPLICATION.output(params("VGG16", trainable_layers=19), [(32, 32, 3)])
+    with pytest.raises(LayerError, match="VGG16 has 19 layers, so at most 19 can be trainable"):
+        APPLICATION.output(params("VGG16", trainable_layers=20), [(32, 32, 3)])
+
+
+def test_build_application_freezes_all_but_the_last_layers():
+    model = build_application(params("MobileNetV2", trainable_layers=10), (32, 32, 3), "app")
+    base = model.layers[-1]
+    assert model.name == "app" and model.count_params() == BASES["MobileNetV2"].params
+    assert [layer.trainable for layer in base.layers] == [False] * 144 + [True] * 10
+    frozen = build_application(params("MobileNetV2"), ODD_SHAPE)
+    assert not frozen.trainable_weights
+    assert tuple(frozen.output.shape[1:]) == APPLICATION.output(params("MobileNetV2"),
+                                                                [ODD_SHAPE])[0]
+
+
+def save_legacy_weights(model, path) -> None:
+    """Write weights the way keras.applications publishes them (legacy HDF5)."""
+    import h5py
+    from keras.src.legacy.saving import legacy_h5_format
+
+    with h5py.File(path, "w") as f:
+        legacy_h5_format.save_weights_to_hdf5_group(f, model)
+
+
+PREPROCESS = {
+    "MobileNetV2": keras.applications.mobilenet_v2.preprocess_input,
+    "ResNet50": keras.applications.resnet50.preprocess_input,
+    "VGG16": keras.applications.vgg16.preprocess_input,
+    "EfficientNetB0": keras.applications.efficientnet.preprocess_input,
+}
+
+
+@pytest.mark.parametrize("name", sorted(BASES))
+def test_imagenet_base_reads_pixels_0_to_1_like_keras_reads_its_own_input(name, monkeypatch):
+    """Our base on pixels in 0..1 equals keras.applications with weights="imagenet" on pixels
+    in 0..255 put through its preprocess_input, the same weights file loaded by both."""
+    shape = (32, 32, 3)
+    donor = keras_base(name, shape)
+    for layer in donor.layers:  # give EfficientNet's normalization real statistics
+        if isinstance(layer, keras.layers.Normalization):
+            layer.adapt_mean.assign([0.485, 0.456, 0.406])
+            layer.adapt_variance.assign([0.052, 0.050, 0.051])
+    path = cache_dir() / BASES[name].weights_name
+    path.parent.mkdir(parents=True)
+    save_legacy_weights(donor, path)
+    monkeypatch.setattr("keras.src.utils.file_utils.get_file", lambda *a, **k: str(path))
+    reference = keras_base(name, shape, weights="imagenet")
+    ours = build_application(params(name, "imagenet"), shape)
+    pixels = np.random.default_rng(0).random((2, *shape), dtype="float32")
+    expected = np.asarray(reference(PREPROCESS[name](pixels * 255.0)))
+    np.testing.assert_allclose(ours(pixels), expected, rtol=1e-3,
+                               atol=1e-4 * np.abs(expected).max())
+
+
+def test_pretrained_batch_normalization_stays_frozen(monkeypatch):
+    path = cache_dir() / BASES["MobileNetV2"].weights_name
+    path.parent.mkdir(parents=True)
+    save_legacy_weights(keras_base("MobileNetV2", (32, 32, 3)), path)
+    base = build_application(params("MobileNetV2", "imagenet", 154), (32, 32, 3)).layers[-1]
+    norms = [x for x in base.layers if isinstance(x, keras.layers.BatchNormalization)]
+    assert norms and not any(x.trainable for x in norms)
+    assert all(x.trainable for x in base.layers if x not in norms)
+
+
+def test_offline_download_fails_plainly_and_leaves_nothing(monkeypatch):
+    # A closed port on this machine refuses at once, with or without a network.
+    base = BASES["MobileNetV2"]
+    unreachable = dataclasses.replace(base, weights_url="http://127.0.0.1:9/" + base.weights_name)
+    monkeypatch.setitem(BASES, "MobileNetV2", unreachable)
+    progress: list[tuple[int, int]] = []
+    with pytest.raises(WeightsUnavailable) as error:
+        fetch_weights("MobileNetV2", lambda *a: progress.append(a), threading.Event(),
+                      timeout=2)
+    assert str(error.value) == (
+        "The ImageNet weights for MobileNetV2 could not be downloaded (no network?). "
+        "The template still works with random initial weights."
+    )
+    assert not progress and not list(cache_dir().iterdir())
+
+
+def test_cached_weights_are_used_without_the_network(monkeypatch):
+    monkeypatch.setattr(applications, "_open_url", pytest.fail)
+    path = cache_dir() / BASES["VGG16"].weights_name
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"weights")
+    assert fetch_weights("VGG16", pytest.fail, threading.Event()) == path
+
+
+class FakeResponse(io.BytesIO):
+    """A download of ``body`` that announces its length, read in small chunks."""
+
+    def __init__(self, body: bytes) -> None:
+        super().__init__(body)
+        self.headers = {"Content-Length": str(len(body))}
+
+
+def serve(monkeypatch, body: bytes) -> None:
+    monkeypatch.setattr(applications, "CHUNK", 4)
+    monkeypatch.setattr(applications, "_open_url", lambda url, timeout: FakeResponse(body))
+
+
+def test_download_reports_progress_and_checks_the_sum(monkeypatch):
+    body = b"0123456789"
+    serve(monkeypatch, body)
+    monkeypatch.setitem(BASES, "VGG16", BASES["VGG16"].__class__(
+        **{**BASES["VGG16"].__dict__, "md5": hashlib.md5(body).hexdigest()}))
+    progress: list[tuple[int, int]] = []
+    path = fetch_weights("VGG16", lambda *a: progress.append(a), threading.Event())
+    assert path.read_bytes() == body
+    assert progress == [(0, 10), (4, 10), (8, 10), (10, 10)]
+    assert missing_weights(from_template("vgg16").graph) == []
+
+
+def test_damaged_or_cancelled_downloads_leave_nothing(monkeypatch):
+    serve(monkeypatch, b"not the real weights")
+    with pytest.raises(WeightsUnavailable, match="ResNet50 arrived damaged; try again later"):
+        fetch_weights("ResNet50", lambda *a: None, threading.Event())
+    stop = threading.Event()
+    with pytest.raises(WeightsUnavailable, match="the download was cancelled"):
+        fetch_weights("MobileNetV2", lambda *a: stop.set(), stop)
+    assert not list(cache_dir().iterdir())
+
+
+def test_random_weights_unfreeze_the_whole_base():
+    graph = from_template("efficientnetb0").graph
+    assert missing_weights(graph) == ["EfficientNetB0"]
+    use_random_weights(graph)
+    assert missing_weights(graph) == []
+    (node,) = [n for n in graph.nodes if n.type == "Application"]
+    assert node.params == params("EfficientNetB0", "random", BASES["EfficientNetB0"].layers)

@@ -1,0 +1,56 @@
+"""Building Keras models from a graph alone, or from a graph that must fit its dataset."""
+
+from __future__ import annotations
+
+import pytest
+
+from studio.core.analysis import analyze
+from studio.core.building import ModelError, build_keras_model, build_model, model_endpoints
+from studio.core.data import MNIST_10K
+from studio.core.graph import Graph, Node
+from studio.core.templates import demo_project
+
+keras = pytest.importorskip("keras")
+
+
+def two_by_two() -> Graph:
+    """Two inputs joined, then split into two outputs."""
+    graph = Graph(nodes=[
+        Node("tabular", "Input", {"shape": [6]}),
+        Node("image", "Input", {"shape": [4, 4, 1]}),
+        Node("flat", "Flatten", {}),
+        Node("join", "Concatenate", {}),
+        Node("first", "Dense", {"units": 3, "activation": "softmax"}),
+        Node("second", "Dense", {"units": 1, "activation": "sigmoid"}),
+    ])
+    for src, dst in [("image", "flat"), ("tabular", "join"), ("flat", "join"),
+                     ("join", "first"), ("join", "second")]:
+        graph.connect(src, dst)
+    return graph
+
+
+def test_a_graph_alone_may_have_several_inputs_and_outputs():
+    graph = two_by_two()
+    report = analyze(graph)
+    assert report.ok and report.nodes["join"].output_shape == (22,)
+    model = build_keras_model(graph, "two by two")
+    assert model_endpoints(graph) == (["tabular", "image"], ["first", "second"])
+    assert [t.shape[1:] for t in model.inputs] == [(6,), (4, 4, 1)]
+    assert [t.shape[1:] for t in model.outputs] == [(3,), (1,)]
+    assert model.count_params() == report.total_params == 22 * 3 + 3 + 22 + 1
+    assert model.name == "two_by_two"
+
+
+def test_a_graph_for_a_dataset_still_needs_one_input_and_one_output():
+    graph = two_by_two()
+    report = analyze(graph, MNIST_10K)
+    assert "exactly one Input layer, but has 2" in report.reason
+    with pytest.raises(ModelError, match="exactly one Input layer"):
+        build_model(graph, MNIST_10K)
+
+
+def test_both_builders_make_the_same_model_for_a_valid_project():
+    graph = demo_project().graph
+    ours, plain = build_model(graph, MNIST_10K), build_keras_model(graph)
+    assert [type(x) for x in ours.layers] == [type(x) for x in plain.layers]
+    assert ours.count_params() == plain.count_params() == 93_322

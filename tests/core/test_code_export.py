@@ -1,0 +1,121 @@
+"""Exported scripts build the same model as Layer Studio, load the same data, and train."""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from studio.core import data
+from studio.core.building import ModelError, build_keras_model
+from studio.core.code_export import export_code
+from studio.core.graph import Graph, Node
+from studio.core.keras_import import import_model
+from studio.core.project import Project
+from studio.core.templates import demo_project
+from tests.helpers import tiny_project
+from tests.keras_models import branched_model, lambda_model
+
+keras = pytest.importorskip("keras")
+
+
+@pytest.fixture(scope="module")
+def imported_project(tmp_path_factory):
+    """The branched model imported: merges, a Reshape and opaque ReLU and DepthwiseConv2D."""
+    path = tmp_path_factory.mktemp("export") / "branched.keras"
+    branched_model().save(path)
+    return import_model(path)
+
+
+def run_script(path, *args, timeout=120):
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    return subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, check=False)
+
+
+def summary(model) -> dict:
+    return {"layers": [type(layer).__name__ for layer in model.layers],
+            "params": model.count_params()}
+
+
+@pytest.mark.parametrize("which", ["demo", "imported"])
+def test_the_script_builds_the_same_model(tmp_path, imported_project, which):
+    project = demo_project() if which == "demo" else imported_project
+    path = tmp_path / "model.py"
+    path.write_text(export_code(project))
+    result = run_script(path, "--build-only")
+    assert result.returncode == 0, result.stderr
+    printed = json.loads(result.stdout.strip().splitlines()[-1])
+    assert printed == summary(build_keras_model(project.graph))
+    if which == "imported":
+        assert {"ReLU", "DepthwiseConv2D", "Add", "Multiply", "Average"} <= set(printed["layers"])
+
+
+def test_the_script_trains_with_the_project_settings(tmp_path):
+    project = tiny_project(epochs=1)
+    project.training.optimizer, project.training.learning_rate = "sgd", 0.05
+    project.training.batch_size = 500
+    path = tmp_path / "tiny.py"
+    text = export_code(project)
+    assert "keras.optimizers.SGD(learning_rate=0.05)" in text
+    assert "SparseCategoricalCrossentropy(from_logits=False)" in text
+    path.write_text(text)
+    result = run_script(path)
+    assert result.returncode == 0, result.stderr
+    assert f"Loading MNIST-10k from {data.dataset_path(data.MNIST_10K)}" in result.stdout
+    assert "16/16" in result.stdout and "val_accuracy" in result.stdout  # 8,000 / 500 steps
+
+
+def test_the_script_splits_and_scales_like_layer_studio(tmp_path):
+    project = demo_project()
+    project.dataset.seed, project.dataset.validation_split = 7, 0.25
+    path = tmp_path / "model.py"
+    path.write_text(export_code(project))
+    script = runpy.run_path(str(path), run_name="exported")
+    (x_train, y_train), (x_val, y_val) = script["load_data"](script["DATA"])
+    ours = data.split(project.dataset)
+    np.testing.assert_array_equal(y_train, ours.y_train)
+    np.testing.assert_array_equal(y_val, ours.y_val)
+    assert x_val.dtype == np.float32 and x_val.shape == (2_500, 28, 28, 1)
+    np.testing.assert_allclose(x_val, ours.x_val.astype(np.float32) / 255.0, rtol=1e-6)
+    assert script["EPOCHS"] == project.training.epochs
+    assert script["BATCH_SIZE"] == project.training.batch_size
+
+
+def test_ids_that_are_python_keywords_or_script_names_still_work(tmp_path):
+    nodes = [Node("keras", "Input", {"shape": [4]}), Node("lambda", "Dense", {"units": 3}),
+             Node("IMPORTED", "Dense", {"units": 2})]
+    project = Project(name='A "quoted" \\ name', graph=Graph.from_chain(nodes))
+    path = tmp_path / "odd.py"
+    path.write_text(export_code(project))
+    script = runpy.run_path(str(path), run_name="exported")
+    assert script["__doc__"].startswith('A "quoted" \\ name: a model designed')
+    assert "does not fit MNIST-10k yet" in script["__doc__"]
+    assert summary(script["build_model"]()) == summary(build_keras_model(project.graph))
+
+
+def test_exported_text_compiles(imported_project):
+    for project in (demo_project(), tiny_project(), imported_project):
+        compile(export_code(project), "exported.py", "exec")
+
+
+def test_a_model_that_cannot_be_built_is_not_exported(tmp_path):
+    with pytest.raises(ModelError, match="Nothing is connected"):
+        export_code(Project(graph=Graph(nodes=[Node("input_1", "Input"),
+                                               Node("dense_1", "Dense")])))
+    path = tmp_path / "lambda.keras"
+    lambda_model().save(path)
+    with pytest.raises(ModelError, match="holds Python code"):
+        export_code(import_model(path, trust=True))
+
+
+def test_application_layers_are_not_exported_yet():
+    nodes = [Node("input_1", "Input", {"shape": [96, 96, 3]}),
+             Node("base", "Application", {"weights": "random"})]
+    with pytest.raises(ModelError, match="^base: Application layers cannot be exported"):
+        export_code(Project(graph=Graph.from_chain(nodes)))

@@ -1,0 +1,319 @@
+"""Importing Keras models: known layers become registry nodes, the rest stays opaque, and the
+rebuilt model has the same layers, parameters and outputs as the original."""
+
+from __future__ import annotations
+
+import zipfile
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from studio.core.analysis import analyze
+from studio.core.building import ModelError, build_keras_model
+from studio.core.keras_import import (
+    ImportFailure,
+    apply_weights,
+    import_model,
+    import_model_with_weights,
+)
+from studio.core.layers import OPAQUE_TYPE, REGISTRY
+from studio.core.project import load_project, save_project
+from tests.keras_models import branched_model, lambda_model, random_batch, two_input_model
+
+keras = pytest.importorskip("keras")
+
+
+def round_trip(model, path):
+    """Save ``model``, import it, rebuild it with the imported weights and compare."""
+    model.save(path)
+    project, weights = import_model_with_weights(path)
+    rebuilt = build_keras_model(project.graph, project.name)
+    assert len(_layers(rebuilt)) == len(_layers(model))
+    assert rebuilt.count_params() == model.count_params()
+    assert analyze(project.graph).total_params == model.count_params()
+    apply_weights(rebuilt, weights)
+    batch = random_batch(model)
+    expected = _outputs(model.predict(batch, verbose=0))
+    actual = _outputs(rebuilt.predict(batch, verbose=0))
+    assert len(actual) == len(expected)
+    for ours, theirs in zip(actual, expected, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5)
+    return project
+
+
+def _layers(model):
+    """The model's layers; a Sequential model does not list its InputLayer."""
+    return [layer for layer in model.layers if not isinstance(layer, keras.layers.InputLayer)]
+
+
+def _outputs(prediction):
+    return prediction if isinstance(prediction, list) else [prediction]
+
+
+def types(project) -> Counter:
+    return Counter(n.type for n in project.graph.nodes)
+
+
+def opaque_classes(project) -> set[str]:
+    return {n.params["class_name"] for n in project.graph.nodes if n.type == OPAQUE_TYPE}
+
+
+def test_mobilenet_v2_round_trip(tmp_path):
+    model = keras.applications.MobileNetV2(input_shape=(96, 96, 3), weights=None, classes=10)
+    project = round_trip(model, tmp_path / "mobilenet.keras")
+    counts = types(project)
+    assert (counts["Conv2D"], counts["BatchNormalization"], counts["Add"]) == (35, 52, 10)
+    assert opaque_classes(project) == {"ReLU", "DepthwiseConv2D", "ZeroPadding2D"} - set(REGISTRY)
+    assert project.name == "mobilenet"
+    path = tmp_path / "mobilenet.studio.json"
+    save_project(project, path)
+    assert load_project(path).to_dict() == project.to_dict()
+
+
+def test_resnet50_round_trip(tmp_path):
+    model = keras.applications.ResNet50(input_shape=(64, 64, 3), weights=None, classes=10)
+    project = round_trip(model, tmp_path / "resnet.keras")
+    counts = types(project)
+    # Its batch normalizations name the channel axis as 3, which is the same as -1.
+    assert (counts["BatchNormalization"], counts["Activation"], counts["MaxPooling2D"]) == (
+        53, 49, 1)
+    assert opaque_classes(project) <= {"ZeroPadding2D"}
+
+
+def test_branched_model_round_trip(tmp_path):
+    project = round_trip(branched_model(), tmp_path / "branched.keras")
+    graph = project.graph
+    assert graph.inputs_of("add") == ["left", "relu6", "depthwise"]
+    assert graph.inputs_of("concat") == ["average", "left"]
+    assert graph.node("left").type == "Conv2D"
+    assert graph.node("left").params == {
+        "filters": 4, "kernel_size": 3, "strides": 1, "padding": "same", "activation": "relu",
+        "use_bias": True,
+    }
+    assert graph.node("bn").params == {"momentum": 0.9, "epsilon": 0.001}
+    assert graph.node("flat").params == {"target_shape": [-1]}
+    assert {graph.node(i).type for i in ("add", "multiply", "average", "concat")} == {
+        "Add", "Multiply", "Average", "Concatenate"}
+
+
+def test_several_inputs_and_outputs_round_trip(tmp_path):
+    project = round_trip(two_input_model(), tmp_path / "two.keras")
+    ids = project.graph.ids()
+    assert ids[:2] == ["image", "extra"] and ids[-2:] == ["score", "classes"]
+    assert not analyze(project.graph).problems
+
+
+def test_legacy_h5_round_trip(tmp_path):
+    project = round_trip(branched_model(), tmp_path / "branched.h5")
+    assert project.graph.node("left").type == "Conv2D"
+
+
+def test_nested_models_stay_opaque_and_round_trip(tmp_path):
+    inner_seq = keras.Sequential(
+        [keras.Input((8,)), keras.layers.Dense(5, name="d1"), keras.layers.Dense(3, name="d2")],
+        name="inner_seq",
+    )
+    x = keras.Input((8,), name="x")
+    inner_fn = keras.Model(x, keras.layers.Dense(3, activation="relu", name="d3")(x),
+                           name="inner_fn")
+    inputs = keras.Input((8,), name="inputs")
+    joined = keras.layers.Add(name="add")([inner_seq(inputs), inner_fn(inputs)])
+    model = keras.Model(inputs, keras.layers.Dense(2, name="out")(joined))
+    project = round_trip(model, tmp_path / "nested.keras")
+    assert project.graph.node("inner_seq").params["class_name"] == "Sequential"
+    assert project.graph.node("inner_fn").params["class_name"] == "Functional"
+    assert project.graph.node("inner_fn").params["param_count"] == 27
+
+
+def test_a_sequential_model_becomes_a_chain(tmp_path):
+    model = keras.Sequential([keras.Input((28, 28, 1)), keras.layers.Flatten(),
+                              keras.layers.Dense(10, activation="softmax")])
+    project = round_trip(model, tmp_path / "seq.keras")
+    assert project.graph.chain() is not None
+    assert [n.type for n in project.graph.nodes] == ["Input", "Flatten", "Dense"]
+    assert analyze(project.graph, _mnist()).ok
+
+
+def _mnist():
+    from studio.core.data import MNIST_10K
+
+    return MNIST_10K
+
+
+@pytest.mark.parametrize(
+    "layer",
+    [
+        lambda: keras.layers.Conv2D(4, 3, strides=(2, 1)),
+        lambda: keras.layers.Conv2D(4, 3, dilation_rate=2),
+        lambda: keras.layers.Conv2D(4, (3, 5)),
+        lambda: keras.layers.Conv2D(4, 3, kernel_regularizer="l2"),
+        lambda: keras.layers.Conv2D(4, 3, kernel_initializer="he_normal"),
+        lambda: keras.layers.Dense(4, activation="swish"),
+        lambda: keras.layers.BatchNormalization(center=False),
+        lambda: keras.layers.MaxPooling2D(2, strides=(1, 2)),
+    ],
+)
+def test_settings_the_registry_cannot_express_keep_the_layer_opaque(tmp_path, layer):
+    inputs = keras.Input((8, 8, 3))
+    original = layer()
+    model = keras.Model(inputs, original(inputs))
+    project = round_trip(model, tmp_path / "m.keras")
+    node = project.graph.nodes[-1]
+    assert node.type == OPAQUE_TYPE
+    assert node.params["class_name"] == type(original).__name__
+    assert node.params["input_shapes"] == [[8, 8, 3]]
+    assert node.params["output_shape"] == list(original.output.shape[1:])
+    rebuilt = build_keras_model(project.graph).get_layer(node.id)
+    assert {**rebuilt.get_config(), "name": original.name} == original.get_config()
+
+
+def test_a_channels_first_layer_stays_opaque(tmp_path):
+    inputs = keras.Input((3, 8, 8))
+    model = keras.Model(inputs, keras.layers.Conv2D(4, 3, data_format="channels_first")(inputs))
+    model.save(tmp_path / "m.keras")
+    node = import_model(tmp_path / "m.keras").graph.nodes[-1]
+    assert node.type == OPAQUE_TYPE
+    assert node.params["config"]["data_format"] == "channels_first"
+    assert node.params["output_shape"] == [4, 6, 6]
+
+
+def test_a_lambda_layer_is_refused_unless_trusted(tmp_path):
+    path = tmp_path / "model.keras"
+    lambda_model().save(path)
+    with pytest.raises(ImportFailure) as refused:
+        import_model(path)
+    assert str(refused.value) == (
+        "model.keras contains a Lambda layer (lambda_1), which holds Python code. Layer Studio "
+        "does not run code from files unless you trust the file."
+    )
+    project = import_model(path, trust=True)
+    node = project.graph.node("lambda_1")
+    assert node.type == OPAQUE_TYPE and node.params["class_name"] == "Lambda"
+    assert "Lambda layer holds Python code" in analyze(project.graph).problem_at("lambda_1")
+    with pytest.raises(ModelError, match="^lambda_1: This imported Lambda layer holds Python "
+                                         "code, which Layer Studio does not run"):
+        build_keras_model(project.graph)
+
+
+def test_a_lambda_in_a_legacy_h5_file_is_refused(tmp_path):
+    path = tmp_path / "model.h5"
+    lambda_model().save(path)
+    with pytest.raises(ImportFailure, match=r"^model\.h5 contains a Lambda layer \(lambda_1\)"):
+        import_model(path)
+
+
+def test_a_shared_layer_is_refused(tmp_path):
+    inputs = keras.Input((4,))
+    shared = keras.layers.Dense(4, name="shared")
+    model = keras.Model(inputs, shared(shared(inputs)))
+    model.save(tmp_path / "m.keras")
+    with pytest.raises(ImportFailure, match=r"^m\.keras: layer shared is used 2 times"):
+        import_model(tmp_path / "m.keras")
+
+
+def test_an_output_that_also_feeds_a_layer_is_refused(tmp_path):
+    inputs = keras.Input((4,))
+    first = keras.layers.Dense(4, name="first")(inputs)
+    model = keras.Model(inputs, [first, keras.layers.Dense(2, name="second")(first)])
+    model.save(tmp_path / "m.keras")
+    with pytest.raises(ImportFailure, match="layer first is both an output and the input of "
+                                            "second"):
+        import_model(tmp_path / "m.keras")
+
+
+@pytest.mark.parametrize(
+    ("used", "words"),
+    [(0, "layer lstm has several outputs; Layer Studio layers have one."),
+     (1, "the model uses output 2 of layer lstm; Layer Studio layers have one output.")],
+)
+def test_layers_with_several_outputs_are_refused(tmp_path, used, words):
+    inputs = keras.Input((5, 3))
+    outputs = keras.layers.LSTM(4, return_state=True, name="lstm")(inputs)
+    keras.Model(inputs, keras.layers.Dense(2)(outputs[used])).save(tmp_path / "m.keras")
+    with pytest.raises(ImportFailure) as failure:
+        import_model(tmp_path / "m.keras")
+    assert str(failure.value) == f"m.keras: {words}"
+
+
+def test_recurrent_layers_and_dropout_round_trip(tmp_path):
+    inputs = keras.Input((5, 3))
+    hidden = keras.layers.LSTM(4, return_sequences=True, name="lstm")(inputs)
+    hidden = keras.layers.Dropout(0.3, name="drop")(keras.layers.GRU(3, name="gru")(hidden))
+    project = round_trip(keras.Model(inputs, hidden), tmp_path / "rnn.keras")
+    assert [n.type for n in project.graph.nodes] == ["Input", "LSTM", "GRU", "Dropout"]
+
+
+@pytest.mark.parametrize(
+    ("build", "words"),
+    [
+        (lambda x: keras.layers.Dense(2, name="dense")(x * 2.0),
+         r"the model applies the operation Multiply \(multiply\) outside any layer"),
+        (lambda x: keras.layers.GRU(2, name="gru")(
+            keras.layers.Embedding(9, 3, mask_zero=True)(x)),
+         "the model applies the operation NotEqual"),
+    ],
+)
+def test_operations_outside_layers_are_refused(tmp_path, build, words):
+    inputs = keras.Input((5,))
+    keras.Model(inputs, build(inputs)).save(tmp_path / "m.keras")
+    with pytest.raises(ImportFailure, match=words):
+        import_model(tmp_path / "m.keras")
+
+
+def test_variable_sizes_are_refused(tmp_path):
+    inputs = keras.Input((None, 3), name="tokens")
+    keras.Model(inputs, keras.layers.Dense(2)(inputs)).save(tmp_path / "m.keras")
+    with pytest.raises(ImportFailure, match=r"input tokens has a size that varies \(\? × 3\)"):
+        import_model(tmp_path / "m.keras")
+
+
+def _weights_only(tmp_path):
+    path = tmp_path / "w.weights.h5"
+    keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)]).save_weights(path)
+    return path.rename(tmp_path / "w.h5")
+
+
+def _zip_without_config(tmp_path):
+    path = tmp_path / "empty.keras"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("metadata.json", "{}")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda tmp: tmp / "missing.keras", "missing.keras: the file does not exist."),
+        (lambda tmp: _write(tmp / "notes.txt", "hello"), "notes.txt: not a Keras model file."),
+        (lambda tmp: _write(tmp / "junk.keras", "not a zip"), "junk.keras: not a readable "
+                                                              "Keras model file"),
+        (lambda tmp: _write(tmp / "junk.h5", "not hdf5"), "junk.h5: not a readable Keras"),
+        (_zip_without_config, "empty.keras: not a readable Keras model file"),
+        (_weights_only, "w.h5: the file holds no model, only weights."),
+    ],
+)
+def test_unreadable_files_are_explained(tmp_path, make, words):
+    with pytest.raises(ImportFailure) as failure:
+        import_model(make(tmp_path))
+    assert str(failure.value).startswith(words)
+    assert "\n" not in str(failure.value)
+
+
+def test_a_model_keras_cannot_load_is_explained(tmp_path):
+    path = tmp_path / "custom.keras"
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.save(path)
+    with zipfile.ZipFile(path) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    files["config.json"] = files["config.json"].replace(b'"Dense"', b'"NoSuchLayer"')
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    with pytest.raises(ImportFailure, match=r"^custom\.keras: Keras cannot load it \("):
+        import_model(path)
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path

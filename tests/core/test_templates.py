@@ -1,0 +1,99 @@
+"""The template gallery's models: they fit MNIST-10k and build in Keras, or say what they need."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from studio.core.analysis import analyze
+from studio.core.applications import BASES, use_random_weights
+from studio.core.building import build_keras_model, build_model
+from studio.core.data import MNIST_10K
+from studio.core.graph import Graph, Node
+from studio.core.templates import TEMPLATES, TRANSFER_INPUT, from_template
+
+TRANSFER = {"mobilenetv2": "MobileNetV2", "resnet50": "ResNet50", "vgg16": "VGG16",
+            "efficientnetb0": "EfficientNetB0"}
+OTHER_DATA = {"lstm_text", *TRANSFER}
+FITS_MNIST = sorted(set(TEMPLATES) - OTHER_DATA)
+TEXT = dataclasses.replace(MNIST_10K, name="text", title="Text", sample_shape=(100,))
+IMAGES = dataclasses.replace(MNIST_10K, name="images", title="Images",
+                             sample_shape=tuple(TRANSFER_INPUT))
+
+
+def test_the_gallery_has_every_template():
+    assert FITS_MNIST == ["alexnet", "cnn", "lenet5", "mlp", "resnet", "vgg"]
+    for template in TEMPLATES.values():
+        assert template.title and template.category and len(template.description) > 100
+
+
+@pytest.mark.parametrize("name", FITS_MNIST)
+def test_image_templates_fit_mnist_and_keras_counts_what_we_count(name):
+    graph = from_template(name).graph
+    report = analyze(graph, MNIST_10K)
+    assert report.ok, report.reason
+    assert build_model(graph, MNIST_10K).count_params() == report.total_params
+
+
+def test_lstm_text_builds_for_a_text_dataset():
+    graph = from_template("lstm_text").graph
+    report = analyze(graph, TEXT)
+    assert report.ok, report.reason
+    assert build_model(graph, TEXT).count_params() == report.total_params
+
+
+def test_resnet_has_identity_and_projection_shortcuts():
+    graph = from_template("resnet").graph
+    adds = [n.id for n in graph.nodes if n.type == "Add"]
+    shortcut_types = [graph.node(graph.inputs_of(a)[1]).type for a in adds]
+    assert shortcut_types == ["Activation", "BatchNormalization", "BatchNormalization"]
+    projections = [n for n in graph.nodes if n.type == "Conv2D" and n.params["kernel_size"] == 1]
+    assert [p.params["strides"] for p in projections] == [2, 2]
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_DATA))
+def test_templates_for_other_data_say_so_at_the_input(name):
+    graph = from_template(name).graph
+    report = analyze(graph, MNIST_10K)
+    (problem,) = report.problems
+    assert problem.node_id == "input_1" and not problem.fixes
+    assert "does not match MNIST-10k" in problem.message
+    assert "Layer Studio has no such dataset yet" in problem.message
+    assert set(report.nodes) == set(graph.ids())  # the gallery can still count parameters
+    if name == "lstm_text":
+        assert "its layers need samples of 100 token ids (text)" in problem.message
+
+
+@pytest.mark.parametrize(("name", "base"), sorted(TRANSFER.items()))
+def test_transfer_templates_put_a_new_head_on_a_frozen_base(name, base):
+    graph = from_template(name).graph
+    assert [n.type for n in graph.nodes] == [
+        "Input", "Application", "GlobalAveragePooling2D", "Dropout", "Dense"]
+    assert graph.nodes[1].params == {"name": base, "weights": "imagenet", "trainable_layers": 0}
+    report = analyze(graph, IMAGES)
+    assert report.ok, report.reason
+    head = BASES[base].channels * 10 + 10
+    assert report.total_params == BASES[base].params + head
+
+
+def test_an_input_fix_that_would_break_later_layers_is_not_offered():
+    graph = Graph.from_chain([
+        Node("in", "Input", {"shape": [32, 32, 3]}),
+        Node("conv", "Conv2D", {"kernel_size": 30}),
+        Node("flat", "Flatten"),
+        Node("out", "Dense", {"units": 10, "activation": "softmax"}),
+    ])
+    (problem,) = analyze(graph, MNIST_10K).problems
+    assert problem.node_id == "in" and not problem.fixes
+    assert problem.message.endswith(
+        "This model is made for other data: its layers need samples of 32 × 32 × 3, and "
+        "Layer Studio has no such dataset yet.")
+
+
+def test_a_transfer_template_with_random_weights_builds_as_counted():
+    project = from_template("mobilenetv2")
+    use_random_weights(project.graph)
+    model = build_keras_model(project.graph, project.name)
+    assert model.count_params() == analyze(project.graph).total_params
+    assert model.output_shape == (None, 10)

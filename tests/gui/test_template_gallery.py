@@ -1,0 +1,157 @@
+"""File > New from Template…: the gallery, opening a template, and ImageNet weights offline."""
+
+from __future__ import annotations
+
+import io
+import threading
+import urllib.error
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPushButton
+
+from studio.core import applications
+from studio.core.applications import BASES, cache_dir
+from studio.core.templates import TEMPLATES, from_template
+from studio.gui.template_gallery import TemplateGallery
+from tests.gui.support import click_row
+
+CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+OFFLINE = ("The ImageNet weights for MobileNetV2 could not be downloaded (no network?). "
+           "The template still works with random initial weights.")
+
+
+def open_gallery(qtbot, window) -> TemplateGallery:
+    """Press Ctrl+Shift+N and return the gallery it shows."""
+    qtbot.keyClick(window, Qt.Key.Key_N, CTRL_SHIFT)
+    qtbot.waitUntil(lambda: window.findChild(TemplateGallery) is not None)
+    gallery = window.findChild(TemplateGallery)
+    qtbot.waitExposed(gallery)
+    return gallery
+
+
+def pick(qtbot, gallery: TemplateGallery, name: str, double: bool = False) -> None:
+    """Click (or double-click) the gallery row of template ``name``."""
+    item = gallery.item_for(name)
+    gallery.tree.scrollToItem(item)
+    pos = gallery.tree.visualItemRect(item).center()
+    qtbot.mouseClick(gallery.tree.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    assert gallery.selected() == name
+    if double:
+        qtbot.mouseDClick(gallery.tree.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+
+
+def application_params(window) -> dict:
+    (node,) = [n for n in window.doc.project.graph.nodes if n.type == "Application"]
+    return node.params
+
+
+def test_gallery_lists_every_template_and_opens_one_on_the_canvas(qtbot, window):
+    gallery = open_gallery(qtbot, window)
+    for name, template in TEMPLATES.items():
+        item = gallery.item_for(name)
+        assert item.text(0) == template.title and item.parent().text(0) == template.category
+    pick(qtbot, gallery, "resnet")
+    assert gallery.title.text() == "ResNet (small)"
+    assert gallery.size.text() == "31 layers · 309,418 parameters"
+    assert gallery.description.text() == TEMPLATES["resnet"].description
+    assert gallery.fit.text() == "Ready to train on MNIST-10k."
+    qtbot.mouseClick(gallery.open_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.doc.project.name == "ResNet (small)")
+    graph = from_template("resnet").graph
+    assert set(window.scene.nodes) == set(graph.ids())
+    assert set(window.scene.edges) == set(graph.edges)
+    assert window.doc.undo_stack.isClean() and window.doc.path is None
+    assert window.weights.worker is None  # nothing to download
+
+
+def test_opening_a_template_first_offers_to_save_unsaved_changes(qtbot, window, dialogs):
+    click_row(qtbot, window, "dense_1")
+    qtbot.keyClick(window.model_list.table, Qt.Key.Key_Delete)
+    assert not window.doc.undo_stack.isClean()
+    pick(qtbot, open_gallery(qtbot, window), "mlp", double=True)
+    qtbot.waitUntil(lambda: window.doc.project.name == "Multi-layer perceptron")
+    assert dialogs == [("question", "Unsaved changes", "Save the changes to Small CNN?")]
+    assert window.doc.undo_stack.isClean()
+
+
+def test_other_data_is_explained_in_the_gallery(qtbot, window):
+    gallery = open_gallery(qtbot, window)
+    pick(qtbot, gallery, "lstm_text")
+    assert "100 token ids (text), and Layer Studio has no such dataset yet." in gallery.fit.text()
+    pick(qtbot, gallery, "vgg16")
+    assert gallery.fit.text().endswith("Its ImageNet weights are downloaded when you open it.")
+    qtbot.mouseClick(gallery.buttons.button(gallery.buttons.StandardButton.Cancel),
+                     Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not gallery.isVisible())
+    assert window.doc.project.name == "Small CNN"
+
+
+@pytest.fixture
+def offline(monkeypatch):
+    """The network call fails at once, as it does without a network."""
+    def refuse(url, timeout):
+        raise urllib.error.URLError("Name or service not known")
+
+    monkeypatch.setattr(applications, "_open_url", refuse)
+
+
+def test_offline_transfer_template_opens_and_offers_random_weights(qtbot, window, offline):
+    pick(qtbot, open_gallery(qtbot, window), "mobilenetv2", double=True)
+    qtbot.waitUntil(lambda: window.weights.notice is not None and window.weights.notice.isVisible())
+    assert window.weights.notice.text() == OFFLINE
+    assert set(window.scene.nodes) == set(from_template("mobilenetv2").graph.ids())
+    assert application_params(window)["weights"] == "imagenet"
+    with qtbot.waitSignal(window.weights.settled):
+        qtbot.mouseClick(window.weights.random_button, Qt.MouseButton.LeftButton)
+    assert application_params(window) == {
+        "name": "MobileNetV2", "weights": "random", "trainable_layers": BASES["MobileNetV2"].layers}
+    assert "random" in window.scene.nodes["application_1"].look.key_params
+    qtbot.waitUntil(lambda: window.weights.worker is None)
+
+
+class StalledResponse(io.BytesIO):
+    """A download that sends one chunk, then waits for ``gate`` before the next."""
+
+    def __init__(self, gate: threading.Event) -> None:
+        super().__init__()
+        self.headers = {"Content-Length": str(10 * applications.CHUNK)}
+        self.gate = gate
+        self.chunks = 0
+
+    def read(self, size: int = -1) -> bytes:
+        self.chunks += 1
+        if self.chunks > 1:
+            self.gate.wait()
+        return b"x" * size
+
+
+def test_cancel_keeps_imagenet_weights_when_asked(qtbot, window, monkeypatch):
+    gate = threading.Event()
+    monkeypatch.setattr(applications, "_open_url", lambda url, timeout: StalledResponse(gate))
+    pick(qtbot, open_gallery(qtbot, window), "resnet50")
+    qtbot.mouseClick(window.findChild(TemplateGallery).open_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.weights.progress is not None
+                    and window.weights.progress.value() > 0)
+    assert "ResNet50" in window.weights.progress.labelText()
+    cancel = window.weights.progress.findChild(QPushButton)
+    assert cancel.text() == "Cancel"
+    qtbot.mouseClick(cancel, Qt.MouseButton.LeftButton)
+    gate.set()
+    qtbot.waitUntil(lambda: window.weights.notice is not None and window.weights.notice.isVisible())
+    assert "the download was cancelled" in window.weights.notice.text()
+    keep = next(b for b in window.weights.notice.buttons() if b.text() == "Keep ImageNet weights")
+    with qtbot.waitSignal(window.weights.settled):
+        qtbot.mouseClick(keep, Qt.MouseButton.LeftButton)
+    assert application_params(window)["weights"] == "imagenet"
+    assert not list(cache_dir().iterdir())
+    qtbot.waitUntil(lambda: window.weights.worker is None)
+
+
+def test_cached_weights_open_without_a_download(qtbot, window, offline):
+    path = cache_dir() / BASES["EfficientNetB0"].weights_name
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"weights")
+    pick(qtbot, open_gallery(qtbot, window), "efficientnetb0", double=True)
+    qtbot.waitUntil(lambda: window.doc.project.name == "EfficientNetB0 transfer learning")
+    assert window.weights.worker is None and window.weights.notice is None

@@ -1,0 +1,59 @@
+"""Small Keras models the import and export tests save, import and rebuild."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def branched_model() -> Any:
+    """One input, branches joined by Add, Multiply, Average and Concatenate, opaque layers."""
+    import keras
+
+    layers = keras.layers
+    image = keras.Input(shape=(8, 8, 3), name="image")
+    left = layers.Conv2D(4, 3, padding="same", activation="relu", name="left")(image)
+    right = layers.Conv2D(4, 1, use_bias=False, name="right")(image)
+    right = layers.ReLU(max_value=6.0, name="relu6")(right)
+    deep = layers.DepthwiseConv2D(3, padding="same", name="depthwise")(right)
+    added = layers.Add(name="add")([left, right, deep])
+    product = layers.Multiply(name="multiply")([left, deep])
+    mean = layers.Average(name="average")([added, product])
+    joined = layers.Concatenate(name="concat")([mean, left])
+    normed = layers.BatchNormalization(momentum=0.9, name="bn")(joined)
+    flat = layers.Reshape((-1,), name="flat")(normed)
+    hidden = layers.Dense(6, activation="tanh", name="hidden")(flat)
+    out = layers.Dense(10, activation="softmax", name="out")(hidden)
+    return keras.Model(image, out, name="branched")
+
+
+def two_input_model() -> Any:
+    """Two inputs and two outputs, joined in the middle."""
+    import keras
+
+    layers = keras.layers
+    image = keras.Input(shape=(6, 6, 2), name="image")
+    extra = keras.Input(shape=(5,), name="extra")
+    pooled = layers.GlobalAveragePooling2D(name="pool")(
+        layers.Conv2D(3, 3, name="conv")(image)
+    )
+    joined = layers.Concatenate(name="join")([pooled, layers.Dense(4, name="embed")(extra)])
+    score = layers.Dense(1, activation="sigmoid", name="score")(joined)
+    classes = layers.Dense(3, activation="softmax", name="classes")(joined)
+    return keras.Model([image, extra], [score, classes], name="two_inputs")
+
+
+def lambda_model() -> Any:
+    """A model whose Lambda layer holds Python code."""
+    import keras
+
+    inputs = keras.Input(shape=(4,), name="x")
+    doubled = keras.layers.Lambda(lambda t: t * 2.0, name="lambda_1")(inputs)
+    return keras.Model(inputs, keras.layers.Dense(2, name="dense")(doubled))
+
+
+def random_batch(model: Any, size: int = 3, seed: int = 0) -> list[np.ndarray]:
+    """Random float inputs for every input of ``model``."""
+    rng = np.random.default_rng(seed)
+    return [rng.random((size, *t.shape[1:]), dtype=np.float32) for t in model.inputs]
