@@ -34,6 +34,10 @@ class ImportFailure(ValueError):
     """A Keras model cannot be imported; the message names the file and the problem."""
 
 
+class CodeRefused(ImportFailure):
+    """The model holds Python code (Lambda layers); it imports only if the file is trusted."""
+
+
 @dataclass
 class _Layer:
     """One layer of the model's config, and the names of the layers feeding it, in order."""
@@ -70,7 +74,7 @@ def import_model_with_weights(
     code = list(_code_layer_names(stored))
     if code and not trust:
         several = len(code) > 1
-        raise ImportFailure(
+        raise CodeRefused(
             f"{path.name} contains {'Lambda layers' if several else 'a Lambda layer'} "
             f"({', '.join(code)}), which {'hold' if several else 'holds'} Python code. Layer "
             "Studio does not run code from files unless you trust the file."

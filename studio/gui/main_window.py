@@ -26,6 +26,7 @@ from studio.gui.canvas_view import ZOOM_STEP, CanvasView
 from studio.gui.data_panel import DataPanel
 from studio.gui.document import ProjectDocument
 from studio.gui.inspector import Inspector
+from studio.gui.keras_files import KerasFiles
 from studio.gui.model_list import ModelList
 from studio.gui.model_summary import ModelSummary
 from studio.gui.palette import LayerPalette
@@ -68,6 +69,8 @@ class MainWindow(QMainWindow):
         self.data_panel = DataPanel(self.doc)
         self.training = TrainingPanel(self.doc)
         self.weights = WeightsDownload(self.doc, self)
+        self.keras_files = KerasFiles(self, self.doc)
+        self.keras_files.imported.connect(self._show_imported)
         self.scene = CanvasScene(self.doc)
         self.scene.setParent(self)
         self.canvas = CanvasView(self.scene)
@@ -96,7 +99,8 @@ class MainWindow(QMainWindow):
         self.model_list.selection_changed.connect(self._list_selected)
         self.scene.selectionChanged.connect(self._canvas_selected)
         self.doc.path_changed.connect(self.canvas.show_model)
-        for source in (self.model_list, self.training, self.scene, self.weights):
+        for source in (self.model_list, self.training, self.scene, self.weights,
+                       self.keras_files):
             source.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.doc.undo_stack.cleanChanged.connect(self._clean_changed)
         self.doc.path_changed.connect(self._update_title)
@@ -164,6 +168,11 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "&Save", self.save, QKeySequence.StandardKey.Save)
         self._action(file_menu, "Save &As…", self.save_as, QKeySequence.StandardKey.SaveAs)
         file_menu.addSeparator()
+        self._action(file_menu, "&Import Keras Model…", self.keras_files.import_dialog, "Ctrl+I",
+                     "Open a .keras or .h5 model as a graph")
+        self._action(file_menu, "&Export as Python Script…", self.keras_files.export_dialog,
+                     "Ctrl+E", "Write a runnable Keras script that builds and trains this model")
+        file_menu.addSeparator()
         self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
 
         edit_menu = bar.addMenu("&Edit")
@@ -228,6 +237,11 @@ class MainWindow(QMainWindow):
     def show_error(self, title: str, message: str) -> None:
         """Tell the user what went wrong, in a dialog."""
         QMessageBox.warning(self, title, message)
+
+    @Slot(object)
+    def _show_imported(self, project: Project) -> None:
+        if self._confirm_discard():
+            self.doc.replace(project, None)
 
     def _confirm_discard(self) -> bool:
         if self.doc.undo_stack.isClean():
@@ -313,6 +327,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.training.shutdown()
+        self.keras_files.shutdown()
         self.weights.shutdown()
         QSettings().setValue("window/geometry", self.saveGeometry())
         event.accept()
