@@ -2,8 +2,9 @@
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python packaging/screenshots.py
 
-Writes assets/screenshots/main-window.png (the demo after a short run) and
-assets/screenshots/invalid-model.png (a model with a problem, Start disabled).
+Writes assets/screenshots/main-window.png (the demo after a short run),
+assets/screenshots/invalid-model.png (a model with a problem, Start disabled) and
+assets/screenshots/branched-model.png (the small ResNet template around a skip connection).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from gui_session import close_discarding, open_demo_window, wait_for, warm_up  # noqa: E402
 from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
+
+from studio.core.templates import from_template  # noqa: E402
 
 OUT = ROOT / "assets" / "screenshots"
 
@@ -43,8 +46,18 @@ def main() -> None:
     window.inspector.editors["units"].widget.setValue(12)
     settle()
     window.grab().save(str(OUT / "invalid-model.png"))
+
+    window.doc.replace(from_template("resnet"), None)
+    graph = window.doc.project.graph
+    merge = next(n.id for n in graph.nodes if n.type == "Add")
+    window.scene.select_ids([merge])
+    window.canvas.resetTransform()
+    window.canvas.zoom_by(0.6)
+    window.canvas.centerOn(window.scene.nodes[merge])
+    settle()
+    window.grab().save(str(OUT / "branched-model.png"))
     close_discarding(window)
-    print(f"wrote {OUT / 'main-window.png'} and {OUT / 'invalid-model.png'}")
+    print(f"wrote the screenshots in {OUT}")
 
 
 if __name__ == "__main__":

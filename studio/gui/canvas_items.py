@@ -17,11 +17,13 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem
 
-from studio.core.layout import NODE_HEIGHT, NODE_WIDTH
+from studio.core.layout import NODE_HEIGHT, NODE_WIDTH, ROW
 
 PORT_RADIUS = 6.0
 CORNER = 8.0
 TEXT_MARGIN = 10.0
+SKIP_BOW = NODE_WIDTH * 0.9
+"""How far a wire that skips rows swings to the side of the column it passes."""
 CATEGORY_COLOURS = {
     "Core": "#e8f0fe",
     "Convolution": "#e6f4ea",
@@ -151,9 +153,18 @@ class NodeItem(QGraphicsItem):
 
 
 def wire_path(start: QPointF, end: QPointF) -> QPainterPath:
-    """A smooth vertical S-curve from an output port down (or up) to an input port."""
+    """A smooth S-curve from an output port down to an input port.
+
+    A wire that skips rows (a residual connection, say) bows out to the right so it does not
+    run hidden behind the nodes in between.
+    """
     path = QPainterPath(start)
-    bend = max(40.0, abs(end.y() - start.y()) / 2)
+    drop = end.y() - start.y()
+    bend = max(40.0, abs(drop) / 2)
+    if drop > 1.5 * ROW and abs(end.x() - start.x()) < NODE_WIDTH:
+        bow = QPointF(SKIP_BOW, 0)
+        path.cubicTo(start + QPointF(0, ROW) + bow, end - QPointF(0, ROW) + bow, end)
+        return path
     path.cubicTo(start + QPointF(0, bend), end - QPointF(0, bend), end)
     return path
 

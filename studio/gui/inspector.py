@@ -47,6 +47,7 @@ class Inspector(QWidget):
             layout.addWidget(widget)
         layout.addStretch(1)
         doc.changed.connect(self.refresh)
+        self.refresh()
 
     def show_node(self, node_id: str) -> None:
         """Show the layer ``node_id`` (or nothing for an empty string).
@@ -87,7 +88,8 @@ class Inspector(QWidget):
         graph = self.doc.project.graph
         if not self.node_id or self.node_id not in graph.ids():
             self.title.setText("Select a layer")
-            self.help.setText("Pick a layer in the model list to see and edit its settings.")
+            self.help.setText("Click a layer on the canvas or in the list to see and edit its "
+                              "settings.")
             self.facts.clear()
             self.problem.clear()
             self._show_fixes([])
