@@ -14,6 +14,7 @@ from studio.core.describe import key_params
 from studio.core.graph import Graph, GraphError, Node
 from studio.core.layers import REGISTRY
 from studio.core.layout import (
+    H_GAP,
     NODE_HEIGHT,
     NODE_WIDTH,
     auto_layout,
@@ -22,6 +23,7 @@ from studio.core.layout import (
 )
 from studio.core.params import format_shape
 from studio.core.project import Project
+from studio.core.templates import TEMPLATES, from_template
 from studio.gui.canvas_items import SELECTED_COLOUR, EdgeItem, NodeItem, NodeLook, wire_path
 from studio.gui.document import ProjectDocument
 
@@ -193,7 +195,23 @@ class CanvasScene(QGraphicsScene):
             "positions": {i: list(positions[i]) for i in ids},
         }
 
-    def paste(self, data: dict[str, Any]) -> list[str]:
+    def insert_template(self, name: str) -> list[str]:
+        """Add the template ``name`` to the right of the model, as one step; select it."""
+        template = from_template(name)
+        layout = auto_layout(template.graph)
+        current = self.positions().values()
+        left = max((x for x, _ in current), default=-NODE_WIDTH - H_GAP) + NODE_WIDTH + 2 * H_GAP
+        top = min((y for _, y in current), default=0.0)
+        x0 = min(x for x, _ in layout.values())
+        data = {
+            "nodes": [asdict(n) for n in template.graph.nodes],
+            "edges": [list(e) for e in template.graph.edges],
+            "positions": {i: [x - x0 + left - PASTE_OFFSET, y + top - PASTE_OFFSET]
+                          for i, (x, y) in layout.items()},
+        }
+        return self.paste(data, f"Insert {TEMPLATES[name].title}")
+
+    def paste(self, data: dict[str, Any], text: str = "") -> list[str]:
         """Add a copied fragment with fresh ids, offset from the original; select it."""
         fragment = Graph(nodes=[Node(n["id"], n["type"], dict(n["params"])) for n in data["nodes"]],
                          edges=[(src, dst) for src, dst in data["edges"]])
@@ -205,7 +223,7 @@ class CanvasScene(QGraphicsScene):
                 x, y = data["positions"].get(old, (0.0, 0.0))
                 project.positions[new] = [x + PASTE_OFFSET, y + PASTE_OFFSET]
 
-        if not self._edit(f"Paste {_plural(len(fragment.nodes), 'layer')}", change):
+        if not self._edit(text or f"Paste {_plural(len(fragment.nodes), 'layer')}", change):
             return []
         self.select_ids(list(names.values()))
         return list(names.values())

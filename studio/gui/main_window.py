@@ -270,12 +270,20 @@ class MainWindow(QMainWindow):
         gallery = TemplateGallery(self)
         gallery.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         gallery.chosen.connect(self.open_template)
+        gallery.inserted.connect(self.insert_template)
         gallery.open()
         return gallery
 
     def open_template(self, template: str) -> None:
         """Start a project from ``template`` and fetch any ImageNet weights it lacks."""
         if self.new_project(template):
+            self.weights.fetch_missing()
+
+    def insert_template(self, template: str) -> None:
+        """Add ``template``'s layers beside the current model as one undoable step."""
+        if self.scene.insert_template(template):
+            self.views.setCurrentWidget(self.views.widget(0))
+            self.canvas.fit()
             self.weights.fetch_missing()
 
     def open_dialog(self) -> None:

@@ -42,6 +42,8 @@ class TemplateGallery(QDialog):
 
     chosen = Signal(str)
     """The user wants a new project from the template with this name."""
+    inserted = Signal(str)
+    """The user wants the template with this name added to the current model."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -81,6 +83,10 @@ class TemplateGallery(QDialog):
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.open_button: QPushButton = self.buttons.addButton(
             "Open", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.insert_button: QPushButton = self.buttons.addButton(
+            "Insert into Model", QDialogButtonBox.ButtonRole.ActionRole)
+        self.insert_button.setToolTip("Add these layers beside the current model, in one step")
+        self.insert_button.clicked.connect(self._insert)
         self.buttons.accepted.connect(self._open)
         self.buttons.rejected.connect(self.reject)
         body = QHBoxLayout()
@@ -149,6 +155,12 @@ class TemplateGallery(QDialog):
             fit += " Its ImageNet weights are downloaded when you open it."
         self.fit.setText(fit)
         self.fit.setStyleSheet("color: #188038;" if report.ok else "color: #b06000;")
+
+    def _insert(self) -> None:
+        name = self.selected()
+        if name is not None:
+            self.accept()
+            self.inserted.emit(name)
 
     def _open(self, *_item: QTreeWidgetItem) -> None:
         name = self.selected()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QPointF, Qt
-from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
 from studio.core.layout import NODE_HEIGHT, NODE_WIDTH
@@ -192,17 +192,39 @@ def test_list_and_canvas_stay_in_sync(window, qtbot):
     assert row_ids(window) == window.doc.project.graph.chain()
 
 
-def test_wheel_zooms_and_fit_shows_every_node(window, qtbot):
+def wheel(window, notches: int) -> None:
+    """Turn the mouse wheel over the middle of the canvas."""
+    viewport = window.canvas.viewport()
+    at = QPointF(viewport.rect().center())
+    event = QWheelEvent(at, QPointF(viewport.mapToGlobal(at.toPoint())), QPoint(),
+                        QPoint(0, 120 * notches), Qt.MouseButton.NoButton, NO_MODIFIER,
+                        Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(viewport, event)
+
+
+def test_wheel_zooms_middle_drag_pans_and_fit_shows_every_node(window, qtbot):
     canvas = window.canvas
-    canvas.resetTransform()
-    canvas.zoom_by(3)
+    before = canvas.zoom()
+    wheel(window, 3)
+    assert canvas.zoom() > before * 1.4
+    wheel(window, -1)
+    assert before < canvas.zoom() < before * 1.4
+
+    viewport = canvas.viewport()
+    bar = canvas.verticalScrollBar()
+    scrolled = bar.value()
+    centre = viewport.rect().center()
+    qtbot.mousePress(viewport, Qt.MouseButton.MiddleButton, pos=centre)
+    qtbot.mouseMove(viewport, centre - QPoint(0, 60))
+    qtbot.mouseRelease(viewport, Qt.MouseButton.MiddleButton, pos=centre - QPoint(0, 60))
+    assert bar.value() == scrolled + 60
+
     canvas.setFocus()
     qtbot.keyClick(canvas, Qt.Key.Key_F)
-    view = canvas.mapToScene(canvas.viewport().rect()).boundingRect()
+    view = canvas.mapToScene(viewport.rect()).boundingRect()
     for item in window.scene.nodes.values():
         assert view.contains(item.sceneBoundingRect())
     assert canvas.zoom() <= 1.0
-
 
 def test_a_one_click_fix_is_one_undo_step_and_places_the_new_layer(window, qtbot):
     scene = window.scene

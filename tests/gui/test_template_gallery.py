@@ -155,3 +155,23 @@ def test_cached_weights_open_without_a_download(qtbot, window, offline):
     pick(qtbot, open_gallery(qtbot, window), "efficientnetb0", double=True)
     qtbot.waitUntil(lambda: window.doc.project.name == "EfficientNetB0 transfer learning")
     assert window.weights.worker is None and window.weights.notice is None
+
+
+def test_inserting_a_template_adds_it_beside_the_model_in_one_step(qtbot, window):
+    before = window.doc.project.graph.copy()
+    steps = window.doc.undo_stack.count()
+    gallery = open_gallery(qtbot, window)
+    pick(qtbot, gallery, "mlp")
+    qtbot.mouseClick(gallery.insert_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.doc.undo_stack.count() == steps + 1)
+    assert window.doc.undo_stack.undoText() == "Insert Multi-layer perceptron"
+    graph = window.doc.project.graph
+    added = [i for i in graph.ids() if i not in before.ids()]
+    assert len(added) == len(from_template("mlp").graph.nodes)
+    assert window.scene.selected_ids() == added
+    rightmost = max(window.scene.nodes[i].pos().x() for i in before.ids())
+    assert all(window.scene.nodes[i].pos().x() > rightmost for i in added)
+    assert window.doc.project.name == "Small CNN"
+
+    window.undo_action.trigger()
+    assert window.doc.project.graph == before
