@@ -15,3 +15,22 @@ def tiny_project(epochs: int = 1, units: int = 10, activation: str = "softmax") 
     project.training.epochs = epochs
     project.training.batch_size = 128
     return project
+
+
+def two_tower_project() -> Project:
+    """Two Inputs fed the same images, and two softmax outputs (a main and an auxiliary head)."""
+    nodes = [
+        Node("left", "Input", {"shape": [28, 28, 1]}),
+        Node("right", "Input", {"shape": [28, 28, 1]}),
+        Node("flat_left", "Flatten", {}),
+        Node("flat_right", "Flatten", {}),
+        Node("joined", "Concatenate", {}),
+        Node("main", "Dense", {"units": 10, "activation": "softmax"}),
+        Node("aux", "Dense", {"units": 10, "activation": "softmax"}),
+    ]
+    edges = [("left", "flat_left"), ("right", "flat_right"), ("flat_left", "joined"),
+             ("flat_right", "joined"), ("joined", "main"), ("flat_left", "aux")]
+    project = Project(name="Two towers", graph=Graph(nodes=nodes, edges=edges))
+    project.training.epochs = 1
+    project.training.batch_size = 256
+    return project

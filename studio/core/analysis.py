@@ -93,11 +93,8 @@ def analyze(graph: Graph, dataset: DatasetInfo | None = None) -> Analysis:
         return result
 
     inputs = [n.id for n in graph.nodes if n.type == "Input"]
-    if dataset is not None and len(inputs) != 1:
-        result.problems.append(
-            Problem(None, "The model needs exactly one Input layer, "
-                          f"but has {len(inputs)}.")
-        )
+    if dataset is not None and not inputs:
+        result.problems.append(Problem(None, "The model needs an Input layer."))
     for node_id in order:
         node = graph.node(node_id)
         feeds = graph.inputs_of(node_id)
@@ -125,20 +122,15 @@ def analyze(graph: Graph, dataset: DatasetInfo | None = None) -> Analysis:
 def _check_against_data(
     graph: Graph, dataset: DatasetInfo, inputs: list[str], result: Analysis
 ) -> None:
-    if len(inputs) == 1 and inputs[0] in result.nodes:
-        shape = result.nodes[inputs[0]].output_shape
-        if shape != dataset.sample_shape:
-            result.problems.append(_input_problem(graph, dataset, inputs[0], shape, result))
+    """Every Input receives the dataset's samples; every output classifies its labels."""
+    for input_id in inputs:
+        shape = result.nodes[input_id].output_shape if input_id in result.nodes else None
+        if shape is not None and shape != dataset.sample_shape:
+            result.problems.append(_input_problem(graph, dataset, input_id, shape, result))
     sinks = graph.sinks()
-    if len(sinks) != 1:
-        names = ", ".join(sinks)
-        result.problems.append(
-            Problem(None, f"The model must end in exactly one layer, but these feed nothing: "
-                          f"{names}.")
-        )
-        return
-    if sinks[0] in result.nodes:
-        _check_output(graph, dataset, sinks[0], result)
+    for out in sinks:
+        if out in result.nodes:
+            _check_output(graph, dataset, out, result, several=len(sinks) > 1)
 
 
 def _input_problem(
@@ -165,7 +157,8 @@ def _input_problem(
     )
 
 
-def _check_output(graph: Graph, dataset: DatasetInfo, out: str, result: Analysis) -> None:
+def _check_output(graph: Graph, dataset: DatasetInfo, out: str, result: Analysis,
+                  several: bool) -> None:
     shape = result.nodes[out].output_shape
     params = graph.node(out).resolved_params()
     classes = dataset.num_classes
@@ -191,7 +184,9 @@ def _check_output(graph: Graph, dataset: DatasetInfo, out: str, result: Analysis
         Problem(
             out,
             f"The model's output is {format_shape(shape)}, but a classifier for "
-            f"{dataset.title} must output {classes} values, one per class.{hint}",
+            f"{dataset.title} must output {classes} values, one per class.{hint}"
+            + (" (Every layer that feeds nothing is an output of the model.)" if several
+               else ""),
             fixes,
         )
     )

@@ -118,12 +118,11 @@ def _one_or_list(tensors: list[Any]) -> Any:
     return tensors[0] if len(tensors) == 1 else tensors
 
 
-def outputs_probabilities(graph: Graph) -> bool:
-    """True if every output layer ends in softmax, so the loss must not expect logits."""
-    return all(
-        graph.node(output_id).resolved_params().get("activation") == "softmax"
-        for output_id in graph.sinks()
-    )
+def outputs_probabilities(graph: Graph) -> list[bool]:
+    """For each output, in model order: True if it ends in softmax, so its loss must not
+    expect logits."""
+    return [graph.node(output_id).resolved_params().get("activation") == "softmax"
+            for output_id in model_endpoints(graph)[1]]
 
 
 def compile_model(model: Any, graph: Graph, training: TrainingSettings) -> None:
@@ -131,13 +130,14 @@ def compile_model(model: Any, graph: Graph, training: TrainingSettings) -> None:
     import keras
 
     optimizer = getattr(keras.optimizers, OPTIMIZER_CLASSES[training.optimizer])
-    loss = keras.losses.SparseCategoricalCrossentropy(
-        from_logits=not outputs_probabilities(graph)
-    )
+    losses = [keras.losses.SparseCategoricalCrossentropy(from_logits=not probabilities)
+              for probabilities in outputs_probabilities(graph)]
+    metrics = list(training.metrics)
+    several = len(losses) > 1
     model.compile(
         optimizer=optimizer(learning_rate=training.learning_rate),
-        loss=loss,
-        metrics=list(training.metrics),
+        loss=losses if several else losses[0],
+        metrics=[list(metrics) for _ in losses] if several else metrics,
     )
 
 

@@ -85,15 +85,25 @@ def main():
         layers = [type(layer).__name__ for layer in model.layers]
         print(json.dumps({"layers": layers, "params": model.count_params()}))
         return
+    # One loss per output; from_logits where an output does not end in softmax.
+    losses = [keras.losses.SparseCategoricalCrossentropy(from_logits=logits)
+              for logits in $from_logits]
+    several = len(losses) > 1
     model.compile(
         optimizer=keras.optimizers.$optimizer(learning_rate=$learning_rate),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=$from_logits),
-        metrics=$metrics,
+        loss=losses if several else losses[0],
+        metrics=[$metrics] * len(losses) if several else $metrics,
     )
     print(f"Loading $dataset from {args.data}")
     (x_train, y_train), (x_val, y_val) = load_data(args.data)
-    model.fit(x_train, y_train, batch_size=BATCH_SIZE, epochs=EPOCHS,
-              validation_data=(x_val, y_val))
+
+    def feed(x, y):
+        """Every input sees the images and every output learns the labels."""
+        inputs = len(model.inputs)
+        return [x] * inputs if inputs > 1 else x, [y] * len(losses) if several else y
+
+    model.fit(*feed(x_train, y_train), batch_size=BATCH_SIZE, epochs=EPOCHS,
+              validation_data=feed(x_val, y_val))
 
 
 if __name__ == "__main__":
@@ -145,7 +155,7 @@ def export_code(project: Project) -> str:
         model_name=repr(keras_model_name(project.name)),
         optimizer=OPTIMIZER_CLASSES[settings.optimizer],
         learning_rate=repr(settings.learning_rate),
-        from_logits=not outputs_probabilities(graph),
+        from_logits=[not probabilities for probabilities in outputs_probabilities(graph)],
         metrics=repr(list(settings.metrics)),
     )
 

@@ -111,8 +111,12 @@ def preprocessing(info: DatasetInfo) -> dict[str, Any]:
 PREFETCH_BATCHES = 2
 
 
-def pipelines(data: Split, batch_size: int, seed: int, prep: dict[str, Any]):
+def pipelines(data: Split, batch_size: int, seed: int, prep: dict[str, Any], inputs: int = 1,
+              outputs: int = 1):
     """Batched, scaled, prefetched ``tf.data`` datasets for training and validation.
+
+    A model with several inputs gets the samples on each; one with several outputs learns
+    the labels on each.
 
     Autotuning is off: scaling a batch is trivial next to a training step, and freeing an
     autotuned iterator at each epoch's end waits for its tuning thread, which stalled about
@@ -125,7 +129,8 @@ def pipelines(data: Split, batch_size: int, seed: int, prep: dict[str, Any]):
     options.autotune.enabled = False
 
     def scaled(x, y):
-        return tf.cast(x, tf.float32) * scale + offset, y
+        x = tf.cast(x, tf.float32) * scale + offset
+        return ((x,) * inputs if inputs > 1 else x), ((y,) * outputs if outputs > 1 else y)
 
     train = (
         tf.data.Dataset.from_tensor_slices((data.x_train, data.y_train))

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core import data
-from studio.core.building import build_model, compile_model
+from studio.core.building import build_model, compile_model, model_endpoints
 from studio.core.messages import first_line
 from studio.core.project import Project
 from studio.core.runs import RunFolder
@@ -35,6 +35,20 @@ class RunResult:
     run_dir: Path
     status: str
     epochs: list[dict[str, float]] = field(default_factory=list)
+
+
+def _plain_metrics(logs: dict[str, Any] | None) -> dict[str, float]:
+    """Keras logs as floats. A model with several outputs logs ``<output>_accuracy`` for each;
+    their mean is added as ``accuracy`` (and ``val_accuracy``) so curves read the same."""
+    values = {k: float(v) for k, v in (logs or {}).items()}
+    for prefix in ("", "val_"):
+        if f"{prefix}accuracy" in values:
+            continue
+        per_output = [v for k, v in values.items() if k.endswith("_accuracy")
+                      and k.startswith(prefix) and (prefix or not k.startswith("val_"))]
+        if per_output:
+            values[f"{prefix}accuracy"] = sum(per_output) / len(per_output)
+    return values
 
 
 def _live_metrics_callback(
@@ -72,7 +86,7 @@ def _live_metrics_callback(
             step = batch + 1
             if step % report_every and step != steps:
                 return
-            values = {k: float(v) for k, v in (logs or {}).items()}
+            values = _plain_metrics(logs)
             loss = values.get("loss", 0.0)
             if not math.isfinite(loss):
                 raise TrainingError(
@@ -97,7 +111,7 @@ def _live_metrics_callback(
             )
 
         def on_epoch_end(self, epoch, logs=None):
-            values = {k: float(v) for k, v in (logs or {}).items()}
+            values = _plain_metrics(logs)
             row = {"epoch": epoch + 1, **values,
                    "seconds": round(time.perf_counter() - self.epoch_start, 3)}
             self.history.append(row)
@@ -138,7 +152,9 @@ def train(
 
         keras.utils.set_random_seed(settings.seed)
         parts = data.split(project.dataset)
-        train_ds, val_ds = data.pipelines(parts, batch_size, settings.seed, prep)
+        inputs, outputs = model_endpoints(project.graph)
+        train_ds, val_ds = data.pipelines(parts, batch_size, settings.seed, prep,
+                                          len(inputs), len(outputs))
         model = build_model(project.graph, info, project.name)
         compile_model(model, project.graph, settings)
         samples = len(parts.x_train)

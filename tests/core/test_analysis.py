@@ -65,7 +65,29 @@ def test_whole_model_problems():
     two_outputs = chain(IMAGE, ("Flatten", {}), ("Dense", {"units": 10, "activation": "softmax"}))
     two_outputs.nodes.append(Node("extra", "Dense", {}))
     two_outputs.edges.append(("n1", "extra"))
-    assert "exactly one layer" in analyze(two_outputs, MNIST_10K).reason
+    report = analyze(two_outputs, MNIST_10K)
+    assert report.problem_at("extra").endswith(
+        "(Every layer that feeds nothing is an output of the model.)")
+    assert analyze(Graph([Node("d", "Dense", {})]), MNIST_10K).problems[0].message == (
+        "The model needs an Input layer.")
+
+
+def test_several_inputs_and_outputs_fit_a_dataset_when_each_one_does():
+    graph = Graph(
+        [Node("a", "Input", {"shape": [28, 28, 1]}), Node("b", "Input", {"shape": [28, 28, 1]}),
+         Node("fa", "Flatten", {}), Node("fb", "Flatten", {}), Node("cat", "Concatenate", {}),
+         Node("main", "Dense", {"units": 10, "activation": "softmax"}),
+         Node("aux", "Dense", {"units": 10, "activation": "softmax"})],
+        [("a", "fa"), ("b", "fb"), ("fa", "cat"), ("fb", "cat"), ("cat", "main"),
+         ("fa", "aux")],
+    )
+    assert analyze(graph, MNIST_10K).ok
+    graph.node("b").params["shape"] = [14, 14, 1]
+    graph.node("aux").params["units"] = 7
+    report = analyze(graph, MNIST_10K)
+    assert "does not match MNIST-10k" in report.problem_at("b")
+    assert "Set units to 10" in report.problem_at("aux")
+    assert report.problem_at("a") is None and report.problem_at("main") is None
 
 
 def test_branching_graph_with_add_and_concatenate():

@@ -18,7 +18,7 @@ from studio.core.graph import Graph, Node
 from studio.core.keras_import import import_model
 from studio.core.project import Project
 from studio.core.templates import demo_project
-from tests.helpers import tiny_project
+from tests.helpers import tiny_project, two_tower_project
 from tests.keras_models import branched_model, lambda_model
 
 keras = pytest.importorskip("keras")
@@ -63,7 +63,7 @@ def test_the_script_trains_with_the_project_settings(tmp_path):
     path = tmp_path / "tiny.py"
     text = export_code(project)
     assert "keras.optimizers.SGD(learning_rate=0.05)" in text
-    assert "SparseCategoricalCrossentropy(from_logits=False)" in text
+    assert "from_logits=logits)" in text and "for logits in [False]" in text
     path.write_text(text)
     result = run_script(path)
     assert result.returncode == 0, result.stderr
@@ -119,3 +119,13 @@ def test_application_layers_are_not_exported_yet():
              Node("base", "Application", {"weights": "random"})]
     with pytest.raises(ModelError, match="^base: Application layers cannot be exported"):
         export_code(Project(graph=Graph.from_chain(nodes)))
+
+
+def test_a_script_with_two_inputs_and_two_outputs_trains(tmp_path):
+    project = two_tower_project()
+    project.training.batch_size = 500
+    path = tmp_path / "towers.py"
+    path.write_text(export_code(project))
+    result = run_script(path)
+    assert result.returncode == 0, result.stderr
+    assert "val_main_accuracy" in result.stdout and "val_aux_accuracy" in result.stdout

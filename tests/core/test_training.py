@@ -12,7 +12,7 @@ from studio.core import runs
 from studio.core.graph import Node
 from studio.core.project import load_project
 from studio.core.training import TrainingError, train
-from tests.helpers import tiny_project
+from tests.helpers import tiny_project, two_tower_project
 
 
 def test_training_reports_events_and_writes_the_run_folder(tmp_path):
@@ -115,3 +115,20 @@ def test_overrides_and_seeded_runs_repeat(tmp_path):
 def test_runs_root_next_to_saved_project_or_in_workspace(tmp_path, private_workspace):
     assert runs.runs_root(tmp_path / "digits.studio.json") == tmp_path / "runs" / "digits"
     assert runs.runs_root(None) == private_workspace / "runs"
+
+
+def test_a_model_with_two_inputs_and_two_outputs_trains(tmp_path):
+    events = []
+    result = train(two_tower_project(), tmp_path, events.append)
+    assert result.status == "completed"
+    row = result.epochs[0]
+    assert {"main_accuracy", "aux_accuracy", "val_main_accuracy", "val_aux_accuracy"} <= set(row)
+    assert row["accuracy"] == pytest.approx((row["main_accuracy"] + row["aux_accuracy"]) / 2)
+    assert row["val_main_accuracy"] > 0.5 and row["val_aux_accuracy"] > 0.5  # chance is 0.1
+    batches = [e for e in events if e["type"] == "batch"]
+    assert batches and all("accuracy" in e for e in batches)
+
+    import keras
+
+    model = keras.saving.load_model(result.run_dir / runs.MODEL_FILE, safe_mode=True)
+    assert len(model.inputs) == 2 and len(model.outputs) == 2
