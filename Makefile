@@ -28,6 +28,7 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_stalls.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/time_to_accuracy.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/canvas_scale.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/canvas_scale.py --model imported-resnet50
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python packaging/screenshots.py

@@ -8,6 +8,10 @@ then measures, in the real window offscreen:
   view and at 100% (target: no frame over 50 ms).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python bench/canvas_scale.py [--blocks 43]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/canvas_scale.py --model imported-resnet50
+
+The second form imports keras.applications.ResNet50 (random weights) from a .keras file, as
+a person would with File > Import Keras Model, and measures the same on it.
 """
 
 from __future__ import annotations
@@ -55,6 +59,21 @@ def resnet_like(blocks: int) -> Project:
     x = add("GlobalAveragePooling2D", {}, x)
     add("Dense", {"units": 10, "activation": "softmax"}, x)
     return Project(name="ResNet-style", graph=graph)
+
+
+def imported_resnet50() -> Project:
+    """keras.applications.ResNet50 saved to a .keras file and imported like a user's model."""
+    import tempfile
+    from pathlib import Path
+
+    import keras
+
+    from studio.core.keras_import import import_model
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "resnet50.keras"
+        keras.applications.ResNet50(weights=None, input_shape=(64, 64, 3)).save(path)
+        return import_model(path)
 
 
 def millis(seconds: list[float]) -> str:
@@ -121,11 +140,15 @@ def settle(ms: int = 500) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--blocks", type=int, default=43)
+    parser.add_argument("--model", choices=("resnet-like", "imported-resnet50"),
+                        default="resnet-like")
     parser.add_argument("--repeats", type=int, default=40)
     args = parser.parse_args()
-    project = resnet_like(args.blocks)
-    print(f"model: {len(project.graph.nodes)} layers, {len(project.graph.edges)} connections, "
-          f"ready: {analyze_project(project).ok}")
+    project = (imported_resnet50() if args.model == "imported-resnet50"
+               else resnet_like(args.blocks))
+    opaque = sum(n.type == "Keras" for n in project.graph.nodes)
+    print(f"model ({args.model}): {len(project.graph.nodes)} layers ({opaque} kept as imported "
+          f"Keras layers), {len(project.graph.edges)} connections")
     counter = PaintCounter()
     window = open_demo_window(project)
     window.resize(1400, 900)
