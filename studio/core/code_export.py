@@ -6,8 +6,8 @@ import keyword
 import pprint
 from string import Template
 
-from studio.core.analysis import analyze
-from studio.core.applications import APPLICATION
+from studio.core.analysis import Analysis, analyze
+from studio.core.applications import APPLICATION, BASES
 from studio.core.building import (
     OPTIMIZER_CLASSES,
     ModelError,
@@ -54,6 +54,7 @@ BATCH_SIZE = $batch_size
 
 IMPORTED = $imported
 """Imported Keras layers that Layer Studio keeps as they are: class and full config."""
+$helpers
 
 
 def build_model():
@@ -111,6 +112,35 @@ if __name__ == "__main__":
 ''')
 
 
+_APPLICATION_HELPER = '''
+
+def application(base_name, input_shape, weights, trainable_layers, scale, offset,
+                flip_channels_of, name):
+    """A keras.applications base without its classifier, reading pixels in 0..1.
+
+    With weights="imagenet", Keras downloads and caches them; a base trained on BGR images
+    then has its first convolution reversed over colours so that it reads RGB. Only the last
+    ``trainable_layers`` layers learn, and pre-trained batch normalizations never do.
+    """
+    base = getattr(keras.applications, base_name)(
+        include_top=False, weights=weights, input_shape=input_shape, pooling=None)
+    pretrained = weights == "imagenet"
+    if pretrained and flip_channels_of:
+        conv = base.get_layer(flip_channels_of)
+        kernel, *rest = conv.get_weights()
+        conv.set_weights([kernel[:, :, ::-1, :], *rest])
+    first = len(base.layers) - trainable_layers
+    for index, layer in enumerate(base.layers):
+        frozen_norm = pretrained and isinstance(layer, keras.layers.BatchNormalization)
+        layer.trainable = index >= first and not frozen_norm
+    inputs = keras.Input(shape=input_shape)
+    scaled = keras.layers.Rescaling(scale, list(offset), name="input_scaling")(inputs)
+    return keras.Model(inputs, base(scaled), name=name)
+'''
+"""The script's builder for Application layers: the same model as
+studio.core.applications.build_application (tests/core/test_code_export.py compares them)."""
+
+
 def export_code(project: Project) -> str:
     """A runnable Python script that builds, compiles and trains ``project``'s model with Keras.
 
@@ -121,9 +151,6 @@ def export_code(project: Project) -> str:
     report = analyze(graph)
     if not report.ok:
         raise ModelError(report.reason)
-    for node in graph.nodes:
-        if node.type == APPLICATION.name:
-            raise ModelError(f"{node.id}: {node.type} layers cannot be exported as code yet.")
     info = dataset_info(project.dataset)
     fit = analyze(graph, info)
     note = "" if fit.ok else (
@@ -146,8 +173,9 @@ def export_code(project: Project) -> str:
         epochs=settings.epochs,
         batch_size=settings.batch_size,
         imported=_imported_configs(graph),
+        helpers=_APPLICATION_HELPER if _has_application(graph) else "",
         layers="\n".join(
-            f"    {names[node_id]} = {_layer_call(graph, graph.node(node_id), names)}"
+            f"    {names[node_id]} = {_layer_call(graph, graph.node(node_id), names, report)}"
             for node_id in graph.topological_order()
         ),
         inputs=_one_or_list([names[i] for i in inputs]),
@@ -180,12 +208,30 @@ def _one_or_list(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"[{', '.join(names)}]"
 
 
-def _layer_call(graph: Graph, node: Node, names: dict[str, str]) -> str:
+def _has_application(graph: Graph) -> bool:
+    return any(node.type == APPLICATION.name for node in graph.nodes)
+
+
+def _application_call(node: Node, input_shape: tuple[int, ...]) -> str:
+    """A call of the script's ``application`` helper for an Application node."""
+    params = node.resolved_params()
+    base = BASES[params["name"]]
+    weights = "imagenet" if params["weights"] == "imagenet" else None
+    return (f"application({params['name']!r}, {input_shape!r}, weights={weights!r}, "
+            f"trainable_layers={params['trainable_layers']}, scale={base.input_scale!r}, "
+            f"offset={base.input_offset!r}, flip_channels_of={base.flip_channels_of!r}, "
+            f"name={node.id!r})")
+
+
+def _layer_call(graph: Graph, node: Node, names: dict[str, str], report: Analysis) -> str:
     """The right-hand side that makes ``node``'s output tensor."""
     if node.type == "Input":
         return f"keras.Input(shape={tuple(node.params['shape'])!r}, name={node.id!r})"
     feeds = _one_or_list([names[src] for src in graph.inputs_of(node.id)])
-    if node.type == OPAQUE_TYPE:
+    if node.type == APPLICATION.name:
+        (source,) = graph.inputs_of(node.id)
+        layer = _application_call(node, tuple(report.nodes[source].output_shape))
+    elif node.type == OPAQUE_TYPE:
         class_name = node.params["class_name"]
         custom = f"{{{class_name!r}: {imported_class_path(class_name)}}}"
         layer = f"keras.layers.deserialize(IMPORTED[{node.id!r}], custom_objects={custom})"

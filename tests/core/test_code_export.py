@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 
 from studio.core import data
+from studio.core.applications import use_random_weights
 from studio.core.building import ModelError, build_keras_model
 from studio.core.code_export import export_code
 from studio.core.graph import Graph, Node
 from studio.core.keras_import import import_model
 from studio.core.project import Project
-from studio.core.templates import demo_project
+from studio.core.templates import demo_project, from_template
 from tests.helpers import tiny_project, two_tower_project
 from tests.keras_models import branched_model, lambda_model
 
@@ -114,13 +115,6 @@ def test_a_model_that_cannot_be_built_is_not_exported(tmp_path):
         export_code(import_model(path, trust=True))
 
 
-def test_application_layers_are_not_exported_yet():
-    nodes = [Node("input_1", "Input", {"shape": [96, 96, 3]}),
-             Node("base", "Application", {"weights": "random"})]
-    with pytest.raises(ModelError, match="^base: Application layers cannot be exported"):
-        export_code(Project(graph=Graph.from_chain(nodes)))
-
-
 def test_a_script_with_two_inputs_and_two_outputs_trains(tmp_path):
     project = two_tower_project()
     project.training.batch_size = 500
@@ -129,3 +123,29 @@ def test_a_script_with_two_inputs_and_two_outputs_trains(tmp_path):
     result = run_script(path)
     assert result.returncode == 0, result.stderr
     assert "val_main_accuracy" in result.stdout and "val_aux_accuracy" in result.stdout
+
+
+def test_a_transfer_template_exports_the_same_model(tmp_path):
+    project = from_template("mobilenetv2")
+    use_random_weights(project.graph)
+    project.graph.node(application_id(project)).params["trainable_layers"] = 20
+    path = tmp_path / "transfer.py"
+    path.write_text(export_code(project))
+    script = runpy.run_path(str(path), run_name="exported")
+    exported, ours = script["build_model"](), build_keras_model(project.graph, project.name)
+    assert summary(exported) == summary(ours)
+    trainable = [len(m.trainable_weights) for m in (exported, ours)]
+    assert trainable[0] == trainable[1] > 0
+    assert len(exported.trainable_weights) < len(exported.weights)
+
+
+def test_imagenet_weights_are_left_to_keras_and_read_rgb(tmp_path):
+    project = from_template("resnet50")
+    text = export_code(project)
+    compile(text, "resnet50.py", "exec")
+    assert "weights='imagenet'" in text and "flip_channels_of='conv1_conv'" in text
+
+
+def application_id(project: Project) -> str:
+    (node,) = [n for n in project.graph.nodes if n.type == "Application"]
+    return node.id
