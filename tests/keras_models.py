@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zipfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -57,3 +59,38 @@ def random_batch(model: Any, size: int = 3, seed: int = 0) -> list[np.ndarray]:
     """Random float inputs for every input of ``model``."""
     rng = np.random.default_rng(seed)
     return [rng.random((size, *t.shape[1:]), dtype=np.float32) for t in model.inputs]
+
+
+def odd_config_h5(folder: Path) -> Path:
+    """A legacy .h5 file whose model config is a number, not JSON text."""
+    import h5py
+
+    path = folder / "odd.h5"
+    with h5py.File(path, "w") as h5:
+        h5.attrs["model_config"] = 5
+    return path
+
+
+def deep_config_keras(folder: Path) -> Path:
+    """A .keras file whose config is nested too deeply for a JSON reader."""
+    path = folder / "deep.keras"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("config.json", "[" * 100_000 + "]" * 100_000)
+    return path
+
+
+def input_only_keras(folder: Path) -> Path:
+    """A Sequential model holding only its input."""
+    import keras
+
+    path = folder / "input_only.keras"
+    keras.Sequential([keras.Input((4,))]).save(path)
+    return path
+
+
+BROKEN_MODEL_FILES = [
+    (odd_config_h5, "odd.h5: the file holds no readable model configuration."),
+    (deep_config_keras, "deep.keras: the file holds no readable model configuration."),
+    (input_only_keras, "input_only.keras: the model has no layers between its input and output."),
+]
+"""Files Keras may write or read that import must refuse, each with its one-line reason."""

@@ -10,6 +10,7 @@ itself to what its ImageNet weights were trained on. The weights are downloaded 
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import threading
 import urllib.request
@@ -31,6 +32,8 @@ HALVINGS = 5
 REFERENCE_PIXELS = 224 * 224
 """The image size the multiply-add counts in BASES are given for."""
 CHUNK = 1 << 16
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+"""The first bytes of every weights file."""
 
 _KERAS = "https://storage.googleapis.com/tensorflow/keras-applications/"
 _CAFFE_MEAN_RGB = (-123.68, -116.779, -103.939)
@@ -162,6 +165,12 @@ def cached_weights(name: str) -> Path | None:
     return path if path.is_file() else None
 
 
+def _is_hdf5(path: Path) -> bool:
+    """Whether ``path`` starts like an HDF5 file, as weights files do."""
+    with path.open("rb") as file:
+        return file.read(len(HDF5_SIGNATURE)) == HDF5_SIGNATURE
+
+
 def _unavailable(name: str, why: str) -> WeightsUnavailable:
     return WeightsUnavailable(
         f"The ImageNet weights for {name} {why}. "
@@ -176,7 +185,8 @@ def _open_url(url: str, timeout: float) -> Any:
 
 def _download(url: str, part: Path, on_progress: Callable[[int, int], None],
               stop: threading.Event, timeout: float) -> str | None:
-    """Copy ``url`` into ``part`` and return its MD5 sum; None if ``stop`` was set first."""
+    """Copy ``url`` into ``part`` and return its MD5 sum: None if ``stop`` was set first, ""
+    if the server sent less than it announced."""
     digest = hashlib.md5()
     with _open_url(url, timeout) as response, part.open("wb") as out:
         total = int(response.headers.get("Content-Length") or 0)
@@ -189,7 +199,7 @@ def _download(url: str, part: Path, on_progress: Callable[[int, int], None],
             digest.update(chunk)
             done += len(chunk)
             on_progress(done, total)
-    return digest.hexdigest()
+    return "" if total and done != total else digest.hexdigest()
 
 
 def fetch_weights(name: str, on_progress: Callable[[int, int], None], stop: threading.Event,
@@ -198,23 +208,26 @@ def fetch_weights(name: str, on_progress: Callable[[int, int], None], stop: thre
 
     ``on_progress(done, total)`` reports bytes (total 0 if unknown); setting ``stop`` cancels.
     Raise WeightsUnavailable if there is no network, or the download was cancelled or damaged.
+    A cached file that is not HDF5 is downloaded again.
     """
     cached = cached_weights(name)
     if cached is not None:
-        return cached
+        if _is_hdf5(cached):
+            return cached
+        cached.unlink()
     base = BASES[name]
     target = cache_dir() / base.weights_name
     target.parent.mkdir(parents=True, exist_ok=True)
     part = target.with_name(target.name + ".part")
     try:
         digest = _download(base.weights_url, part, on_progress, stop, timeout)
-    except OSError as exc:
+    except (OSError, http.client.HTTPException) as exc:
         part.unlink(missing_ok=True)
         raise _unavailable(name, "could not be downloaded (no network?)") from exc
     problem = None
     if digest is None:
         problem = "were not downloaded: the download was cancelled"
-    elif base.md5 and digest != base.md5:
+    elif not digest or (base.md5 and digest != base.md5) or not _is_hdf5(part):
         problem = "arrived damaged; try again later"
     if problem:
         part.unlink(missing_ok=True)

@@ -118,11 +118,18 @@ def _one_or_list(tensors: list[Any]) -> Any:
     return tensors[0] if len(tensors) == 1 else tensors
 
 
+def ends_in_softmax(node: Node) -> bool:
+    """Whether ``node``'s output is a softmax, for built-in and imported (opaque) layers alike."""
+    if node.type != OPAQUE_TYPE:
+        return node.resolved_params().get("activation") == "softmax"
+    config = node.params.get("config") or {}
+    return node.params.get("class_name") == "Softmax" or config.get("activation") == "softmax"
+
+
 def outputs_probabilities(graph: Graph) -> list[bool]:
     """For each output, in model order: True if it ends in softmax, so its loss must not
     expect logits."""
-    return [graph.node(output_id).resolved_params().get("activation") == "softmax"
-            for output_id in model_endpoints(graph)[1]]
+    return [ends_in_softmax(graph.node(output_id)) for output_id in model_endpoints(graph)[1]]
 
 
 def compile_model(model: Any, graph: Graph, training: TrainingSettings) -> None:

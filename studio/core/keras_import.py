@@ -117,6 +117,10 @@ def _stored_config(path: Path) -> dict[str, Any]:
         raise ImportFailure(
             f"{path.name}: not a readable Keras model file ({first_line(exc)})."
         ) from None
+    except (TypeError, RecursionError):  # not JSON text, or JSON nested too deeply to read
+        raise ImportFailure(
+            f"{path.name}: the file holds no readable model configuration."
+        ) from None
     if stored is None:
         raise ImportFailure(f"{path.name}: the file holds no model, only weights.")
     if not isinstance(stored, dict):
@@ -148,6 +152,8 @@ def _load(path: Path, trust: bool) -> Any:
 
 def _convert(model: Any) -> tuple[Graph, Weights]:
     layers, input_names, output_names = _structure(model)
+    if set(input_names) & set(output_names):
+        raise ImportFailure("the model has no layers between its input and output.")
     by_name = {layer.name: layer for layer in layers}
     ids = _node_ids(list(by_name))
     names = {node_id: name for name, node_id in ids.items()}

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsScene, QGraphicsSceneM
 
 from studio.core.analysis import Analysis
 from studio.core.describe import key_params
-from studio.core.graph import Graph, GraphError, Node
+from studio.core.graph import GraphError, Node
 from studio.core.layers import REGISTRY
 from studio.core.layout import (
     H_GAP,
@@ -22,7 +22,7 @@ from studio.core.layout import (
     place_new_nodes,
 )
 from studio.core.params import format_shape
-from studio.core.project import Project
+from studio.core.project import Project, ProjectFileError
 from studio.core.templates import TEMPLATES, from_template
 from studio.gui.canvas_items import SELECTED_COLOUR, EdgeItem, NodeItem, NodeLook, wire_path
 from studio.gui.document import ProjectDocument
@@ -32,6 +32,22 @@ PASTE_OFFSET = 40.0
 
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
+def _checked_fragment(data: Any) -> Project:
+    """Copied layers as a project of their own, validated as a project file would be, with
+    every layer's parameters in range; raise ProjectFileError saying what is wrong."""
+    if not isinstance(data, dict):
+        raise ProjectFileError("the clipboard holds no layers.")
+    document = Project().to_dict()
+    document["model"] = {"nodes": data.get("nodes"), "edges": data.get("edges")}
+    document["positions"] = data.get("positions", {})
+    piece = Project.from_dict(document)
+    for node in piece.graph.nodes:
+        problem = REGISTRY[node.type].check_params(node.resolved_params())
+        if problem:
+            raise ProjectFileError(f"{node.id}: {problem}")
+    return piece
 
 
 class CanvasScene(QGraphicsScene):
@@ -212,18 +228,25 @@ class CanvasScene(QGraphicsScene):
         return self.paste(data, f"Insert {TEMPLATES[name].title}")
 
     def paste(self, data: dict[str, Any], text: str = "") -> list[str]:
-        """Add a copied fragment with fresh ids, offset from the original; select it."""
-        fragment = Graph(nodes=[Node(n["id"], n["type"], dict(n["params"])) for n in data["nodes"]],
-                         edges=[(src, dst) for src, dst in data["edges"]])
+        """Add a copied fragment with fresh ids, offset from the original; select it.
+
+        The fragment may come from the clipboard, so it is checked like a project file first;
+        if it is not valid, nothing changes and ``message`` says why.
+        """
+        try:
+            piece = _checked_fragment(data)
+        except ProjectFileError as exc:
+            self.message.emit(f"Cannot paste: {exc}")
+            return []
         names: dict[str, str] = {}
 
         def change(project: Project) -> None:
-            names.update(project.graph.paste(fragment))
+            names.update(project.graph.paste(piece.graph))
             for old, new in names.items():
-                x, y = data["positions"].get(old, (0.0, 0.0))
+                x, y = piece.positions.get(old, (0.0, 0.0))
                 project.positions[new] = [x + PASTE_OFFSET, y + PASTE_OFFSET]
 
-        if not self._edit(text or f"Paste {_plural(len(fragment.nodes), 'layer')}", change):
+        if not self._edit(text or f"Paste {_plural(len(piece.graph.nodes), 'layer')}", change):
             return []
         self.select_ids(list(names.values()))
         return list(names.values())

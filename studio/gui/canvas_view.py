@@ -56,6 +56,8 @@ class QuickAdd(QLineEdit):
         self.setFocus()
 
     def _pick(self, text: str) -> None:
+        if not self.isVisible():
+            return  # Enter on the completer's list arrives twice: as activated and returnPressed
         match = next((layer.name for layer in addable_layers()
                       if layer.name.lower() == text.strip().lower()), None)
         if match is None:

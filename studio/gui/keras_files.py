@@ -41,7 +41,7 @@ class KerasFiles(QObject):
         self.doc = doc
         self.worker: Worker | None = None
         self._path = Path()
-        self._retry_trusted = False
+        self._refusal: Exception | None = None
 
     def import_dialog(self) -> None:
         """Ask for a .keras or .h5 file and import it."""
@@ -54,6 +54,7 @@ class KerasFiles(QObject):
         if self.worker is not None:
             return
         self._path = path
+        self._refusal = None
         self.message.emit(f"Importing {path.name}…")
         self.worker = Worker(_import_task(path, trust))
         self.worker.succeeded.connect(self._succeeded)
@@ -62,25 +63,20 @@ class KerasFiles(QObject):
         self.worker.start()
 
     def shutdown(self) -> None:
-        """Wait for an import in progress; called when the window closes."""
+        """Drop an import in progress and wait for it; called when the window closes."""
         if self.worker is not None:
+            self.worker.discard()
             self.worker.wait()
 
     @Slot(object)
     def _succeeded(self, result) -> None:
         from studio.core.keras_import import CodeRefused
 
-        if not isinstance(result, CodeRefused):
-            self.message.emit(f"Imported {self._path.name}")
-            self.imported.emit(result)
+        if isinstance(result, CodeRefused):
+            self._refusal = result
             return
-        answer = QMessageBox.question(
-            self.window, "Trust this model file?",
-            f"{result}\n\nImport it anyway? Only do this for files from someone you trust.",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.No)
-        if answer == QMessageBox.StandardButton.Yes:
-            self._retry_trusted = True
+        self.message.emit(f"Imported {self._path.name}")
+        self.imported.emit(result)
 
     @Slot(str)
     def _failed(self, message: str) -> None:
@@ -88,16 +84,26 @@ class KerasFiles(QObject):
 
     @Slot()
     def _done(self) -> None:
+        """Ask about a file holding code only now, with the worker gone: a question asked
+        while its signals are still arriving would be answered for the wrong import."""
         self.worker.wait()
         self.worker = None
-        if self._retry_trusted:
-            self._retry_trusted = False
+        refusal, self._refusal = self._refusal, None
+        if refusal is None:
+            return
+        answer = QMessageBox.question(
+            self.window, "Trust this model file?",
+            f"{refusal}\n\nImport it anyway? Only do this for files from someone you trust.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No)
+        if answer == QMessageBox.StandardButton.Yes:
             self.import_path(self._path, trust=True)
 
     def export_dialog(self) -> None:
         """Ask where to write the design as a Python script and write it."""
         from studio.core.building import ModelError
         from studio.core.code_export import export_code
+        from studio.core.data import DataError
 
         default = f"{project_stem(self.doc.path) if self.doc.path else 'model'}.py"
         path, _ = QFileDialog.getSaveFileName(self.window, "Export as Python script", default,
@@ -106,7 +112,7 @@ class KerasFiles(QObject):
             return
         try:
             atomic_write_text(Path(path), export_code(self.doc.project))
-        except (ModelError, OSError) as exc:
+        except (ModelError, DataError, OSError) as exc:
             QMessageBox.warning(self.window, "Cannot export", str(exc))
             return
         self.message.emit(f"Exported {path}")

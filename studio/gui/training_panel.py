@@ -200,7 +200,7 @@ class TrainingPanel(QWidget):
         """Stop any run and wait for every thread; called when the window closes."""
         for worker in (self.worker, self.warmup):
             if worker is not None:
-                worker.stop()
+                worker.discard()
                 worker.wait()
         self.curves.timer.stop()
 

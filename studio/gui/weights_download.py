@@ -70,7 +70,7 @@ class WeightsDownload(QObject):
     def shutdown(self) -> None:
         """Cancel a download and wait for its thread; called when the window closes."""
         if self.worker is not None:
-            self.worker.stop()
+            self.worker.discard()
             self.worker.wait()
 
     @staticmethod

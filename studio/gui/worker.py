@@ -11,8 +11,35 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 Task = Callable[[Callable[[dict], None], threading.Event], Any]
 
 
+class _Runner(QObject):
+    """Lives on the worker thread, runs the task and reports; it never touches a widget."""
+
+    event = Signal(object)
+    succeeded = Signal(object)
+    failed = Signal(str)
+    done = Signal()
+
+    def __init__(self, task: Task, stop: threading.Event) -> None:
+        super().__init__()
+        self._task = task
+        self._stop = stop
+
+    @Slot()
+    def run(self) -> None:
+        try:
+            result = self._task(self.event.emit, self._stop)
+        except Exception as exc:  # noqa: BLE001 - every failure is shown, never raised
+            self.failed.emit(str(exc) or type(exc).__name__)
+        else:
+            self.succeeded.emit(result)
+        finally:
+            self.done.emit()
+            self.thread().quit()
+
+
 class Worker(QObject):
-    """Runs ``task(on_event, stop)`` on its own thread. It never touches a widget."""
+    """Runs ``task(on_event, stop)`` on its own thread; its signals arrive on the thread that
+    made the worker, and stop arriving once it is discarded."""
 
     event = Signal(object)
     """A plain dict the task reported through ``on_event``."""
@@ -25,12 +52,17 @@ class Worker(QObject):
 
     def __init__(self, task: Task) -> None:
         super().__init__()
-        self._task = task
         self._stop = threading.Event()
+        self._discarded = False
         self._thread = QThread()
         self._thread.setObjectName("studio-worker")
-        self.moveToThread(self._thread)
-        self._thread.started.connect(self._run)
+        self._runner = _Runner(task, self._stop)
+        self._runner.moveToThread(self._thread)
+        self._thread.started.connect(self._runner.run)
+        self._runner.event.connect(self._relay_event)
+        self._runner.succeeded.connect(self._relay_succeeded)
+        self._runner.failed.connect(self._relay_failed)
+        self._runner.done.connect(self._relay_done)
 
     def start(self) -> None:
         """Start the task on the worker thread."""
@@ -44,6 +76,12 @@ class Worker(QObject):
         """True once ``stop`` has been called."""
         return self._stop.is_set()
 
+    def discard(self) -> None:
+        """Stop the task and drop whatever it still reports, even results already queued:
+        nothing more reaches the receivers (used when their window closes)."""
+        self._discarded = True
+        self._stop.set()
+
     def is_running(self) -> bool:
         """True until the thread has finished."""
         return self._thread.isRunning()
@@ -52,14 +90,22 @@ class Worker(QObject):
         """Block until the thread has finished (used only when the app closes)."""
         self._thread.wait()
 
-    @Slot()
-    def _run(self) -> None:
-        try:
-            result = self._task(self.event.emit, self._stop)
-        except Exception as exc:  # noqa: BLE001 - every failure is shown, never raised
-            self.failed.emit(str(exc) or type(exc).__name__)
-        else:
+    @Slot(object)
+    def _relay_event(self, event: dict) -> None:
+        if not self._discarded:
+            self.event.emit(event)
+
+    @Slot(object)
+    def _relay_succeeded(self, result: Any) -> None:
+        if not self._discarded:
             self.succeeded.emit(result)
-        finally:
+
+    @Slot(str)
+    def _relay_failed(self, message: str) -> None:
+        if not self._discarded:
+            self.failed.emit(message)
+
+    @Slot()
+    def _relay_done(self) -> None:
+        if not self._discarded:
             self.done.emit()
-            self._thread.quit()

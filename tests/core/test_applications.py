@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import http.client
 import io
 import threading
 
@@ -28,6 +29,8 @@ keras = pytest.importorskip("keras")
 
 ODD_SHAPE = (35, 71, 3)
 """Non-square, and odd so that rounding at each halving shows."""
+HDF5 = b"\x89HDF\r\n\x1a\n"
+"""The signature every weights file starts with."""
 
 
 def params(name: str, weights: str = "random", trainable_layers: int = 0) -> dict:
@@ -146,16 +149,25 @@ def test_cached_weights_are_used_without_the_network(monkeypatch):
     monkeypatch.setattr(applications, "_open_url", pytest.fail)
     path = cache_dir() / BASES["VGG16"].weights_name
     path.parent.mkdir(parents=True)
-    path.write_bytes(b"weights")
+    path.write_bytes(HDF5 + b"weights")
     assert fetch_weights("VGG16", pytest.fail, threading.Event()) == path
 
 
 class FakeResponse(io.BytesIO):
-    """A download of ``body`` that announces its length, read in small chunks."""
+    """A download of ``body`` that announces its length (or ``length``), read in small chunks."""
 
-    def __init__(self, body: bytes) -> None:
+    def __init__(self, body: bytes, length: int | None = None) -> None:
         super().__init__(body)
-        self.headers = {"Content-Length": str(len(body))}
+        self.headers = {"Content-Length": str(len(body) if length is None else length)}
+
+
+class BrokenResponse(FakeResponse):
+    """A download whose connection breaks after the first chunk."""
+
+    def read(self, size: int = -1) -> bytes:
+        if self.tell():
+            raise http.client.IncompleteRead(b"")
+        return super().read(size)
 
 
 def serve(monkeypatch, body: bytes) -> None:
@@ -164,7 +176,7 @@ def serve(monkeypatch, body: bytes) -> None:
 
 
 def test_download_reports_progress_and_checks_the_sum(monkeypatch):
-    body = b"0123456789"
+    body = HDF5 + b"89"
     serve(monkeypatch, body)
     monkeypatch.setitem(BASES, "VGG16", BASES["VGG16"].__class__(
         **{**BASES["VGG16"].__dict__, "md5": hashlib.md5(body).hexdigest()}))
@@ -183,6 +195,34 @@ def test_damaged_or_cancelled_downloads_leave_nothing(monkeypatch):
     with pytest.raises(WeightsUnavailable, match="the download was cancelled"):
         fetch_weights("MobileNetV2", lambda *a: stop.set(), stop)
     assert not list(cache_dir().iterdir())
+
+
+@pytest.mark.parametrize(
+    ("response", "why"),
+    [(lambda: FakeResponse(HDF5 + b"weights", length=100), "arrived damaged; try again later"),
+     (lambda: FakeResponse(b"<html>Not found</html>"), "arrived damaged; try again later"),
+     (lambda: BrokenResponse(HDF5 + b"weights"), "could not be downloaded (no network?)")],
+    ids=["cut short", "not HDF5", "broken connection"],
+)
+def test_downloads_that_are_not_whole_weights_files_leave_nothing(monkeypatch, response, why):
+    monkeypatch.setattr(applications, "CHUNK", 4)
+    monkeypatch.setattr(applications, "_open_url", lambda url, timeout: response())
+    with pytest.raises(WeightsUnavailable) as error:
+        fetch_weights("MobileNetV2", lambda *a: None, threading.Event())
+    assert str(error.value) == (
+        f"The ImageNet weights for MobileNetV2 {why}. "
+        "The template still works with random initial weights."
+    )
+    assert not list(cache_dir().iterdir())
+
+
+def test_a_cached_file_that_is_not_hdf5_is_downloaded_again(monkeypatch):
+    path = cache_dir() / BASES["MobileNetV2"].weights_name
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"x" * 100)
+    serve(monkeypatch, HDF5 + b"weights")
+    assert fetch_weights("MobileNetV2", lambda *a: None, threading.Event()) == path
+    assert path.read_bytes() == HDF5 + b"weights"
 
 
 def test_random_weights_unfreeze_the_whole_base():

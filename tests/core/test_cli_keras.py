@@ -7,7 +7,7 @@ import pytest
 from studio.cli import main
 from studio.core.project import load_project, save_project
 from studio.core.templates import demo_project
-from tests.keras_models import branched_model, lambda_model
+from tests.keras_models import BROKEN_MODEL_FILES, branched_model, lambda_model
 
 keras = pytest.importorskip("keras")
 
@@ -61,6 +61,14 @@ def test_import_errors(tmp_path, capsys, monkeypatch, setup, words):
     one_line_error(capsys, words)
     if setup == "exists":
         assert (tmp_path / "p.studio.json").read_text() == "keep me"
+
+
+@pytest.mark.parametrize(("make", "words"), BROKEN_MODEL_FILES)
+def test_import_refuses_broken_models_in_one_line(tmp_path, capsys, make, words):
+    out = tmp_path / "p.studio.json"
+    assert main(["import", str(make(tmp_path)), "-o", str(out)]) == 1
+    assert one_line_error(capsys) == f"studio: error: {words}\n"
+    assert not out.exists()
 
 
 def test_export_code_writes_a_script(tmp_path, capsys):

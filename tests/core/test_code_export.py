@@ -13,7 +13,7 @@ import pytest
 
 from studio.core import data
 from studio.core.applications import use_random_weights
-from studio.core.building import ModelError, build_keras_model
+from studio.core.building import ModelError, build_keras_model, outputs_probabilities
 from studio.core.code_export import export_code
 from studio.core.graph import Graph, Node
 from studio.core.keras_import import import_model
@@ -98,6 +98,21 @@ def test_ids_that_are_python_keywords_or_script_names_still_work(tmp_path):
     assert script["__doc__"].startswith('A "quoted" \\ name: a model designed')
     assert "does not fit MNIST-10k yet" in script["__doc__"]
     assert summary(script["build_model"]()) == summary(build_keras_model(project.graph))
+
+
+@pytest.mark.parametrize(
+    ("last", "probabilities"),
+    [(lambda: keras.layers.Dense(10, activation="softmax", kernel_regularizer="l2"), True),
+     (lambda: keras.layers.Softmax(), True),
+     (lambda: keras.layers.Dense(10, kernel_regularizer="l2"), False)],
+)
+def test_an_imported_layer_ending_in_softmax_outputs_probabilities(tmp_path, last, probabilities):
+    inputs = keras.Input((28, 28, 1))
+    keras.Model(inputs, last()(keras.layers.Flatten()(inputs))).save(tmp_path / "m.keras")
+    project = import_model(tmp_path / "m.keras")
+    assert project.graph.node(project.graph.sinks()[0]).type == "Keras"
+    assert outputs_probabilities(project.graph) == [probabilities]
+    assert f"for logits in [{not probabilities}]" in export_code(project)
 
 
 def test_exported_text_compiles(imported_project):

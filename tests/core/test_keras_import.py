@@ -19,7 +19,13 @@ from studio.core.keras_import import (
 )
 from studio.core.layers import OPAQUE_TYPE, REGISTRY
 from studio.core.project import load_project, save_project
-from tests.keras_models import branched_model, lambda_model, random_batch, two_input_model
+from tests.keras_models import (
+    BROKEN_MODEL_FILES,
+    branched_model,
+    lambda_model,
+    random_batch,
+    two_input_model,
+)
 
 keras = pytest.importorskip("keras")
 
@@ -291,6 +297,7 @@ def _zip_without_config(tmp_path):
         (lambda tmp: _write(tmp / "junk.h5", "not hdf5"), "junk.h5: not a readable Keras"),
         (_zip_without_config, "empty.keras: not a readable Keras model file"),
         (_weights_only, "w.h5: the file holds no model, only weights."),
+        *BROKEN_MODEL_FILES,
     ],
 )
 def test_unreadable_files_are_explained(tmp_path, make, words):

@@ -301,3 +301,38 @@ def test_bad_connections_are_explained_at_the_node(window, qtbot):
     assert scene.nodes[loose].look.problem == "Nothing is connected to this layer's input."
     assert "Problem:" in scene.nodes[merge].toolTip()
     assert not window.training.start_button.isEnabled()
+
+
+def test_choosing_from_the_quick_add_list_with_enter_adds_one_layer(window, qtbot):
+    window.canvas.setFocus()
+    steps = window.doc.undo_stack.count()
+    qtbot.keyClick(window.canvas, Qt.Key.Key_Slash)
+    box = window.canvas.quick_add
+    qtbot.keyClicks(box, "drop")
+    popup = box.completer().popup()
+    qtbot.waitUntil(popup.isVisible)
+    qtbot.keyClick(popup, Qt.Key.Key_Down)
+    qtbot.keyClick(popup, Qt.Key.Key_Return)
+    assert window.doc.undo_stack.count() == steps + 1
+    assert [n.type for n in window.doc.project.graph.nodes].count("Dropout") == 1
+
+
+def test_pasting_something_that_is_not_valid_layers_changes_nothing(window, qtbot):
+    import json
+
+    from PySide6.QtGui import QGuiApplication
+
+    window.canvas.setFocus()
+    before = window.doc.project
+    for nodes, reason in (
+        ([{"id": "x", "type": "Conv3D", "params": {}}], "unknown type 'Conv3D'"),
+        ([{"id": "x", "type": "Dense", "params": {"units": -5}}],
+         "x: Units must be at least 1, not -5."),
+        ("nonsense", "is not valid"),
+    ):
+        clip = {"layer_studio_fragment": 1, "nodes": nodes, "edges": []}
+        QGuiApplication.clipboard().setText(json.dumps(clip))
+        qtbot.keyClick(window.canvas, Qt.Key.Key_V, CTRL)
+        assert window.doc.project is before
+        message = window.statusBar().currentMessage()
+        assert message.startswith("Cannot paste: ") and reason in message, message

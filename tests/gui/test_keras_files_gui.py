@@ -19,8 +19,16 @@ def choose_file(monkeypatch, path) -> None:
     monkeypatch.setattr(QFileDialog, "getSaveFileName", answer)
 
 
+def press_ctrl(window, qtbot, key: Qt.Key) -> None:
+    """Press Ctrl+key on the window, active again as after a click (a closed modal box can
+    leave no window active on the offscreen platform)."""
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.keyClick(window, key, CTRL)
+
+
 def import_with_ctrl_i(window, qtbot) -> None:
-    qtbot.keyClick(window, Qt.Key.Key_I, CTRL)
+    press_ctrl(window, qtbot, Qt.Key.Key_I)
     qtbot.waitUntil(lambda: window.keras_files.worker is None, timeout=60_000)
 
 
@@ -76,3 +84,89 @@ def test_export_writes_a_script_that_compiles(window, qtbot, monkeypatch, tmp_pa
     compile(source, str(path), "exec")
     assert "keras.layers.Conv2D(" in source and "model.fit(" in source
     assert window.statusBar().currentMessage() == f"Exported {path}"
+
+
+REAL_QUESTION = QMessageBox.question
+
+
+def answer_next_question(qtbot, button: QMessageBox.StandardButton) -> list[str]:
+    """Click ``button`` in the next real modal question box; returns its text once shown."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    seen: list[str] = []
+
+    def click() -> None:
+        box = QApplication.activeModalWidget()
+        if isinstance(box, QMessageBox):
+            seen.append(box.text())
+            box.button(button).click()
+        else:
+            QTimer.singleShot(20, click)
+
+    QTimer.singleShot(20, click)
+    return seen
+
+
+def test_trust_is_asked_for_each_file_and_never_carried_over(window, qtbot, monkeypatch,
+                                                             tmp_path):
+    from studio.core import keras_import
+
+    monkeypatch.setattr(QMessageBox, "question", REAL_QUESTION)
+    loads = []
+    real_load = keras_import._load
+    monkeypatch.setattr(keras_import, "_load",
+                        lambda path, trust: loads.append((path.name, trust)) or
+                        real_load(path, trust))
+    first, second, plain = tmp_path / "first.keras", tmp_path / "second.keras", tmp_path / "p.keras"
+    lambda_model().save(first)
+    lambda_model().save(second)
+    branched_model().save(plain)
+
+    choose_file(monkeypatch, first)
+    seen = answer_next_question(qtbot, QMessageBox.StandardButton.Yes)
+    press_ctrl(window, qtbot, Qt.Key.Key_I)
+    qtbot.waitUntil(lambda: "Keras" in [n.type for n in window.doc.project.graph.nodes],
+                    timeout=60_000)
+    assert "first.keras contains a Lambda layer" in seen[0]
+    assert loads == [("first.keras", True)]
+
+    before = window.doc.project
+    choose_file(monkeypatch, second)
+    seen = answer_next_question(qtbot, QMessageBox.StandardButton.No)
+    press_ctrl(window, qtbot, Qt.Key.Key_I)
+    qtbot.waitUntil(lambda: bool(seen) and window.keras_files.worker is None, timeout=60_000)
+    assert window.doc.project is before
+
+    window.doc.undo_stack.setClean()
+    choose_file(monkeypatch, plain)
+    import_with_ctrl_i(window, qtbot)
+    assert loads == [("first.keras", True), ("p.keras", False)]
+
+
+def test_closing_during_an_import_shows_nothing_afterwards(window, qtbot, monkeypatch,
+                                                           tmp_path, dialogs):
+    path = tmp_path / "late.keras"
+    branched_model().save(path)
+    choose_file(monkeypatch, path)
+    before = window.doc.project
+    press_ctrl(window, qtbot, Qt.Key.Key_I)
+    worker = window.keras_files.worker
+    assert worker is not None and window.close()
+    arrived = []
+    window.keras_files.imported.connect(arrived.append)
+    with qtbot.assertNotEmitted(window.keras_files.imported, wait=300):
+        pass
+    assert not arrived and not dialogs and window.doc.project is before
+
+
+def test_exporting_a_project_for_an_unknown_dataset_says_so(window, qtbot, monkeypatch,
+                                                             tmp_path, dialogs):
+    project = window.doc.project.copy()
+    project.dataset.name = "cifar-100"
+    window.doc.replace(project, None)
+    choose_file(monkeypatch, tmp_path / "x.py")
+    qtbot.keyClick(window, Qt.Key.Key_E, CTRL)
+    kind, title, text = dialogs[-1]
+    assert (kind, title) == ("warning", "Cannot export") and "cifar-100" in text
+    assert not (tmp_path / "x.py").exists()
