@@ -24,6 +24,7 @@ lint: $(STAMP)
 	$(BIN)/python -m ruff check studio tests bench packaging
 
 bench: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/startup.py
 	$(BIN)/python bench/trainer_throughput.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_stalls.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/time_to_accuracy.py
