@@ -160,9 +160,15 @@ def cache_dir() -> Path:
 
 
 def cached_weights(name: str) -> Path | None:
-    """The cached ImageNet weights of base ``name``, or None if not downloaded yet."""
+    """The cached ImageNet weights of base ``name``, or None if not downloaded yet. A cached
+    file that is not HDF5 (damaged somehow) is deleted, so it is downloaded again."""
     path = cache_dir() / BASES[name].weights_name
-    return path if path.is_file() else None
+    if not path.is_file():
+        return None
+    if _is_hdf5(path):
+        return path
+    path.unlink()
+    return None
 
 
 def _is_hdf5(path: Path) -> bool:
@@ -212,9 +218,7 @@ def fetch_weights(name: str, on_progress: Callable[[int, int], None], stop: thre
     """
     cached = cached_weights(name)
     if cached is not None:
-        if _is_hdf5(cached):
-            return cached
-        cached.unlink()
+        return cached
     base = BASES[name]
     target = cache_dir() / base.weights_name
     target.parent.mkdir(parents=True, exist_ok=True)

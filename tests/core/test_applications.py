@@ -232,3 +232,11 @@ def test_random_weights_unfreeze_the_whole_base():
     assert missing_weights(graph) == []
     (node,) = [n for n in graph.nodes if n.type == "Application"]
     assert node.params == params("EfficientNetB0", "random", BASES["EfficientNetB0"].layers)
+
+
+def test_a_damaged_cached_file_counts_as_missing(tmp_path):
+    path = cache_dir() / BASES["VGG16"].weights_name
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"<html>captive portal</html>")
+    assert missing_weights(from_template("vgg16").graph) == ["VGG16"]
+    assert not path.exists()

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPushButton
 
 from studio.core import applications
-from studio.core.applications import BASES, cache_dir
+from studio.core.applications import BASES, HDF5_SIGNATURE, cache_dir
 from studio.core.templates import TEMPLATES, from_template
 from studio.gui.template_gallery import TemplateGallery
 from tests.gui.support import click_row
@@ -151,7 +151,7 @@ def test_cancel_keeps_imagenet_weights_when_asked(qtbot, window, monkeypatch):
 def test_cached_weights_open_without_a_download(qtbot, window, offline):
     path = cache_dir() / BASES["EfficientNetB0"].weights_name
     path.parent.mkdir(parents=True)
-    path.write_bytes(b"weights")
+    path.write_bytes(HDF5_SIGNATURE + b"weights")
     pick(qtbot, open_gallery(qtbot, window), "efficientnetb0", double=True)
     qtbot.waitUntil(lambda: window.doc.project.name == "EfficientNetB0 transfer learning")
     assert window.weights.worker is None and window.weights.notice is None
