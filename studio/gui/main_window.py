@@ -129,7 +129,7 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _list_selected(self, node_id: str) -> None:
         self.inspector.show_node(node_id)
-        if node_id and self.scene.selected_ids() != [node_id]:
+        if node_id in self.scene.nodes and self.scene.selected_ids() != [node_id]:
             self.scene.select_ids([node_id])
             self.canvas.ensureVisible(self.scene.nodes[node_id], 40, 40)
 
