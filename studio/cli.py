@@ -11,7 +11,7 @@ from pathlib import Path
 
 from studio.core.runtime import configure_environment
 
-COMMANDS = ("new", "train", "export-code", "import")
+COMMANDS = ("new", "train", "export-code", "import", "data")
 
 
 class CliError(Exception):
@@ -47,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("--trust", action="store_true",
                      help="accept Lambda layers, which hold Python code: only for files you trust")
     imp.add_argument("--force", action="store_true", help="overwrite an existing file")
+    data = sub.add_parser("data", help="check an image folder (one subfolder per class)")
+    data.add_argument("path", type=Path)
+    data.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
 
 
@@ -157,6 +160,46 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report_text(report: dict) -> str:
+    lines = [f"{report['root']}: {report['total_images']} images in "
+             f"{len(report['classes'])} classes"]
+    lines += [f"  {c['name']}: {c['images']}" for c in report["classes"]]
+    for reason, entry in report["skipped"].items():
+        lines.append(f"Skipped {entry['count']}: {reason}, e.g. {entry['examples'][0]}")
+    if report["non_image_files"]:
+        lines.append(f"Other files (not images): {report['non_image_files']}")
+    if report["modes"]:
+        lines.append("Modes: " + ", ".join(f"{m} {n}" for m, n in report["modes"].items()))
+    if report["sizes"]:
+        lines.append("Sizes: " + ", ".join(f"{s['width']}x{s['height']} {s['count']}"
+                                          for s in report["sizes"]))
+    lines += [f"Problem: {p}" for p in report["problems"]]
+    if not report["problems"]:
+        lines.append("No problems found.")
+    return "\n".join(lines)
+
+
+def cmd_data(args: argparse.Namespace) -> int:
+    """Print the health report of an image folder."""
+    from studio.core.image_folder import health_report, scan_folder
+
+    path: Path = args.path
+    if path.is_file():
+        raise CliError(f"{path} is a file; CSV files are not supported yet, only image folders.")
+    if not path.is_dir():
+        raise CliError(f"{path} does not exist or is not a folder.")
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        report = health_report(scan_folder(path, stop=stop))
+    except OSError as exc:
+        raise CliError(f"{path} cannot be read: {exc.strerror or exc}") from None
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else _report_text(report))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``studio`` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -168,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         commands = {"new": cmd_new, "train": cmd_train, "export-code": cmd_export_code,
-                    "import": cmd_import}
+                    "import": cmd_import, "data": cmd_data}
         return commands[args.command](args)
     except CliError as exc:
         print(f"studio: error: {exc}", file=sys.stderr)
