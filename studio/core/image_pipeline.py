@@ -40,12 +40,16 @@ STATS_IMAGES = 2000
 """At most this many training images give the mean and deviation for ``standardize``."""
 READ_BATCH = 256
 """Images per batch when reading outside training: for statistics and for inference."""
+CACHE_CHUNK = 256
+"""Images per record of a cache."""
 DISK_SHUFFLE_BYTES = 256 * 2**20
 """Memory for shuffling images read back from a disk cache (the order is only partly mixed
 when the training images need more)."""
 ABANDONED_SECONDS = 24 * 3600
 """A disk cache left half-written this long ago belongs to a run that was interrupted."""
-CACHE_VERSION = 1
+AUTO_DISK_BYTES = 2**30
+"""The ``auto`` cache keeps decoded images on disk when they take at most this much."""
+CACHE_VERSION = 2
 _DECODER_BY_FIRST_BYTE = np.zeros(256, np.int32)
 _DECODER_BY_FIRST_BYTE[[0x89, 0xFF, ord("G")]] = [1, 2, 3]
 """The branch of ``decode_image`` for a file's first byte: that of PNG, JPEG and GIF files,
@@ -209,13 +213,6 @@ def standard_images(images, form: ImageForm):
     return tf.ensure_shape(out, [*images.shape[:-3], *target])
 
 
-def read_image(path, form: ImageForm, decode: Callable = decode_image):
-    """One image file (a string tensor) in the standard form."""
-    import tensorflow as tf
-
-    return standard_images(decode(tf.io.read_file(path)), form)
-
-
 def normalised(images, scale: list[float], offset: list[float]):
     """Standard-form images as the model's float32 input: ``x * scale + offset`` per channel."""
     import tensorflow as tf
@@ -294,7 +291,9 @@ def _file_batches(paths: list[Path], labels: np.ndarray, form: ImageForm, cache:
 
     Without a cache the file names are shuffled and batched, and each batch is read in one
     go (DECODE_CALLS batches at once: far less overhead than one file at a time). With one,
-    the decoded images are cached (in memory or on disk) and shuffled after.
+    the files are read in chunks of CACHE_CHUNK in their own order, the chunks are cached (in
+    memory or on disk: a few large records read back much faster than one per image), and
+    the images are shuffled after; from disk with at most DISK_SHUFFLE_BYTES held for it.
     """
     import tensorflow as tf
 
@@ -302,18 +301,24 @@ def _file_batches(paths: list[Path], labels: np.ndarray, form: ImageForm, cache:
     ds = tf.data.Dataset.from_tensor_slices((names, labels))
     n = len(paths)
     decode = decoder_for(paths)
+
+    def read(batch):
+        return batch.map(lambda p, y: (read_images(p, form, decode), y),
+                         num_parallel_calls=DECODE_CALLS, deterministic=True)
+
     if cache == "none":
         if shuffle_seed is not None:
             ds = ds.shuffle(n, seed=shuffle_seed, reshuffle_each_iteration=True)
-        return ds.batch(batch_size).map(lambda p, y: (read_images(p, form, decode), y),
-                                        num_parallel_calls=DECODE_CALLS, deterministic=True)
-    ds = ds.map(lambda p, y: (read_image(p, form, decode), y),
-                num_parallel_calls=DECODE_CALLS, deterministic=True)
-    ds = ds.cache(disk_cache_prefix(paths, form) if cache == "disk" else "")
-    if shuffle_seed is not None:
-        buffer = n if cache == "memory" else DISK_SHUFFLE_BYTES // (
-            form.size[0] * form.size[1] * form.channels)
-        ds = ds.shuffle(max(1, min(n, buffer)), seed=shuffle_seed, reshuffle_each_iteration=True)
+        return read(ds.batch(batch_size))
+    ds = read(ds.batch(CACHE_CHUNK)).cache(
+        disk_cache_prefix(paths, form) if cache == "disk" else "")
+    if shuffle_seed is None:
+        return ds.unbatch().batch(batch_size)
+    image_bytes = form.size[0] * form.size[1] * form.channels
+    images = n if cache == "memory" else DISK_SHUFFLE_BYTES // 2 // image_bytes
+    chunks = max(1, images // CACHE_CHUNK)
+    ds = ds.shuffle(chunks, seed=shuffle_seed, reshuffle_each_iteration=True).unbatch()
+    ds = ds.shuffle(max(1, min(n, images)), seed=shuffle_seed, reshuffle_each_iteration=True)
     return ds.batch(batch_size)
 
 
@@ -343,6 +348,16 @@ def _split_batches(loaded: LoadedData, indices: np.ndarray, form: ImageForm, cac
         paths = [samples.paths[i] for i in indices]
         return _file_batches(paths, labels, form, cache, batch_size, shuffle_seed)
     raise DataError("This dataset does not hold images; choose an image dataset or folder.")
+
+
+def resolved_cache(cache: str, loaded: LoadedData, form: ImageForm) -> str:
+    """The cache an image dataset uses: ``auto`` is ``disk`` when the decoded images take at
+    most AUTO_DISK_BYTES (decoding once, as a training database would), else ``none``."""
+    if cache != "auto":
+        return cache
+    decoded = loaded.size("train") + loaded.size("validation") + loaded.size("test")
+    decoded *= form.size[0] * form.size[1] * form.channels
+    return "disk" if decoded <= AUTO_DISK_BYTES else "none"
 
 
 def _channel_stats(batches, channels: int) -> tuple[list[float], list[float]]:
@@ -392,13 +407,14 @@ def image_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size: int, s
     The training batches are shuffled with ``seed`` (anew each epoch) and augmented; images
     are normalised last. ``standardize`` takes the mean and deviation per channel of up to
     STATS_IMAGES training images (``prep["statistics"]`` says how many). ``choice.cache``
-    applies to image files; arrays are in memory already.
+    applies to image files (see ``resolved_cache``); arrays are in memory already.
     """
     import tensorflow as tf
 
     from studio.core.augmentation import augmentation_layers
 
     form = ImageForm.of(loaded.info, choice)
+    cache = resolved_cache(choice.cache, loaded, form)
     norm = _normalisation(loaded, choice, form, seed)
     scale, offset = norm["scale"], norm["offset"]
     augment = augmentation_layers(choice.augmentation, seed)
@@ -415,7 +431,7 @@ def image_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size: int, s
     def split(name: str):
         indices = loaded.splits[name]
         train = name == "train"
-        batches = _split_batches(loaded, indices, form, choice.cache, batch_size,
+        batches = _split_batches(loaded, indices, form, cache, batch_size,
                                  seed if train else None)
         finish = training_batch if train and augment is not None else plain_batch
         return batches.map(finish).with_options(options)

@@ -21,7 +21,17 @@ def _v2_to_v3(document: Document) -> Document:
     return {**document, "format_version": 3, "dataset": dataset}
 
 
-STEPS: dict[int, Callable[[Document], Document]] = {1: _v1_to_v2, 2: _v2_to_v3}
+def _v3_to_v4(document: Document) -> Document:
+    """Format 4 adds optimizer parameters, a schedule, early stopping, checkpoints and the
+    device to the training settings, and the ``auto`` cache. Format 3 trained SGD without
+    momentum, so a v3 file keeps doing so; the other defaults match what format 3 did."""
+    training = document.get("training")
+    if isinstance(training, dict):
+        training = {**training, "momentum": 0.0}
+    return {**document, "format_version": 4, "training": training}
+
+
+STEPS: dict[int, Callable[[Document], Document]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 """Format version -> the step that turns such a document into the next version."""
 
 

@@ -17,11 +17,15 @@ from studio.core.graph import Graph, Node
 from studio.core.layers import REGISTRY
 from studio.core.migrations import migrate
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 SUFFIX = ".studio.json"
 SCHEMA_PATH = Path(__file__).with_name("project.schema.json")
 
-OPTIMIZERS = ("adam", "adamw", "sgd", "rmsprop")
+OPTIMIZERS = ("adam", "adamw", "sgd", "rmsprop", "adagrad", "nadam")
+SCHEDULES = ("constant", "step", "exponential", "cosine", "plateau")
+DEVICE_KINDS = ("cpu", "gpu", "gpus")
+PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
+MONITORS = ("val_loss", "val_accuracy", "loss", "accuracy")
 LOSSES = ("sparse_categorical_crossentropy",)
 
 
@@ -33,7 +37,7 @@ SOURCES = ("bundled", "keras", "folder", "csv")
 COLORS = ("auto", "grayscale", "rgb")
 RESIZE_MODES = ("squash", "crop", "pad")
 NORMALIZATIONS = ("unit", "symmetric", "standardize")
-CACHES = ("none", "memory", "disk")
+CACHES = ("auto", "none", "memory", "disk")
 TASKS = ("classification", "regression")
 
 
@@ -85,7 +89,7 @@ class DatasetChoice:
     test_split: float = 0.0
     seed: int = 0
     class_weights: bool = False
-    cache: str = "none"
+    cache: str = "auto"
     label_column: str = ""
     text_column: str = ""
     task: str = "classification"
@@ -103,8 +107,62 @@ class DatasetChoice:
 
 
 @dataclass
+class Schedule:
+    """How the learning rate changes over a run.
+
+    ``constant``; ``step`` multiplies it by ``factor`` every ``step_epochs``; ``exponential``
+    multiplies it by ``factor`` per epoch (smoothly, step by step); ``cosine`` rises linearly
+    for ``warmup_epochs`` and then falls along a cosine to ``min_learning_rate``; ``plateau``
+    multiplies it by ``factor`` after ``patience`` epochs without a better validation loss,
+    down to ``min_learning_rate``.
+    """
+
+    kind: str = "constant"
+    step_epochs: int = 10
+    factor: float = 0.5
+    warmup_epochs: int = 0
+    min_learning_rate: float = 0.0
+    patience: int = 3
+
+
+@dataclass
+class EarlyStopping:
+    """Stop when ``monitor`` has not improved for ``patience`` epochs (if ``enabled``)."""
+
+    enabled: bool = False
+    monitor: str = "val_loss"
+    patience: int = 5
+
+
+@dataclass
+class Checkpoints:
+    """Save the model with its optimizer state every ``every_epochs`` epochs (0: never); with
+    ``keep_best_only`` only when ``monitor`` improves, replacing the previous one."""
+
+    every_epochs: int = 1
+    keep_best_only: bool = False
+    monitor: str = "val_loss"
+
+
+@dataclass
+class DeviceChoice:
+    """Where to train: the CPU, one GPU or several (``gpus`` holds their indices), with which
+    float precision, and whether ops must be deterministic (slower, reproducible)."""
+
+    kind: str = "cpu"
+    gpus: list[int] = field(default_factory=list)
+    precision: str = "float32"
+    deterministic: bool = False
+
+
+@dataclass
 class TrainingSettings:
-    """How to train: optimizer, learning rate, batch size, epochs, loss, metrics and seed."""
+    """How to train: optimizer and its parameters, learning-rate schedule, batch size, epochs,
+    loss, metrics, seed, early stopping, checkpoints and device.
+
+    ``momentum`` and ``nesterov`` apply to SGD (``momentum`` to RMSprop too), ``beta_1`` and
+    ``beta_2`` to Adam, AdamW and Nadam, ``rho`` to RMSprop, ``weight_decay`` to every one.
+    """
 
     optimizer: str = "adam"
     learning_rate: float = 0.001
@@ -113,6 +171,29 @@ class TrainingSettings:
     loss: str = "sparse_categorical_crossentropy"
     metrics: list[str] = field(default_factory=lambda: ["accuracy"])
     seed: int = 0
+    momentum: float = 0.9
+    nesterov: bool = False
+    beta_1: float = 0.9
+    beta_2: float = 0.999
+    rho: float = 0.9
+    weight_decay: float = 0.0
+    schedule: Schedule = field(default_factory=Schedule)
+    early_stopping: EarlyStopping = field(default_factory=EarlyStopping)
+    checkpoints: Checkpoints = field(default_factory=Checkpoints)
+    device: DeviceChoice = field(default_factory=DeviceChoice)
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> TrainingSettings:
+        """Settings from their JSON form (as validated by the project schema)."""
+        fields = dict(data)
+        fields["metrics"] = list(fields["metrics"])
+        for name, kind in (("schedule", Schedule), ("early_stopping", EarlyStopping),
+                           ("checkpoints", Checkpoints)):
+            fields[name] = kind(**fields.get(name, {}))
+        device = dict(fields.get("device", {}))
+        device["gpus"] = list(device.get("gpus", []))
+        fields["device"] = DeviceChoice(**device)
+        return TrainingSettings(**fields)
 
 
 @dataclass
@@ -158,13 +239,11 @@ class Project:
             nodes=[Node(n["id"], n["type"], copy.deepcopy(n["params"])) for n in model["nodes"]],
             edges=[(src, dst) for src, dst in model["edges"]],
         )
-        training = dict(data["training"])
-        training["metrics"] = list(training["metrics"])
         return Project(
             name=data["name"],
             graph=graph,
             dataset=DatasetChoice.from_dict(data["dataset"]),
-            training=TrainingSettings(**training),
+            training=TrainingSettings.from_dict(data["training"]),
             positions=_kept_positions(data.get("positions", {}), graph),
         )
 

@@ -42,6 +42,8 @@ NORMALIZATIONS = (
      "training split"),
 )
 CACHES = (
+    ("Auto", "auto", "Keep decoded images in a file in the workspace when they take up to 1 GB "
+     "(later epochs and later runs skip decoding), else read them anew every epoch"),
     ("None", "none", "Read the samples anew every epoch: least memory"),
     ("Memory", "memory", "Keep decoded samples in memory after the first epoch: fastest"),
     ("Disk", "disk", "Keep decoded samples in a file in the workspace: for data larger than "

@@ -14,9 +14,13 @@ from studio.core.migrations import migrate
 from studio.core.project import (
     FORMAT_VERSION,
     SCHEMA_PATH,
+    Checkpoints,
     DatasetChoice,
+    DeviceChoice,
+    EarlyStopping,
     Project,
     ProjectFileError,
+    Schedule,
     load_project,
     project_schema,
     save_project,
@@ -135,8 +139,9 @@ def test_a_format_1_file_still_loads():
     project = load_project(V1_FILE)
     assert project.graph == from_template("lenet5").graph
     assert project.positions == {}
-    assert project.to_dict()["format_version"] == FORMAT_VERSION == 3
+    assert project.to_dict()["format_version"] == FORMAT_VERSION == 4
     assert project.dataset == DatasetChoice(name="mnist-10k", validation_split=0.2, seed=0)
+    assert project.training.momentum == 0.0  # format 3 and older trained SGD without it
 
 
 def test_migrate_upgrades_v1_without_touching_the_input():
@@ -144,13 +149,33 @@ def test_migrate_upgrades_v1_without_touching_the_input():
     original = json.loads(V1_FILE.read_text())
     upgraded = migrate(document)
     assert document == original
-    assert upgraded["format_version"] == 3
+    assert upgraded["format_version"] == 4
     assert upgraded["dataset"]["source"] == "bundled"
     jsonschema.validate(upgraded, project_schema())
     current = demo_project().to_dict()
     assert migrate(current) == current
     for other in ([1, 2], {"format_version": True}, {"format_version": 99}, {}):
         assert migrate(other) == other
+
+
+def test_training_controls_round_trip(tmp_path):
+    project = demo_project()
+    training = project.training
+    training.optimizer, training.momentum, training.nesterov = "sgd", 0.8, True
+    training.schedule = Schedule(kind="cosine", warmup_epochs=2, min_learning_rate=1e-5)
+    training.early_stopping = EarlyStopping(enabled=True, monitor="val_accuracy", patience=2)
+    training.checkpoints = Checkpoints(every_epochs=3, keep_best_only=True)
+    training.device = DeviceChoice(kind="gpus", gpus=[0, 1], precision="mixed_float16",
+                                   deterministic=True)
+    save_project(project, tmp_path / "p.studio.json")
+    assert load_project(tmp_path / "p.studio.json") == project
+
+
+def test_invalid_training_controls_are_refused():
+    document = demo_project().to_dict()
+    document["training"]["schedule"] = {"kind": "cosine", "factor": 0}
+    with pytest.raises(ProjectFileError, match="training/schedule/factor"):
+        Project.from_dict(document)
 
 
 def test_positions_round_trip(tmp_path):
