@@ -10,13 +10,11 @@ from studio.core.data import DatasetInfo
 from studio.core.graph import Graph, Node
 from studio.core.layers import OPAQUE_TYPE
 from studio.core.messages import first_line
+from studio.core.optimizers import KerasCall, make_optimizer, schedule_call
 from studio.core.project import TrainingSettings
 
 _MODEL_CLASSES = {"Sequential": "keras.Sequential", "Functional": "keras.Model"}
 """Nested models, imported whole, by the class name Keras saves them under."""
-
-OPTIMIZER_CLASSES = {"adam": "Adam", "adamw": "AdamW", "sgd": "SGD", "rmsprop": "RMSprop"}
-"""The project's optimizer names, with their classes in ``keras.optimizers``."""
 
 
 class ModelError(ValueError):
@@ -133,14 +131,19 @@ def outputs_probabilities(graph: Graph) -> list[bool]:
 
 
 def compile_model(model: Any, graph: Graph, training: TrainingSettings,
-                  task: str = "classification") -> None:
-    """Compile with the project's optimizer, learning rate, loss and metrics.
+                  task: str = "classification", steps_per_epoch: int | None = None) -> None:
+    """Compile with the project's optimizer and learning-rate schedule, loss and metrics.
 
-    A regression task learns mean squared error and reports the mean absolute error.
+    ``steps_per_epoch`` (batches per epoch) times the schedules that change per step; the
+    constant and reduce-on-plateau ones do without it. A regression task learns mean
+    squared error and reports the mean absolute error. Raise ValueError if the optimizer
+    settings cannot work (``optimizers.schedule_problems`` says why).
     """
     import keras
 
-    optimizer = getattr(keras.optimizers, OPTIMIZER_CLASSES[training.optimizer])
+    if steps_per_epoch is None and isinstance(schedule_call(training), KerasCall):
+        raise ValueError(f"The {training.schedule.kind} learning-rate schedule needs the "
+                         "number of steps per epoch.")
     if task == "regression":
         losses = [keras.losses.MeanSquaredError() for _ in model_endpoints(graph)[1]]
         metrics = ["mae"]
@@ -150,7 +153,7 @@ def compile_model(model: Any, graph: Graph, training: TrainingSettings,
         metrics = list(training.metrics)
     several = len(losses) > 1
     model.compile(
-        optimizer=optimizer(learning_rate=training.learning_rate),
+        optimizer=make_optimizer(training, steps_per_epoch or 1),
         loss=losses if several else losses[0],
         metrics=[list(metrics) for _ in losses] if several else metrics,
     )

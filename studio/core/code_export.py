@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import keyword
 import pprint
+import textwrap
 from string import Template
 
 import numpy as np
@@ -11,7 +12,6 @@ import numpy as np
 from studio.core.analysis import Analysis, analyze
 from studio.core.applications import APPLICATION, BASES
 from studio.core.building import (
-    OPTIMIZER_CLASSES,
     ModelError,
     imported_class_path,
     imported_spec,
@@ -23,9 +23,20 @@ from studio.core.building import (
 from studio.core.data import DATASETS, dataset_path, describe, load
 from studio.core.graph import Graph, Node
 from studio.core.layers import OPAQUE_TYPE
-from studio.core.project import DatasetChoice, Project
+from studio.core.optimizers import (
+    OPTIMIZER_CLASSES,
+    SCHEDULE_HELP,
+    SCHEDULE_LABELS,
+    KerasCall,
+    callback_calls,
+    optimizer_call,
+)
+from studio.core.project import DatasetChoice, Project, TrainingSettings
 
-_RESERVED = frozenset({"keras", "IMPORTED"})
+_LINE = 96
+"""The longest line the script's generated calls are wrapped to."""
+
+_RESERVED = frozenset({"keras", "IMPORTED", "make_optimizer", "math"})
 """Names the script's ``build_model`` uses, so no layer variable may take them."""
 
 _SCRIPT = Template('''\
@@ -39,6 +50,7 @@ Run with --build-only to build the model, print a JSON summary and stop.$note
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 import keras
@@ -64,6 +76,11 @@ def build_model():
     """The model, one layer per line."""
 $layers
     return keras.Model($inputs, $outputs, name=$model_name)
+
+
+def make_optimizer(steps_per_epoch):
+    """$optimizer_doc"""
+$optimizer
 
 
 def load_data(path):
@@ -96,17 +113,17 @@ def main():
         layers = [type(layer).__name__ for layer in model.layers]
         print(json.dumps({"layers": layers, "params": model.count_params()}))
         return
+    print(f"Loading $dataset from {args.data}")
+    (x_train, y_train), (x_val, y_val), (x_test, y_test) = load_data(args.data)
     # One loss per output; from_logits where an output does not end in softmax.
     losses = [keras.losses.SparseCategoricalCrossentropy(from_logits=logits)
               for logits in $from_logits]
     several = len(losses) > 1
     model.compile(
-        optimizer=keras.optimizers.$optimizer(learning_rate=$learning_rate),
+        optimizer=make_optimizer(math.ceil(len(x_train) / BATCH_SIZE)),
         loss=losses if several else losses[0],
         metrics=[$metrics] * len(losses) if several else $metrics,
     )
-    print(f"Loading $dataset from {args.data}")
-    (x_train, y_train), (x_val, y_val), (x_test, y_test) = load_data(args.data)
 
     def feed(x, y):
         """Every input sees the images and every output learns the labels."""
@@ -114,7 +131,7 @@ def main():
         return [x] * inputs if inputs > 1 else x, [y] * len(losses) if several else y
 
     model.fit(*feed(x_train, y_train), batch_size=BATCH_SIZE, epochs=EPOCHS,
-              validation_data=feed(x_val, y_val))
+              validation_data=feed(x_val, y_val)$callbacks)
     if len(x_test):
         print("Test:", model.evaluate(*feed(x_test, y_test), return_dict=True, verbose=0))
 
@@ -194,11 +211,60 @@ def export_code(project: Project) -> str:
         inputs=_one_or_list([names[i] for i in inputs]),
         outputs=_one_or_list([names[i] for i in outputs]),
         model_name=repr(keras_model_name(project.name)),
-        optimizer=OPTIMIZER_CLASSES[settings.optimizer],
-        learning_rate=repr(settings.learning_rate),
+        optimizer_doc=_docstring_text(_optimizer_doc(settings)),
+        optimizer=_optimizer_code(settings),
+        callbacks=_callbacks_code(settings),
         from_logits=[not probabilities for probabilities in outputs_probabilities(graph)],
         metrics=repr(list(settings.metrics)),
     )
+
+
+def _optimizer_doc(settings: TrainingSettings) -> str:
+    """The script's ``make_optimizer`` docstring: the optimizer and what its schedule does."""
+    kind = settings.schedule.kind
+    help_text = textwrap.fill(SCHEDULE_HELP[kind], _LINE, initial_indent="    ",
+                              subsequent_indent="    ")
+    return (f"{OPTIMIZER_CLASSES[settings.optimizer]}; learning rate: "
+            f"{SCHEDULE_LABELS[kind].lower()}.\n\n{help_text}\n    ")
+
+
+def _optimizer_code(settings: TrainingSettings) -> str:
+    """The body of the script's ``make_optimizer``: its schedule, then the optimizer."""
+    call = optimizer_call(settings)
+    rate = call.kwargs["learning_rate"]
+    if not isinstance(rate, KerasCall):
+        return _wrapped("    return ", call.source())
+    optimizer = KerasCall(call.path, {**call.kwargs, "learning_rate": _Name("learning_rate")})
+    return "\n".join([_wrapped("    learning_rate = ", rate.source()),
+                      _wrapped("    return ", optimizer.source())])
+
+
+def _callbacks_code(settings: TrainingSettings) -> str:
+    """The ``callbacks`` argument of ``fit``, or nothing if the schedule needs none."""
+    calls = callback_calls(settings)
+    if not calls:
+        return ""
+    return _wrapped(",\n              callbacks=", f"[{', '.join(c.source() for c in calls)}]")
+
+
+class _Name(str):
+    """A name written as it is in generated code (its repr is itself)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _wrapped(start: str, code: str) -> str:
+    """``start + code``, its arguments wrapped at the script's line length below the call."""
+    head, _, arguments = code.partition("(")
+    first = start + head + "("
+    line = first.splitlines()[-1]
+    if len(line) + len(arguments) <= _LINE:
+        return first + arguments
+    indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
+    return first + "\n" + textwrap.fill(arguments, _LINE, initial_indent=indent,
+                                        subsequent_indent=indent, break_long_words=False,
+                                        break_on_hyphens=False)
 
 
 def _bundled_scaling(choice: DatasetChoice) -> tuple[float, float]:

@@ -5,9 +5,16 @@ from __future__ import annotations
 import pytest
 
 from studio.core.analysis import analyze
-from studio.core.building import ModelError, build_keras_model, build_model, model_endpoints
+from studio.core.building import (
+    ModelError,
+    build_keras_model,
+    build_model,
+    compile_model,
+    model_endpoints,
+)
 from studio.core.data import MNIST_10K
 from studio.core.graph import Graph, Node
+from studio.core.project import Schedule
 from studio.core.templates import demo_project
 
 keras = pytest.importorskip("keras")
@@ -54,3 +61,17 @@ def test_both_builders_make_the_same_model_for_a_valid_project():
     ours, plain = build_model(graph, MNIST_10K), build_keras_model(graph)
     assert [type(x) for x in ours.layers] == [type(x) for x in plain.layers]
     assert ours.count_params() == plain.count_params() == 93_322
+
+
+def test_compiling_uses_the_projects_optimizer_and_schedule():
+    project = demo_project()
+    project.training.optimizer = "rmsprop"
+    project.training.schedule = Schedule(kind="step", step_epochs=2, factor=0.1)
+    model = build_model(project.graph, MNIST_10K)
+    with pytest.raises(ValueError, match="step learning-rate schedule needs the number of steps"):
+        compile_model(model, project.graph, project.training)
+    compile_model(model, project.graph, project.training, steps_per_epoch=50)
+    schedule = model.optimizer.get_config()["learning_rate"]
+    assert type(model.optimizer).__name__ == "RMSprop"
+    assert schedule["class_name"] == "ExponentialDecay"
+    assert schedule["config"]["decay_steps"] == 100 and schedule["config"]["staircase"]

@@ -18,7 +18,8 @@ from studio.core.building import ModelError, build_keras_model, outputs_probabil
 from studio.core.code_export import export_code
 from studio.core.graph import Graph, Node
 from studio.core.keras_import import import_model
-from studio.core.project import Project
+from studio.core.optimizers import make_optimizer
+from studio.core.project import Project, Schedule
 from studio.core.templates import demo_project, from_template
 from tests.helpers import tiny_project, two_tower_project
 from tests.keras_models import branched_model, lambda_model
@@ -64,13 +65,40 @@ def test_the_script_trains_with_the_project_settings(tmp_path):
     project.training.batch_size = 500
     path = tmp_path / "tiny.py"
     text = export_code(project)
-    assert "keras.optimizers.SGD(learning_rate=0.05)" in text
+    assert "return keras.optimizers.SGD(learning_rate=0.05, momentum=0.9, nesterov=False)" in text
     assert "from_logits=logits)" in text and "for logits in [False]" in text
     path.write_text(text)
     result = run_script(path)
     assert result.returncode == 0, result.stderr
     assert f"Loading MNIST-10k from {data.dataset_path(data.MNIST_10K)}" in result.stdout
     assert "16/16" in result.stdout and "val_accuracy" in result.stdout  # 8,000 / 500 steps
+
+
+def test_the_script_builds_the_projects_optimizer_and_schedule(tmp_path):
+    project = tiny_project(epochs=2)
+    training = project.training
+    training.optimizer, training.learning_rate, training.nesterov = "sgd", 0.1, True
+    training.schedule = Schedule(kind="cosine", warmup_epochs=1, min_learning_rate=0.001)
+    text = export_code(project)
+    assert ("learning_rate = keras.optimizers.schedules.CosineDecay(\n"
+            "        initial_learning_rate=0.0, decay_steps=steps_per_epoch, alpha=0.01, "
+            "warmup_target=0.1,\n        warmup_steps=steps_per_epoch)\n"
+            "    return keras.optimizers.SGD(learning_rate=learning_rate, momentum=0.9, "
+            "nesterov=True)") in text
+    path = tmp_path / "cosine.py"
+    path.write_text(text)
+    script = runpy.run_path(str(path), run_name="exported")
+    exported, ours = script["make_optimizer"](63), make_optimizer(training, 63)
+    assert exported.get_config() == {**ours.get_config(), "name": exported.name}
+    training.optimizer, training.schedule = "adamw", Schedule(kind="plateau", patience=1)
+    training.weight_decay, training.batch_size = 0.004, 500
+    text = export_code(project)
+    assert ("callbacks=[keras.callbacks.ReduceLROnPlateau(\n"
+            "                  monitor='val_loss', factor=0.5, patience=1, min_lr=0.0)])") in text
+    path.write_text(text)
+    result = run_script(path)
+    assert result.returncode == 0, result.stderr
+    assert "learning_rate: 0.1000" in result.stdout  # the callback reports the rate
 
 
 @pytest.mark.parametrize(("normalization", "low", "high"), [("unit", 0.0, 1.0),
