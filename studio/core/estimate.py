@@ -357,12 +357,14 @@ def _micro_fit(project: Project, info: DatasetInfo, batch_size: int, device_name
                step_ended: Callable[[], None]) -> None:
     """Build and compile the model on the devices (its schedule for ``steps_per_epoch``) and
     fit ``steps`` + 1 steps of one synthetic batch, calling ``step_ended`` after each."""
+    from studio.core.building import build_model, compile_model, model_endpoints
+    from studio.core.devices import apply_precision, make_strategy
+    from studio.core.runtime import start_tensorflow
+
+    start_tensorflow()
     import keras
     import numpy as np
     import tensorflow as tf
-
-    from studio.core.building import build_model, compile_model, model_endpoints
-    from studio.core.devices import apply_precision, make_strategy
 
     class Timing(keras.callbacks.Callback):
         def on_train_batch_end(self, batch, logs=None):
