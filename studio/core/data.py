@@ -7,6 +7,7 @@ pipelines that stream them to Keras live in ``studio.core.pipelines``.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -153,6 +154,32 @@ class LoadedData:
                 "split (for example "
                 f"{first} and {second}), so validation partly measures memory: remove the "
                 "copies for an honest score."]
+
+    def fingerprint(self) -> str:
+        """A hash of the samples (their files' contents, for a scanned folder), labels and
+        splits: two runs with the same fingerprint saw the same data."""
+        digest = hashlib.blake2b(digest_size=16)
+        samples = self.samples
+        if self.digests is not None:
+            parts: list[bytes] = list(self.digests)
+        elif isinstance(samples, ArraySamples):
+            parts = [np.ascontiguousarray(samples.x).tobytes()]
+        elif isinstance(samples, TableSamples):
+            parts = [np.ascontiguousarray(samples.features).tobytes(), *map(str.encode,
+                                                                            samples.columns)]
+        elif isinstance(samples, TextSamples):
+            parts = [text.encode() for text in samples.texts]
+        else:
+            parts = [f"{p}:{p.stat().st_size}:{p.stat().st_mtime_ns}".encode()
+                     for p in samples.paths]
+        for part in parts:
+            digest.update(len(part).to_bytes(8, "little"))
+            digest.update(part)
+        digest.update(np.ascontiguousarray(self.labels).tobytes())
+        for name in sorted(self.splits):
+            digest.update(name.encode())
+            digest.update(np.ascontiguousarray(self.splits[name], dtype=np.int64).tobytes())
+        return digest.hexdigest()
 
     def class_weights(self) -> dict[int, float]:
         """Weights that make every class count the same in training: n / (k × n_class)."""

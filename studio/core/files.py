@@ -31,6 +31,26 @@ def atomic_file(path: Path) -> Iterator[IO[bytes]]:
     _fsync_dir(path.parent)
 
 
+@contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """A temporary path (same folder, same suffix) for a writer that wants a file name; what
+    is written there replaces ``path`` only when the block ends normally, synced first."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".partial-{os.getpid()}-{path.name}")
+    try:
+        yield temp
+        fd = os.open(temp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+    finally:
+        temp.unlink(missing_ok=True)
+    _fsync_dir(path.parent)
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` as UTF-8 with ``\\n`` line ends, atomically (see atomic_file)."""
     with atomic_file(path) as handle:

@@ -1,28 +1,52 @@
 """Training a project with Keras, reporting live metrics through a plain callback.
 
-``train`` is the one long-running entry point: it takes its inputs, an ``on_event`` callback
-and a ``threading.Event`` to stop, and is the same for the GUI worker and the command line.
+``train`` starts a run and ``resume`` continues one from its last checkpoint. Both take their
+inputs, an ``on_event`` callback and a ``threading.Event`` to stop, and are the same for the
+GUI worker and the command line.
 """
 
 from __future__ import annotations
 
-import math
+import json
+import socket
 import threading
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from studio.core import data
 from studio.core.building import build_model, compile_model, model_endpoints
+from studio.core.devices import (
+    DeviceDiscovery,
+    DeviceError,
+    Devices,
+    StaticDiscovery,
+    TensorFlowDiscovery,
+    apply_determinism,
+    apply_precision,
+    cpu_info,
+    make_strategy,
+    training_devices,
+)
+from studio.core.live_metrics import (
+    DivergedError,
+    EventCallback,
+    live_metrics_callback,
+    plain_metrics,
+)
 from studio.core.messages import first_line
 from studio.core.pipelines import make_pipelines
 from studio.core.project import Project
-from studio.core.runs import RunFolder
-
-Event = dict[str, Any]
-EventCallback = Callable[[Event], None]
+from studio.core.run_callbacks import checkpoint_callback, early_stopping_callback
+from studio.core.runs import (
+    CONFIG_FILE,
+    LOGS,
+    CheckpointWriteError,
+    RunFolder,
+    checkpoints,
+    package_versions,
+)
+from studio.core.runtime import start_tensorflow
 
 
 class TrainingError(RuntimeError):
@@ -31,95 +55,23 @@ class TrainingError(RuntimeError):
 
 @dataclass
 class RunResult:
-    """How a run ended and where its folder is."""
+    """How a run ended (finished, stopped), where its folder is, its epochs and, if it
+    stopped early or was resumed, a note saying so."""
 
     run_dir: Path
     status: str
     epochs: list[dict[str, float]] = field(default_factory=list)
+    note: str = ""
 
 
-def _plain_metrics(logs: dict[str, Any] | None) -> dict[str, float]:
-    """Keras logs as floats. A model with several outputs logs ``<output>_accuracy`` for each;
-    their mean is added as ``accuracy`` (and ``val_accuracy``) so curves read the same."""
-    values = {k: float(v) for k, v in (logs or {}).items()}
-    for prefix in ("", "val_"):
-        if f"{prefix}accuracy" in values:
-            continue
-        per_output = [v for k, v in values.items() if k.endswith("_accuracy")
-                      and k.startswith(prefix) and (prefix or not k.startswith("val_"))]
-        if per_output:
-            values[f"{prefix}accuracy"] = sum(per_output) / len(per_output)
-    return values
+@dataclass
+class _Plan:
+    """What one session of a run trains: the epochs to reach and where it starts from."""
 
-
-def _live_metrics_callback(
-    on_event: EventCallback,
-    record_epoch: Callable[[dict[str, float]], None],
-    stop: threading.Event,
-    epochs: int,
-    steps: int,
-    samples: int,
-    batch_size: int,
-    report_every: int,
-):
-    """A Keras callback that forwards metrics as plain dicts and honours ``stop``."""
-    import keras
-
-    class LiveMetrics(keras.callbacks.Callback):
-        def __init__(self):
-            super().__init__()
-            # Made here, not in on_train_begin: a run stopped before fit never begins training
-            # and still reads its (empty) history.
-            self.history: list[dict[str, float]] = []
-
-        def on_train_begin(self, logs=None):
-            self.start = time.perf_counter()
-            self.epoch = 0
-            self.epoch_start = self.start
-
-        def on_epoch_begin(self, epoch, logs=None):
-            self.epoch = epoch
-            self.epoch_start = time.perf_counter()
-
-        def on_train_batch_end(self, batch, logs=None):
-            if stop.is_set():
-                self.model.stop_training = True
-            step = batch + 1
-            if step % report_every and step != steps:
-                return
-            values = _plain_metrics(logs)
-            loss = values.get("loss", 0.0)
-            if not math.isfinite(loss):
-                raise TrainingError(
-                    f"The loss became {loss} in epoch {self.epoch + 1}, batch {step}. "
-                    "Training diverged: try a lower learning rate, "
-                    "or check that the inputs are scaled."
-                )
-            done = self.epoch * samples + min(step * batch_size, samples)
-            elapsed = max(time.perf_counter() - self.start, 1e-9)
-            rate = done / elapsed
-            on_event(
-                {
-                    "type": "batch",
-                    "epoch": self.epoch + 1,
-                    "step": step,
-                    "steps": steps,
-                    "progress": done / (epochs * samples),
-                    "samples_per_sec": rate,
-                    "eta_sec": (epochs * samples - done) / rate,
-                    **values,
-                }
-            )
-
-        def on_epoch_end(self, epoch, logs=None):
-            values = _plain_metrics(logs)
-            row = {"epoch": epoch + 1, **values,
-                   "seconds": round(time.perf_counter() - self.epoch_start, 3)}
-            self.history.append(row)
-            record_epoch(row)
-            on_event({"type": "epoch", **row})
-
-    return LiveMetrics()
+    epochs: int
+    batch_size: int
+    initial_epoch: int = 0
+    checkpoint: Path | None = None
 
 
 def train(
@@ -131,71 +83,197 @@ def train(
     epochs: int | None = None,
     batch_size: int | None = None,
     report_every: int = 5,
+    discovery: DeviceDiscovery | None = None,
 ) -> RunResult:
-    """Train ``project`` and write a run folder under ``run_root``.
+    """Train ``project`` and write a new run folder under ``run_root``.
 
     Events are plain dicts: ``progress`` (loading the data: ``what``, ``done``, ``total``),
     ``note`` (what loading skipped or changed), ``start``, ``batch`` (every ``report_every``
-    batches), ``epoch``, and ``test`` (scores on the held-out test split after the last epoch).
-    Setting ``stop`` ends training after the current batch; the run is "completed" if every
-    epoch ran, else "stopped" (with no model saved if it stopped before the first batch).
-    Raises TrainingError on failure.
+    batches), ``epoch``, ``checkpoint`` and ``test`` (scores on the held-out test split after
+    the last epoch). Setting ``stop`` ends training after the current batch; the run is
+    "finished" if every epoch ran or early stopping ended it, else "stopped" (with no model
+    saved if it stopped before the first batch). Raises TrainingError on failure, after
+    recording it in the run folder.
     """
+    settings = project.training
+    folder = RunFolder.create(Path(run_root), project)
+    folder.write_start(project)
+    plan = _Plan(epochs or settings.epochs, batch_size or settings.batch_size)
+    return _run(folder, project, plan, on_event, stop, report_every, discovery)
+
+
+def resume(
+    run_dir: Path,
+    on_event: EventCallback | None = None,
+    stop: threading.Event | None = None,
+    *,
+    epochs: int | None = None,
+    report_every: int = 5,
+    discovery: DeviceDiscovery | None = None,
+) -> RunResult:
+    """Continue a stopped, failed or interrupted run from its last checkpoint, in its own
+    folder: the epoch counter, optimizer state and metrics go on from there, up to the
+    run's planned epochs (or ``epochs``). Events are those of ``train``; ``start`` carries
+    the earlier epochs' metrics as ``history`` so curves continue."""
+    from studio.core.run_history import effective_status
+
+    run_dir = Path(run_dir)
+    info = RunFolder(run_dir, "").info()
+    if effective_status(info) == "running":
+        raise TrainingError(f"{run_dir.name} is still running (process {info.get('pid')}); "
+                            "stop it before resuming.")
+    found = checkpoints(run_dir)
+    if not found:
+        raise TrainingError(f"{run_dir.name} has no checkpoint to resume from: it ended before "
+                            "its first checkpoint, or checkpoints were off. Start a new run.")
+    epoch, path = found[-1]
+    try:
+        config = json.loads((run_dir / CONFIG_FILE).read_text(encoding="utf-8"))
+        planned = config["training"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise TrainingError(f"{run_dir.name} cannot be resumed: its {CONFIG_FILE} is "
+                            f"missing or damaged ({first_line(exc)}).") from None
+    folder, project = RunFolder.reopen(run_dir, epoch)
+    plan = _Plan(epochs or planned["epochs"], planned["batch_size"], epoch, path)
+    if plan.epochs <= epoch:
+        raise TrainingError(f"{run_dir.name} already has {epoch} epochs; ask for more than "
+                            f"{epoch} to continue it.")
+    return _run(folder, project, plan, on_event, stop, report_every, discovery)
+
+
+def _run(folder: RunFolder, project: Project, plan: _Plan, on_event: EventCallback | None,
+         stop: threading.Event | None, report_every: int,
+         discovery: DeviceDiscovery | None) -> RunResult:
+    """One session of a run: load the data, build or reload the model and fit."""
     on_event = on_event or (lambda event: None)
     stop = stop or threading.Event()
     settings = project.training
-    epochs = epochs or settings.epochs
-    batch_size = batch_size or settings.batch_size
-    folder = RunFolder(Path(run_root), project.name)
-    folder.write_start(project)
-    callback = None
+    folder.epochs_planned = plan.epochs
+    stopper = devices = None
     try:
-        loaded = data.load(project.dataset, _progress_reporter(on_event), stop)
-        for note in loaded.notes + loaded.split_notes():
+        folder.write_status("running")
+        note = start_tensorflow()
+        if note:
             on_event({"type": "note", "text": note})
+        loaded = data.load(project.dataset, _progress_reporter(on_event), stop)
+        for text in loaded.notes + loaded.split_notes():
+            on_event({"type": "note", "text": text})
         import keras
 
+        devices = (discovery or TensorFlowDiscovery()).discover()
+        names = training_devices(settings.device, devices)
+        apply_determinism(settings.device.deterministic, settings.seed)
         keras.utils.set_random_seed(settings.seed)
+        apply_precision(settings.device.precision)
+        strategy = make_strategy(names)
         inputs, outputs = model_endpoints(project.graph)
-        pipes = make_pipelines(loaded, project.dataset, batch_size, settings.seed,
+        pipes = make_pipelines(loaded, project.dataset, plan.batch_size, settings.seed,
                                len(inputs), len(outputs))
+        folder.write_config(_config(project, plan, loaded, names))
         folder.write_preprocessing(pipes.preprocessing)
-        model = build_model(project.graph, loaded.info, project.name)
-        compile_model(model, project.graph, settings, loaded.info.task)
+        with strategy.scope():
+            model = _model(project, loaded.info, plan, pipes.steps)
         samples = loaded.size("train")
-        steps = pipes.steps
-        on_event(
-            {
-                "type": "start",
-                "run_dir": str(folder.path),
-                "epochs": epochs,
-                "steps": steps,
-                "samples": samples,
-                "params": int(model.count_params()),
-            }
-        )
-        callback = _live_metrics_callback(
-            on_event, folder.add_epoch, stop, epochs, steps, samples, batch_size, report_every
-        )
+        on_event({
+            "type": "start",
+            "run_dir": str(folder.path),
+            "epochs": plan.epochs,
+            "initial_epoch": plan.initial_epoch,
+            "steps": pipes.steps,
+            "samples": samples,
+            "params": int(model.count_params()),
+            "devices": ", ".join(names),
+            "replicas": int(strategy.num_replicas_in_sync),
+            "history": json.dumps(folder.rows),
+        })
+        live = live_metrics_callback(on_event, folder.add_epoch, stop, plan.epochs,
+                                     plan.initial_epoch, pipes.steps, samples, plan.batch_size,
+                                     report_every)
+        stopper = early_stopping_callback(settings.early_stopping, folder.rows)
+        callbacks = [live, *_schedule_callbacks(settings),
+                     checkpoint_callback(settings.checkpoints, folder, on_event),
+                     keras.callbacks.TensorBoard(str(folder.path / LOGS), write_graph=False,
+                                                 profile_batch=0)]
+        if stopper is not None:
+            callbacks.insert(1, stopper)
         if not stop.is_set():
-            model.fit(epochs=epochs, verbose=0, callbacks=[callback], **pipes.fit_arguments())
+            model.fit(epochs=plan.epochs, initial_epoch=plan.initial_epoch, verbose=0,
+                      callbacks=callbacks, **pipes.fit_arguments())
             folder.save_model(model)
-        if pipes.test is not None and len(callback.history) == epochs:
-            scores = _plain_metrics(model.evaluate(pipes.test, verbose=0, return_dict=True))
+        if pipes.test is not None and len(folder.rows) == plan.epochs:
+            scores = plain_metrics(model.evaluate(pipes.test, verbose=0, return_dict=True))
             folder.test_metrics = scores
             on_event({"type": "test", **scores})
     except data.DataError as exc:
         if not stop.is_set():  # else loading was cancelled: the run simply stopped
-            folder.write_status("failed", str(exc))
-            raise TrainingError(str(exc)) from exc
-    except Exception as exc:
-        message = exc.args[0] if isinstance(exc, TrainingError) else _explain(exc)
-        folder.write_status("failed", message)
-        raise TrainingError(message) from exc
-    history = callback.history if callback is not None else []
-    status = "completed" if len(history) == epochs else "stopped"
+            _fail(folder, str(exc))
+    except Exception as exc:  # noqa: BLE001 - every failure is recorded and explained
+        _fail(folder, str(exc) if isinstance(exc, TrainingError | DivergedError | DeviceError)
+              else _explain(exc, project, plan, folder, devices))
+    finally:
+        apply_precision("float32")
+    note = _early_note(stopper, settings) if stopper is not None else ""
+    status = "finished" if len(folder.rows) == plan.epochs or note else "stopped"
     folder.write_status(status)
-    return RunResult(folder.path, status, history)
+    return RunResult(folder.path, status, folder.rows, note)
+
+
+def _model(project: Project, info: data.DatasetInfo, plan: _Plan, steps: int) -> Any:
+    """The model to fit: reloaded from the checkpoint (with its optimizer state), or built
+    and compiled anew with float32 outputs (which mixed precision needs for a stable loss)."""
+    import keras
+
+    if plan.checkpoint is not None:
+        return keras.saving.load_model(plan.checkpoint, safe_mode=True)
+    model = build_model(project.graph, info, project.name)
+    if keras.mixed_precision.global_policy().compute_dtype != "float32":
+        outputs = [keras.layers.Activation("linear", dtype="float32", name=f"{o.name}_float32")(o)
+                   for o in model.outputs]
+        model = keras.Model(model.inputs, outputs if len(outputs) > 1 else outputs[0],
+                            name=model.name)
+    compile_model(model, project.graph, project.training, info.task, steps_per_epoch=steps)
+    return model
+
+
+def _schedule_callbacks(settings) -> list[Any]:
+    from studio.core.optimizers import schedule_callbacks
+
+    return schedule_callbacks(settings)
+
+
+def _config(project: Project, plan: _Plan, loaded: data.LoadedData,
+            devices: list[str]) -> dict[str, Any]:
+    """Everything that decides what a run computes, for its record."""
+    training = asdict(project.training)
+    training.update(epochs=plan.epochs, batch_size=plan.batch_size)
+    return {
+        "training": training,
+        "dataset": asdict(project.dataset),
+        "seed": project.training.seed,
+        "dataset_fingerprint": loaded.fingerprint(),
+        "samples": {name: loaded.size(name) for name in loaded.splits},
+        "versions": package_versions(),
+        "devices": devices,
+        "replicas": len(devices),
+        "host": socket.gethostname(),
+    }
+
+
+def _fail(folder: RunFolder, message: str) -> None:
+    """Record the failure in the run folder (if the disk lets us) and raise it."""
+    try:
+        folder.write_status("failed", message)
+    except OSError:
+        pass
+    raise TrainingError(message)
+
+
+def _early_note(stopper: Any, settings) -> str:
+    if not stopper.stopped_epoch:
+        return ""
+    rule = settings.early_stopping
+    return (f"Stopped early after epoch {stopper.stopped_epoch + 1}: "
+            f"{rule.monitor.replace('_', ' ')} did not improve for {rule.patience} epochs.")
 
 
 def _progress_reporter(on_event: EventCallback) -> data.Progress:
@@ -205,5 +283,20 @@ def _progress_reporter(on_event: EventCallback) -> data.Progress:
     return report
 
 
-def _explain(exc: Exception) -> str:
+def _explain(exc: Exception, project: Project, plan: _Plan, folder: RunFolder,
+             devices: Devices | None) -> str:
+    """A failure in plain words, with what to do about it."""
+    if isinstance(exc, CheckpointWriteError):
+        kept = checkpoints(folder.path)
+        where = (f"The {len(kept)} earlier checkpoint(s) in {folder.path} are intact."
+                 if kept else "No earlier checkpoint was lost.")
+        return (f"Could not write {Path(exc.filename or '').name or 'a checkpoint'}: "
+                f"{exc.strerror}. The disk may be full or the workspace read-only; free some "
+                f"space or choose another folder, then resume the run. {where}")
+    if type(exc).__name__ == "ResourceExhaustedError":
+        from studio.core.estimate import estimate, oom_advice
+
+        devices = devices or StaticDiscovery(Devices(cpu_info())).discover()
+        figures = estimate(project, plan.batch_size, devices, project.training.device)
+        return oom_advice(figures, plan.batch_size)
     return f"Training failed: {first_line(exc)}"

@@ -51,7 +51,7 @@ class TrainingPanel(QWidget):
     run_started = Signal()
     """A run has started."""
     run_finished = Signal(str)
-    """A run ended: ``completed``, ``stopped`` or ``failed``."""
+    """A run ended: ``finished``, ``stopped`` or ``failed``."""
     message = Signal(str)
     """A short note for the status bar."""
 
@@ -63,7 +63,7 @@ class TrainingPanel(QWidget):
         self.run_dir = ""
         self.last_error = ""
         self.outcome = ""
-        """How the last run ended: completed, stopped or failed (empty before any run)."""
+        """How the last run ended: finished, stopped or failed (empty before any run)."""
         self.notes: list[str] = []
         """What loading the data skipped or changed in the current run."""
         self.test_scores: dict[str, float] = {}
@@ -245,8 +245,8 @@ class TrainingPanel(QWidget):
     @Slot(object)
     def _on_succeeded(self, result) -> None:
         self.outcome = result.status
-        self.progress.setFormat("Done" if result.status == "completed" else "Stopped")
-        if result.status == "completed":
+        self.progress.setFormat("Done" if result.status == "finished" else "Stopped")
+        if result.status == "finished":
             self.progress.setValue(PROGRESS_STEPS)
         scores = ", ".join(f"test {k.replace('_', ' ')} {v:.4f}"
                            for k, v in self.test_scores.items())

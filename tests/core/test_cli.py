@@ -35,7 +35,7 @@ def test_train_json_lines(tmp_path, capsys):
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [line["type"] for line in lines] == ["start", "epoch", "epoch", "done"]
     assert lines[1]["epoch"] == 1 and "val_accuracy" in lines[2]
-    assert lines[-1]["status"] == "completed"
+    assert lines[-1]["status"] == "finished"
     run_dir = tmp_path / "runs" / "tiny"
     assert lines[-1]["run_dir"].startswith(str(run_dir))
 
@@ -46,7 +46,7 @@ def test_train_plain_prints_one_line_per_epoch(tmp_path, capsys):
     assert main(["train", str(path)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("epoch 1/1  ") and "val_accuracy" in out[0]
-    assert out[1].startswith("Run completed: ")
+    assert out[1].startswith("Run finished: ")
 
 
 @pytest.mark.parametrize(

@@ -57,7 +57,7 @@ def test_train_on_a_folder_without_changing_the_project(tmp_path, capsys):
     assert main(["train", str(path), "--data", str(tmp_path / "digits"), "--json"]) == 0
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert events[0]["type"] == "start" and events[0]["samples"] == 20
-    assert events[-1]["status"] == "completed"
+    assert events[-1]["status"] == "finished"
     run = json.loads((tmp_path / events[-1]["run_dir"] / RUN_FILE).read_text())
-    assert run["status"] == "completed"
+    assert run["status"] == "finished"
     assert path.read_bytes() == before and load_project(path).dataset.source == "bundled"

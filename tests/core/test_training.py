@@ -26,7 +26,7 @@ def test_training_reports_events_and_writes_the_run_folder(tmp_path):
     assert len(batches) == 2 * (steps // 5 + (steps % 5 != 0))
     assert all(isinstance(v, int | float | str) for e in events for v in e.values())
     assert batches[-1]["progress"] == pytest.approx(1.0)
-    assert result.status == "completed"
+    assert result.status == "finished"
     assert result.epochs[-1]["val_accuracy"] > 0.8
 
     folder = result.run_dir
@@ -38,7 +38,7 @@ def test_training_reports_events_and_writes_the_run_folder(tmp_path):
     prep = json.loads((folder / runs.PREPROCESSING_FILE).read_text())
     assert prep["scale"] == pytest.approx([1 / 255]) and prep["offset"] == [0.0]
     assert prep["sample_shape"] == [28, 28, 1] and prep["class_names"] == list("0123456789")
-    assert json.loads((folder / runs.RUN_FILE).read_text())["status"] == "completed"
+    assert json.loads((folder / runs.RUN_FILE).read_text())["status"] == "finished"
 
     import keras
 
@@ -85,8 +85,8 @@ def test_stop_after_the_last_epoch_still_completes_the_run(tmp_path):
             stop.set()
 
     result = train(tiny_project(epochs=2), tmp_path, on_event, stop, batch_size=512)
-    assert result.status == "completed" and len(result.epochs) == 2
-    assert json.loads((result.run_dir / runs.RUN_FILE).read_text())["status"] == "completed"
+    assert result.status == "finished" and len(result.epochs) == 2
+    assert json.loads((result.run_dir / runs.RUN_FILE).read_text())["status"] == "finished"
 
 
 def test_diverging_loss_ends_the_run_with_a_clear_message(tmp_path):
@@ -122,7 +122,7 @@ def test_runs_root_next_to_saved_project_or_in_workspace(tmp_path, private_works
 def test_a_model_with_two_inputs_and_two_outputs_trains(tmp_path):
     events = []
     result = train(two_tower_project(), tmp_path, events.append)
-    assert result.status == "completed"
+    assert result.status == "finished"
     row = result.epochs[0]
     assert {"main_accuracy", "aux_accuracy", "val_main_accuracy", "val_aux_accuracy"} <= set(row)
     assert row["accuracy"] == pytest.approx((row["main_accuracy"] + row["aux_accuracy"]) / 2)
@@ -161,7 +161,7 @@ def test_class_weights_reach_keras_fit(tmp_path, monkeypatch):
     monkeypatch.setattr(keras.Model, "fit", fit)
     project = tiny_project(epochs=1)
     project.dataset.class_weights = True
-    assert train(project, tmp_path).status == "completed"
+    assert train(project, tmp_path).status == "finished"
     weights = seen["class_weight"]
     assert sorted(weights) == list(range(10))
     counts = data.load(project.dataset).class_counts("train")
@@ -186,7 +186,7 @@ def test_a_text_csv_trains_an_embedding_model(tmp_path):
                                     max_tokens=50, sequence_length=8)
     project.training.epochs = 1
     result = train(project, tmp_path / "runs")
-    assert result.status == "completed"
+    assert result.status == "finished"
     prep = json.loads((result.run_dir / runs.PREPROCESSING_FILE).read_text())
     assert prep["kind"] == "text" and "great" in prep["vocabulary"]
     assert prep["class_names"] == ["bad", "good"]
@@ -207,6 +207,6 @@ def test_a_regression_csv_trains_with_squared_error(tmp_path):
     project.training.epochs = 2
     project.training.learning_rate = 0.05
     result = train(project, tmp_path / "runs")
-    assert result.status == "completed"
+    assert result.status == "finished"
     assert {"loss", "mae", "val_loss", "val_mae"} <= set(result.epochs[-1])
     assert result.epochs[-1]["loss"] < result.epochs[0]["loss"]

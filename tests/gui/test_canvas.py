@@ -106,8 +106,8 @@ def test_build_a_branched_model_on_the_canvas_then_train_it(window, qtbot):
     type_into(qtbot, window.training.epochs, "1")
     with qtbot.waitSignal(window.training.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
         qtbot.mouseClick(window.training.start_button, LEFT)
-    assert finished.args == ["completed"]
-    assert window.training.status.text().startswith("Run completed.")
+    assert finished.args == ["finished"]
+    assert window.training.status.text().startswith("Run finished.")
 
 
 def test_a_connection_that_would_make_a_loop_is_refused_with_a_reason(window, qtbot):

@@ -356,9 +356,9 @@ def test_training_one_epoch_on_a_picked_folder(window, qtbot, tmp_path, monkeypa
 
     with qtbot.waitSignal(window.training.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
         qtbot.mouseClick(window.training.start_button, LEFT)
-    assert finished.args == ["completed"], window.training.last_error
+    assert finished.args == ["finished"], window.training.last_error
     run_dir = Path(window.training.run_dir)
-    assert run_status(run_dir)["status"] == "completed"
+    assert run_status(run_dir)["status"] == "finished"
     prep = json.loads((run_dir / "preprocessing.json").read_text(encoding="utf-8"))
     assert prep["class_names"] == ["dark", "light"]
     assert (prep["image_size"], prep["color"]) == ([28, 28], "grayscale")

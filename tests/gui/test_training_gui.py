@@ -1,4 +1,4 @@
-"""Training from the window: live progress, Stop, completed and failed runs, closing mid-run."""
+"""Training from the window: live progress, Stop, finished and failed runs, closing mid-run."""
 
 from __future__ import annotations
 
@@ -111,9 +111,9 @@ def test_a_short_run_completes_and_saves_everything(window, qtbot, private_works
 
     with qtbot.waitSignal(panel.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
         qtbot.keyClick(window, Qt.Key.Key_F5)  # Training > Start
-    assert finished.args == ["completed"]
+    assert finished.args == ["finished"]
     assert panel.progress.text() == "Done"
-    assert panel.status.text().startswith("Run completed. Saved in ")
+    assert panel.status.text().startswith("Run finished. Saved in ")
     assert panel.progress.value() == panel.progress.maximum()
     assert panel.start_button.isEnabled()
 
@@ -121,7 +121,7 @@ def test_a_short_run_completes_and_saves_everything(window, qtbot, private_works
     assert run_dir == Path(panel.run_dir)
     for name in (runs.PROJECT_FILE, runs.METRICS_FILE, runs.MODEL_FILE, runs.PREPROCESSING_FILE):
         assert (run_dir / name).is_file(), name
-    assert run_status(run_dir)["status"] == "completed"
+    assert run_status(run_dir)["status"] == "finished"
     snapshot = load_project(run_dir / runs.PROJECT_FILE)
     assert snapshot.name == "Tiny" and snapshot.training.epochs == 1
     rows = list(csv.DictReader((run_dir / runs.METRICS_FILE).open(encoding="utf-8")))
@@ -161,7 +161,7 @@ def test_a_diverging_run_fails_clearly_and_the_app_can_train_again(
     assert "rescaling_1" not in window.doc.project.graph.ids()
     with qtbot.waitSignal(panel.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
         qtbot.mouseClick(panel.start_button, LEFT)
-    assert finished.args == ["completed"]
+    assert finished.args == ["finished"]
     assert "loss became" not in panel.status.text()
     assert panel.progress.text() == "Done"
     assert len(run_folders(private_workspace / "runs")) == 2
