@@ -257,32 +257,33 @@ def schedule_curve(settings: TrainingSettings, epochs: int, steps_per_epoch: int
                    points: int = CURVE_POINTS) -> ScheduleCurve:
     """The rate each step's update uses over ``epochs`` epochs, computed like Keras's
     schedules but in NumPy (no TensorFlow): about ``points`` steps, plus both sides of
-    every jump."""
+    every jump, and the last step's rate again at the end of the run (``x == epochs``)."""
     spe = max(1, int(steps_per_epoch))
     total = max(1, int(epochs)) * spe
     steps = np.unique(np.concatenate([
-        np.round(np.linspace(0, total, min(points, total + 1))),
+        np.round(np.linspace(0, total - 1, min(points, total))),
         _jumps(settings, spe, total),
     ])).astype(np.float64)
+    rates = _rates(settings, steps, spe)
     schedule = settings.schedule
     note = ""
     if schedule.kind == "plateau":
         note = (f"Starts at {settings.learning_rate:g} and is multiplied by {schedule.factor:g} "
                 f"after {schedule.patience} epochs without a lower validation loss, down to "
                 f"{schedule.min_learning_rate:g}.")
-    return ScheduleCurve(steps / spe, _rates(settings, steps, spe), note)
+    return ScheduleCurve(np.append(steps / spe, total / spe), np.append(rates, rates[-1]), note)
 
 
 def _jumps(settings: TrainingSettings, spe: int, total: int) -> np.ndarray:
-    """Steps on both sides of each place where the rate jumps or turns."""
+    """Steps on both sides of each place where the rate jumps or turns, before ``total``."""
     schedule = settings.schedule
     if schedule.kind == "step" and schedule.step_epochs >= 1:
-        at = np.arange(schedule.step_epochs * spe, total + 1, schedule.step_epochs * spe)
+        at = np.arange(schedule.step_epochs * spe, total, schedule.step_epochs * spe)
     elif schedule.kind == "cosine" and schedule.warmup_epochs:
         at = np.array([schedule.warmup_epochs * spe])
     else:
         return np.empty(0)
-    at = at[at <= total]
+    at = at[at < total]
     return np.concatenate([at - 1, at])
 
 

@@ -79,8 +79,8 @@ def test_the_drawn_curve_is_the_keras_schedule(kind, schedule):
     assert curve.x[0] == 0 and curve.x[-1] == 12
     assert np.all(np.diff(curve.x) > 0)
     keras_rates = []
-    for x in curve.x:
-        optimizer.iterations.assign(round(x * steps))
+    for x in curve.x:  # the end of the run repeats the last step's rate
+        optimizer.iterations.assign(min(round(x * steps), 12 * steps - 1))
         keras_rates.append(current_learning_rate(optimizer))
     np.testing.assert_allclose(curve.rate, keras_rates, rtol=2e-6, atol=1e-7 * 0.1)
     assert (curve.note != "") == (kind == "plateau")
@@ -100,7 +100,7 @@ def test_cosine_warms_up_then_falls_to_the_minimum():
     peak = int(np.argmax(curve.rate))
     assert curve.x[peak] == 2 and curve.rate[peak] == pytest.approx(0.1)
     assert np.all(np.diff(curve.rate[:peak]) > 0) and np.all(np.diff(curve.rate[peak:]) <= 0)
-    assert curve.rate[-1] == pytest.approx(0.001)
+    assert curve.rate[-1] == pytest.approx(0.001, rel=1e-2)  # the last step is nearly there
 
 
 def test_plateau_lowers_the_rate_through_a_callback():
@@ -198,3 +198,10 @@ def test_drawing_a_schedule_does_not_load_tensorflow():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_the_current_rate_reads_through_mixed_precision_loss_scaling():
+    training = settings("sgd", "cosine", epochs=4, warmup_epochs=1)
+    optimizer = keras.optimizers.LossScaleOptimizer(make_optimizer(training, 10))
+    optimizer.inner_optimizer.iterations.assign(5)
+    assert current_learning_rate(optimizer) == pytest.approx(0.05)
