@@ -1,0 +1,346 @@
+"""Reading run folders for the history: a summary of each run, its curves, the differences
+between two runs' configs, and deleting a run. Every reader tolerates missing, partial or
+damaged files (a run killed mid-write), so no run ever disappears from the history."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from studio.core.runs import (
+    CHECKPOINTS,
+    CONFIG_FILE,
+    METRICS_FILE,
+    MODEL_FILE,
+    PROJECT_FILE,
+    RUN_FILE,
+    best_metrics,
+    runs_root,
+)
+
+STARTING_SECONDS = 60.0
+"""A run folder without ``run.json`` younger than this is taken to be starting, not dead."""
+FOREIGN_STALE_SECONDS = 24 * 3600.0
+"""A run of another host not updated for this long is taken to be interrupted."""
+CLOCK_SLACK_SECONDS = 2.0
+"""Times in ``run.json`` are rounded down to the second."""
+Signature = tuple[int, int, int]
+"""``run.json``'s modification time (ns), size and inode: it changes whenever it is rewritten."""
+NO_RUN_FILE: Signature = (0, 0, 0)
+
+
+class RunInUseError(RuntimeError):
+    """The run is still running in a live process and cannot be deleted."""
+
+
+class RunNotFoundError(LookupError):
+    """No run folder matches what was asked for."""
+
+
+@dataclass
+class RunSummary:
+    """What the history shows of one run."""
+
+    id: str
+    """The folder name, e.g. ``20261122-101500-demo-cnn``."""
+    path: Path
+    name: str = ""
+    status: str = "interrupted"
+    """Effective status: running, finished, stopped, failed or interrupted."""
+    recorded_status: str = ""
+    """The status as ``run.json`` says (``running`` for a run whose process died)."""
+    started: str = ""
+    updated: str = ""
+    seconds: float = 0.0
+    epochs: int = 0
+    epochs_planned: int = 0
+    best: dict[str, float] = field(default_factory=dict)
+    test: dict[str, float] | None = None
+    error: str | None = None
+    optimizer: str = ""
+    learning_rate: float | None = None
+    batch_size: int | None = None
+    pid: int | None = None
+    host: str = ""
+
+    @property
+    def model_path(self) -> Path:
+        """Where the run's final model is (it may not exist)."""
+        return self.path / MODEL_FILE
+
+    def has_model(self) -> bool:
+        """True if the run saved a final model."""
+        return self.model_path.is_file()
+
+    def has_checkpoint(self) -> bool:
+        """True if the run has a checkpoint to resume from."""
+        return any((self.path / CHECKPOINTS).glob("epoch-*.keras"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values."""
+        return {**asdict(self), "path": str(self.path)}
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON object file, or ``{}`` if missing, unreadable, partial or not an object."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _float(value: Any) -> float | None:
+    try:
+        return float(value) if value is not None and not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _int(value: Any) -> int | None:
+    number = _float(value)
+    return int(number) if number is not None and number == number else None
+
+
+def _timestamp(iso: Any) -> float | None:
+    try:
+        return datetime.fromisoformat(str(iso)).timestamp()
+    except ValueError:
+        return None
+
+
+def _process_alive(pid: int, written: float | None) -> bool:
+    """True if ``pid`` is a live process that could have written a record at ``written``
+    (a process created after that is another one that reuses the pid)."""
+    if pid == os.getpid():
+        return True
+    if pid <= 0 or not psutil.pid_exists(pid):
+        return False
+    try:
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return False
+        created = process.create_time()
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.AccessDenied:
+        return True
+    return written is None or created <= written + CLOCK_SLACK_SECONDS
+
+
+def effective_status(info: dict[str, Any], now: float | None = None) -> str:
+    """The status to show for a ``run.json`` record: "completed" reads as "finished"; a
+    "running" run whose process is gone from this host (or, on another host, which has not
+    been updated for a day) is "interrupted"; a record without status is "running" for a
+    minute after its last update (the run is starting), "interrupted" after."""
+    status = info.get("status")
+    now = time.time() if now is None else now
+    updated = _timestamp(info.get("updated")) or _timestamp(info.get("started"))
+    if status == "completed":
+        return "finished"
+    if status in ("finished", "stopped", "failed", "interrupted"):
+        return status
+    if status != "running":
+        recent = updated is not None and now - updated < STARTING_SECONDS
+        return "running" if recent else "interrupted"
+    host = info.get("host")
+    if host and host != socket.gethostname():
+        stale = updated is None or now - updated > FOREIGN_STALE_SECONDS
+        return "interrupted" if stale else "running"
+    pid = _int(info.get("pid"))
+    return "running" if pid is not None and _process_alive(pid, updated) else "interrupted"
+
+
+def read_metrics(path: Path) -> list[dict[str, float]]:
+    """A run's metrics per epoch from ``metrics.csv``; cells that are not numbers (a damaged
+    file) are left out, and a row without an epoch gets its position."""
+    try:
+        text = (Path(path) / METRICS_FILE).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    rows: list[dict[str, float]] = []
+    try:
+        for record in csv.DictReader(io.StringIO(text)):
+            values = {}
+            for key, cell in record.items():
+                number = _float(cell) if isinstance(key, str) else None
+                if number is not None:
+                    values[key] = number
+            values["epoch"] = _int(values.get("epoch")) or len(rows) + 1
+            rows.append(values)
+    except csv.Error:
+        pass
+    return rows
+
+
+def run_config(path: Path) -> dict[str, Any]:
+    """A run's ``config.json``, or for a run without one, the training settings and dataset
+    of its project snapshot."""
+    config = _read_json(Path(path) / CONFIG_FILE)
+    if config:
+        return config
+    snapshot = _read_json(Path(path) / PROJECT_FILE)
+    return {key: snapshot[key] for key in ("training", "dataset") if key in snapshot}
+
+
+def _iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp).isoformat(timespec="seconds")
+
+
+def read_run(path: Path) -> RunSummary:
+    """The summary of one run folder; a run without ``run.json`` (starting, or killed
+    before writing it) or with a damaged one (interrupted) still appears, its times from the
+    folder, its epochs and best metrics from ``metrics.csv``."""
+    path = Path(path)
+    info = _read_json(path / RUN_FILE)
+    if not info:
+        damaged = (path / RUN_FILE).exists()
+        info = {"status": "interrupted", "error": f"Its {RUN_FILE} is damaged."} if damaged else {}
+        try:
+            info["updated"] = _iso(path.stat().st_mtime)
+        except OSError:
+            pass
+    config = run_config(path)
+    training = config.get("training") if isinstance(config.get("training"), dict) else {}
+    best = info.get("best")
+    rows = None
+    if not isinstance(best, dict) or "epochs" not in info:
+        rows = read_metrics(path)
+        best = best_metrics(rows)
+    name = info.get("name")
+    if not isinstance(name, str):
+        name = str(_read_json(path / PROJECT_FILE).get("name", ""))
+    test = info.get("test")
+    error = info.get("error")
+    return RunSummary(
+        id=path.name,
+        path=path,
+        name=name,
+        status=effective_status(info),
+        recorded_status=str(info.get("status") or ""),
+        started=str(info.get("started") or info.get("updated") or ""),
+        updated=str(info.get("updated") or ""),
+        seconds=_float(info.get("seconds")) or 0.0,
+        epochs=_int(info.get("epochs")) or (len(rows) if rows else 0),
+        epochs_planned=_int(info.get("epochs_planned")) or _int(training.get("epochs")) or 0,
+        best={k: v for k, v in ((k, _float(v)) for k, v in best.items()) if v is not None},
+        test=test if isinstance(test, dict) else None,
+        error=str(error) if error else None,
+        optimizer=str(training.get("optimizer") or ""),
+        learning_rate=_float(training.get("learning_rate")),
+        batch_size=_int(training.get("batch_size")),
+        pid=_int(info.get("pid")),
+        host=str(info.get("host") or ""),
+    )
+
+
+def run_signature(path: Path) -> Signature | None:
+    """``run.json``'s signature; NO_RUN_FILE for a run folder without one yet (it has its
+    project snapshot); None if ``path`` is not a run folder."""
+    try:
+        stat = os.stat(Path(path) / RUN_FILE)
+    except FileNotFoundError:
+        return NO_RUN_FILE if (Path(path) / PROJECT_FILE).is_file() else None
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+
+
+def iter_run_folders(root: Path) -> Iterator[tuple[Path, Signature]]:
+    """Each run folder under ``root`` with its signature (folders starting with a dot, such
+    as one being deleted, are skipped)."""
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith(".") or not entry.is_dir():
+            continue
+        signature = run_signature(Path(entry.path))
+        if signature is not None:
+            yield Path(entry.path), signature
+
+
+def run_folders(root: Path) -> list[Path]:
+    """The run folders under ``root``, by name."""
+    return sorted(path for path, _ in iter_run_folders(root))
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(value, dict):
+        return {prefix: value}
+    flat: dict[str, Any] = {}
+    for key, item in value.items():
+        flat.update(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+    return flat
+
+
+def config_diff(a: Path, b: Path) -> list[tuple[str, Any, Any]]:
+    """The settings that differ between two runs' configs (training, dataset, seed,
+    versions, devices…) as (key path such as ``training.optimizer``, value in ``a``, value
+    in ``b``), sorted by key; a key one run lacks has the value None there."""
+    flat_a, flat_b = _flatten(run_config(a)), _flatten(run_config(b))
+    return [(key, flat_a.get(key), flat_b.get(key)) for key in sorted(flat_a.keys() | flat_b)
+            if flat_a.get(key) != flat_b.get(key)]
+
+
+def delete_run(path: Path) -> None:
+    """Remove a run folder. Refuse (RunInUseError) while it runs in a live process, and
+    anything that is not a run folder (ValueError). The folder is first renamed to a hidden
+    name, so readers never see half a run."""
+    path = Path(path)
+    if run_signature(path) is None:
+        raise ValueError(f"{path} is not a run folder.")
+    summary = read_run(path)
+    if summary.status == "running":
+        raise RunInUseError(f"{path.name} is still running (process {summary.pid}); stop it "
+                            "before deleting it.")
+    doomed = path.with_name(f".deleting-{path.name}")
+    os.replace(path, doomed)
+    shutil.rmtree(doomed)
+
+
+def find_run(root_or_project: Path, run: str | Path) -> Path:
+    """The run folder ``run`` names: a path to it, its id, or the start of a single id, under
+    a runs root or the runs root of a project file."""
+    if run_signature(Path(run)) is not None:
+        return Path(run)
+    where = Path(root_or_project)
+    root = where if where.is_dir() else runs_root(where)
+    if run_signature(root / str(run)) is not None:
+        return root / str(run)
+    matches = [p for p in run_folders(root) if p.name.startswith(str(run))]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        names = ", ".join(p.name for p in matches[:5])
+        raise RunNotFoundError(f"{run!s} matches {len(matches)} runs ({names}); give more of "
+                               "its id.")
+    raise RunNotFoundError(f"There is no run {run!s} in {root}.")
+
+
+def format_duration(seconds: float) -> str:
+    """``42 s``, ``3 min 05 s`` or ``2 h 04 min``."""
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def format_started(iso: str) -> str:
+    """An ISO time as ``2026-11-22 10:15``."""
+    return iso.replace("T", " ")[:16]

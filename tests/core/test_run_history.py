@@ -1,0 +1,161 @@
+"""Reading run folders: summaries of whole, damaged and interrupted runs, curves, config
+differences, deleting and finding runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime, timedelta
+
+import pytest
+
+from studio.core import runs
+from studio.core.run_history import (
+    RunInUseError,
+    RunNotFoundError,
+    config_diff,
+    delete_run,
+    effective_status,
+    find_run,
+    format_duration,
+    read_metrics,
+    read_run,
+)
+from tests.run_folders import rewrite_record, write_run, write_runs
+
+
+def dead_pid() -> int:
+    """The pid of a process that has run and exited."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+@pytest.fixture
+def live_pid():
+    """The pid of a process that lives until the test ends."""
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                             stdin=subprocess.PIPE)
+    yield child.pid
+    child.stdin.close()
+    child.wait()
+
+
+def now_iso(delta_seconds: float = 0) -> str:
+    return (datetime.now() + timedelta(seconds=delta_seconds)).isoformat(timespec="seconds")
+
+
+def test_a_finished_run_reads_whole(tmp_path):
+    path = write_run(tmp_path, 3, optimizer="sgd", learning_rate=0.01, batch_size=128,
+                     epochs=5, epochs_planned=8, status="stopped")
+    run = read_run(path)
+    assert (run.id, run.name, run.status, run.epochs, run.epochs_planned) == (
+        path.name, "Demo CNN", "stopped", 5, 8)
+    assert (run.optimizer, run.learning_rate, run.batch_size) == ("sgd", 0.01, 128)
+    rows = read_metrics(path)
+    assert [r["epoch"] for r in rows] == [1, 2, 3, 4, 5]
+    assert run.best["val_loss"] == min(r["val_loss"] for r in rows)
+    assert run.best["val_accuracy"] == max(r["val_accuracy"] for r in rows)
+    assert run.started == "2026-01-05T09:21:00" and run.seconds == 7.5
+    assert json.loads(json.dumps(run.to_dict()))["path"] == str(path)
+
+
+def test_completed_from_older_runs_reads_as_finished(tmp_path):
+    path = write_run(tmp_path, status="completed")
+    assert read_run(path).status == "finished"
+    assert effective_status({"status": "completed"}) == "finished"
+
+
+def test_a_run_killed_mid_write_still_reads(tmp_path):
+    path = write_run(tmp_path, epochs=4)
+    (path / runs.RUN_FILE).write_text('{"status": "runn', encoding="utf-8")
+    (path / runs.CONFIG_FILE).unlink()
+    with (path / runs.METRICS_FILE).open("a", encoding="utf-8") as handle:
+        handle.write("5,0.1,oops,0.2")
+    run = read_run(path)
+    assert (run.status, run.error) == ("interrupted", "Its run.json is damaged.")
+    assert run.epochs == 5 and run.optimizer == "adam" and run.batch_size == 64
+    assert read_metrics(path)[-1] == {"epoch": 5, "loss": 0.1, "val_loss": 0.2}
+    assert run.best["loss"] == 0.1 and "accuracy" not in run.best
+
+
+def test_a_running_run_whose_process_died_is_interrupted(tmp_path):
+    path = write_run(tmp_path, status="running", pid=dead_pid(), started=datetime.now())
+    rewrite_record(path, updated=now_iso())
+    run = read_run(path)
+    assert (run.recorded_status, run.status) == ("running", "interrupted")
+
+
+def test_a_live_pid_is_running_unless_its_process_began_after_the_record(tmp_path, live_pid):
+    info = {"status": "running", "pid": live_pid, "updated": now_iso(5)}
+    assert effective_status(info) == "running"
+    assert effective_status({**info, "updated": now_iso(-3600)}) == "interrupted"
+
+
+def test_runs_of_this_process_and_of_other_hosts(tmp_path):
+    assert effective_status({"status": "running", "pid": os.getpid(),
+                             "updated": now_iso(-3600)}) == "running"
+    foreign = {"status": "running", "pid": 1, "host": "another-machine"}
+    assert effective_status({**foreign, "updated": now_iso(-60)}) == "running"
+    assert effective_status({**foreign, "updated": now_iso(-3 * 86400)}) == "interrupted"
+
+
+def test_a_folder_without_a_record_is_starting_then_interrupted(tmp_path):
+    path = write_run(tmp_path)
+    (path / runs.RUN_FILE).unlink()
+    assert read_run(path).status == "running"
+    later = datetime.now().timestamp() + 600
+    assert effective_status({"updated": read_run(path).updated}, now=later) == "interrupted"
+
+
+def test_config_diff_lists_what_differs(tmp_path):
+    a = write_run(tmp_path, 0, optimizer="adam", batch_size=32)
+    b = write_run(tmp_path, 1, optimizer="sgd", batch_size=32)
+    config = json.loads((b / runs.CONFIG_FILE).read_text())
+    config["dataset"]["name"] = "fashion-mnist"
+    config["extra"] = {"note": "only in b"}
+    (b / runs.CONFIG_FILE).write_text(json.dumps(config))
+    assert config_diff(a, b) == [("dataset.name", "mnist-10k", "fashion-mnist"),
+                                 ("extra.note", None, "only in b"),
+                                 ("training.optimizer", "adam", "sgd")]
+    assert config_diff(a, a) == []
+
+
+def test_config_diff_of_runs_without_config_uses_their_snapshots(tmp_path):
+    a = write_run(tmp_path, 0, learning_rate=0.001)
+    b = write_run(tmp_path, 1, learning_rate=0.01)
+    for path in (a, b):
+        (path / runs.CONFIG_FILE).unlink()
+    assert config_diff(a, b) == [("training.learning_rate", 0.001, 0.01)]
+
+
+def test_delete_removes_a_finished_run_and_refuses_a_live_one(tmp_path, live_pid):
+    done, live = write_run(tmp_path, 0), write_run(tmp_path, 1, status="running", pid=live_pid)
+    rewrite_record(live, updated=now_iso(5))
+    delete_run(done)
+    assert not done.exists() and list(tmp_path.iterdir()) == [live]
+    with pytest.raises(RunInUseError, match="still running"):
+        delete_run(live)
+    assert (live / runs.RUN_FILE).exists()
+    (tmp_path / "not a run").mkdir()
+    with pytest.raises(ValueError, match="not a run folder"):
+        delete_run(tmp_path / "not a run")
+
+
+def test_find_run_by_path_id_or_unique_prefix(tmp_path):
+    project = tmp_path / "demo.studio.json"
+    root = runs.runs_root(project)
+    first, second = write_runs(root, 2)
+    assert find_run(project, first.name) == first
+    assert find_run(root, second.name[:20]) == second
+    assert find_run(project, str(first)) == first
+    with pytest.raises(RunNotFoundError, match="matches 2 runs"):
+        find_run(project, "2026")
+    with pytest.raises(RunNotFoundError, match="no run nope"):
+        find_run(project, "nope")
+
+
+def test_durations_read_plainly():
+    assert [format_duration(s) for s in (4.4, 65, 7380)] == ["4 s", "1 min 05 s", "2 h 03 min"]

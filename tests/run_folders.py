@@ -1,0 +1,97 @@
+"""Synthetic run folders, written as the trainer writes them, for the history's tests and its
+benchmark (no training needed)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import socket
+from dataclasses import asdict
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from studio.core import runs
+from studio.core.project import DatasetChoice, Project, TrainingSettings
+
+FIRST_START = datetime(2026, 1, 5, 9, 0)
+VERSIONS = {"layer_studio": "0.1.0", "tensorflow": "2.21.0", "keras": "3.15.0",
+            "numpy": "2.1.3", "python": "3.12.3"}
+
+
+def curves(index: int, epochs: int) -> list[dict[str, float]]:
+    """Plausible metrics per epoch, a little different for each ``index``."""
+    rate = 0.15 + 0.01 * (index % 17)
+    rows = []
+    for epoch in range(1, epochs + 1):
+        loss = 2.3 * math.exp(-rate * epoch) + 0.05
+        rows.append({"epoch": epoch, "loss": round(loss, 4),
+                     "accuracy": round(1 - loss / 2.6, 4),
+                     "val_loss": round(loss * 1.1 + 0.02, 4),
+                     "val_accuracy": round(1 - loss / 2.4 - 0.01, 4),
+                     "learning_rate": 0.001, "seconds": 1.5})
+    return rows
+
+
+def write_run(root: Path, index: int = 0, *, status: str = "finished", epochs: int = 20,
+              epochs_planned: int | None = None, optimizer: str = "adam",
+              learning_rate: float = 0.001, batch_size: int = 64, name: str = "Demo CNN",
+              started: datetime | None = None, pid: int | None = None,
+              host: str | None = None, model: bool = False, checkpoint: bool = False,
+              run_id: str | None = None) -> Path:
+    """One run folder under ``root``: project snapshot, config, metrics and run record."""
+    started = started or FIRST_START + timedelta(minutes=7 * index)
+    run_id = run_id or f"{started:%Y%m%d-%H%M%S}-{index:04d}-demo-cnn"
+    path = Path(root) / run_id
+    path.mkdir(parents=True)
+    training = TrainingSettings(optimizer=optimizer, learning_rate=learning_rate,
+                                batch_size=batch_size, epochs=epochs_planned or epochs)
+    project = Project(name=name, training=training)
+    (path / runs.PROJECT_FILE).write_text(json.dumps(project.to_dict()), encoding="utf-8")
+    config = {"training": asdict(training), "dataset": asdict(DatasetChoice()),
+              "seed": training.seed, "dataset_fingerprint": "sha256:synthetic",
+              "versions": VERSIONS,
+              "devices": ["/device:CPU:0"], "replicas": 1, "host": socket.gethostname()}
+    (path / runs.CONFIG_FILE).write_text(json.dumps(config, indent=2), encoding="utf-8")
+    rows = curves(index, epochs)
+    if rows:
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        (path / runs.METRICS_FILE).write_text(buffer.getvalue(), encoding="utf-8")
+    seconds = 1.5 * epochs
+    info = {"status": status, "name": name,
+            "started": started.isoformat(timespec="seconds"),
+            "updated": (started + timedelta(seconds=seconds)).isoformat(timespec="seconds"),
+            "seconds": seconds, "epochs": epochs, "epochs_planned": epochs_planned or epochs,
+            "error": "The loss became NaN." if status == "failed" else None, "test": None,
+            "best": runs.best_metrics(rows), "pid": os.getpid() if pid is None else pid,
+            "host": socket.gethostname() if host is None else host}
+    (path / runs.RUN_FILE).write_text(json.dumps(info, indent=2), encoding="utf-8")
+    if model:
+        (path / runs.MODEL_FILE).write_bytes(b"not really a model")
+    if checkpoint:
+        (path / runs.CHECKPOINTS).mkdir()
+        (path / runs.CHECKPOINTS / runs.checkpoint_name(max(epochs, 1))).write_bytes(b"ckpt")
+    return path
+
+
+def write_runs(root: Path, count: int, epochs: int = 20) -> list[Path]:
+    """``count`` finished runs with varied optimizers, learning rates and batch sizes."""
+    optimizers = ("adam", "sgd", "adamw", "rmsprop")
+    return [write_run(root, i, epochs=epochs, optimizer=optimizers[i % 4],
+                      learning_rate=(0.001, 0.01, 0.0003)[i % 3],
+                      batch_size=(32, 64, 128)[i % 3], model=i % 2 == 0)
+            for i in range(count)]
+
+
+def rewrite_record(path: Path, **changes) -> None:
+    """Change fields of a run's ``run.json`` as the trainer would (a new file each time)."""
+    info = json.loads((path / runs.RUN_FILE).read_text(encoding="utf-8"))
+    info.update(changes)
+    temp = path / ".run.json.tmp"
+    temp.write_text(json.dumps(info, indent=2), encoding="utf-8")
+    os.replace(temp, path / runs.RUN_FILE)
