@@ -43,8 +43,9 @@ def live_metrics_callback(
     report_every: int,
 ) -> Any:
     """A Keras callback that sends ``batch`` events every ``report_every`` batches and an
-    ``epoch`` event per epoch (passing the row to ``record_epoch``), with the learning rate,
-    speed, ETA and resource use; it honours ``stop`` and ends a run whose loss diverges."""
+    ``epoch`` event per whole epoch (passing the row to ``record_epoch``), with the learning
+    rate, speed, ETA and resource use; it honours ``stop`` (an epoch cut short by it is not
+    recorded) and ends a run whose loss diverges."""
     import keras
 
     from studio.core.optimizers import current_learning_rate
@@ -60,11 +61,13 @@ def live_metrics_callback(
         def on_epoch_begin(self, epoch, logs=None):
             self.epoch = epoch
             self.epoch_start = time.perf_counter()
+            self.steps_done = 0
 
         def on_train_batch_end(self, batch, logs=None):
             if stop.is_set():
                 self.model.stop_training = True
             step = batch + 1
+            self.steps_done = step
             if step % report_every and step != steps:
                 return
             values = plain_metrics(logs)
@@ -93,6 +96,8 @@ def live_metrics_callback(
             })
 
         def on_epoch_end(self, epoch, logs=None):
+            if self.steps_done < steps:  # stopped within the epoch: it does not count
+                return
             row = {"epoch": epoch + 1, **plain_metrics(logs),
                    "learning_rate": current_learning_rate(self.model.optimizer),
                    "seconds": round(time.perf_counter() - self.epoch_start, 3)}

@@ -28,7 +28,8 @@ def _best_so_far(monitor: str, rows: list[dict[str, Any]]) -> float | None:
 def checkpoint_callback(rule: Checkpoints, folder: RunFolder, on_event: EventCallback) -> Any:
     """Save a checkpoint (model and optimizer state) every ``rule.every_epochs`` epochs, or
     with ``keep_best_only`` only when the monitored metric improves, replacing the last; a
-    ``checkpoint`` event follows each. A resumed run counts its earlier epochs' best."""
+    ``checkpoint`` event follows each. Only whole epochs (those ``folder`` recorded) are
+    saved. A resumed run counts its earlier epochs' best."""
     import keras
 
     class Checkpointer(keras.callbacks.Callback):
@@ -39,6 +40,8 @@ def checkpoint_callback(rule: Checkpoints, folder: RunFolder, on_event: EventCal
             done = epoch + 1
             if not rule.every_epochs or done % rule.every_epochs:
                 return
+            if not folder.rows or folder.rows[-1]["epoch"] != done:
+                return  # the epoch was cut short by a stop, so it was not recorded
             if rule.keep_best_only:
                 value = float((logs or {}).get(rule.monitor, math.nan))
                 if not _better(rule.monitor, value, self.best):

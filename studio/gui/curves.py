@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 REDRAW_MS = 50
@@ -18,7 +18,15 @@ _PENS = {
     "batch": pg.mkPen("#8ab4f8", width=1.5),
     "train": pg.mkPen("#1a73e8", width=2.5),
     "val": pg.mkPen("#e8710a", width=2.5),
+    "planned": pg.mkPen("#9aa0a6", width=1.5, style=Qt.PenStyle.DashLine),
+    "actual": pg.mkPen("#188038", width=2.5),
 }
+PLOTS = {"loss": ("Loss", (("batch", "train (batch, smoothed)"), ("train", "train"),
+                            ("val", "validation"))),
+         "accuracy": ("Accuracy", (("batch", "train (batch, smoothed)"), ("train", "train"),
+                                   ("val", "validation"))),
+         "learning_rate": ("Learning rate", (("planned", "planned"), ("actual", "used")))}
+"""Each plot's title and its curves (kind, legend label)."""
 _SYMBOLS = {"train": "o", "val": "s"}
 _GRID_PEN = pg.mkPen("#e3e5e8")
 _TEXT_PEN = pg.mkPen("#5f6368")
@@ -55,7 +63,8 @@ class Series:
 
 
 class LiveCurves(QWidget):
-    """Two plots (loss and accuracy) with smoothed batch, epoch and validation curves."""
+    """Loss and accuracy (smoothed batch, epoch and validation curves) and the learning rate
+    (planned and used)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -63,7 +72,7 @@ class LiveCurves(QWidget):
         self.series: dict[str, Series] = {}
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        for metric, title in (("loss", "Loss"), ("accuracy", "Accuracy")):
+        for metric, (title, kinds) in PLOTS.items():
             plot = pg.PlotWidget(background="w")
             plot.setObjectName(f"plot-{metric}")
             plot.setTitle(title, color="#202124", size="11pt")
@@ -75,14 +84,13 @@ class LiveCurves(QWidget):
                 axis.setTextPen(_TEXT_PEN)
                 axis.setStyle(tickAlpha=255, maxTickLevel=0)
                 axis.setZValue(-1)
-            plot.addLegend(offset=(-10, 10) if metric == "loss" else (-10, -10),
+            plot.addLegend(offset=(-10, -10) if metric == "accuracy" else (-10, 10),
                            labelTextColor="#202124", brush=_LEGEND_BRUSH)
             plot.setClipToView(True)
             plot.setDownsampling(auto=True, mode="peak")
             if metric == "accuracy":
                 plot.setYRange(0, 1, padding=0.02)
-            for kind, label in (("batch", "train (batch, smoothed)"), ("train", "train"),
-                                ("val", "validation")):
+            for kind, label in kinds:
                 item = plot.plot(
                     name=label,
                     pen=_PENS[kind],
@@ -123,6 +131,21 @@ class LiveCurves(QWidget):
                 self.series[f"train_{metric}"].append(epoch, metrics[metric])
             if f"val_{metric}" in metrics:
                 self.series[f"val_{metric}"].append(epoch, metrics[f"val_{metric}"])
+
+    def add_rate(self, x: float, rate: float) -> None:
+        """Add the learning rate used at ``x`` (in epochs)."""
+        self.series["actual_learning_rate"].append(x, rate)
+
+    def show_plan(self, x, rates) -> None:
+        """Draw the planned learning rate over the run (x in epochs)."""
+        self.series["planned_learning_rate"].item.setData(np.asarray(x), np.asarray(rates))
+
+    def show_history(self, rows: list[dict[str, float]]) -> None:
+        """Draw the epochs a resumed run did before, so its curves go on from there."""
+        for row in rows:
+            self.add_epoch(int(row["epoch"]), row)
+            if "learning_rate" in row:
+                self.add_rate(row["epoch"], row["learning_rate"])
 
     def point_count(self) -> int:
         """How many points all curves hold together."""

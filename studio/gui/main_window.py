@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.devices import DeviceDiscovery, TensorFlowDiscovery
 from studio.core.project import SUFFIX, Project, ProjectFileError
 from studio.core.templates import from_template
 from studio.gui.canvas_scene import CanvasScene
@@ -49,7 +50,10 @@ def _with_summary(view: QWidget, summary: QWidget) -> QWidget:
 class MainWindow(QMainWindow):
     """Layer Studio's window over one :class:`ProjectDocument`."""
 
-    def __init__(self, project: Project, path: Path | None = None) -> None:
+    def __init__(self, project: Project, path: Path | None = None,
+                 discovery: DeviceDiscovery | None = None) -> None:
+        """``discovery`` finds the devices to train on (TensorFlow's, unless a test fakes
+        them)."""
         super().__init__()
         self._shown = False
         self.doc = ProjectDocument(project, path)
@@ -57,7 +61,7 @@ class MainWindow(QMainWindow):
         self.model_list = ModelList(self.doc)
         self.inspector = Inspector(self.doc)
         self.data_panel = DataPanel(self.doc)
-        self.training = TrainingPanel(self.doc)
+        self.training = TrainingPanel(self.doc, discovery or TensorFlowDiscovery())
         self.weights = WeightsDownload(self.doc, self)
         self.keras_files = KerasFiles(self, self.doc)
         self.keras_files.imported.connect(self._show_imported)

@@ -1,25 +1,36 @@
-"""The training panel: settings, Start and Stop, progress and live curves."""
+"""The training panel: settings, Start, Stop and Resume, progress, resource use and live
+curves."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal, Slot
+import json
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
-    QComboBox,
-    QDoubleSpinBox,
     QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
     QSpinBox,
+    QSplitter,
     QStyle,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from studio.core.project import OPTIMIZERS
+from studio.core.devices import DeviceDiscovery
+from studio.core.estimate import format_bytes
+from studio.core.optimizers import schedule_curve
 from studio.core.runs import runs_root
 from studio.gui.curves import LiveCurves
+from studio.gui.data_form import scrolling
+from studio.gui.device_form import DeviceForm
 from studio.gui.document import ProjectDocument
+from studio.gui.estimate_view import EstimateView
+from studio.gui.optimizer_form import OptimizerForm
+from studio.gui.stopping_form import StoppingForm
 from studio.gui.sync import show_value
 from studio.gui.worker import Worker
 
@@ -32,32 +43,67 @@ def _clock(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-def _train_task(project, root):
+def _train_task(project, root, discovery):
     def task(on_event, stop):
         from studio.core.training import train
 
-        return train(project, root, on_event, stop)
+        return train(project, root, on_event, stop, discovery=discovery)
+
+    return task
+
+
+def _resume_task(run_dir, discovery):
+    def task(on_event, stop):
+        from studio.core.training import resume
+
+        return resume(run_dir, on_event, stop, discovery=discovery)
 
     return task
 
 
 def _warm_up(on_event, stop) -> None:
+    from studio.core.runtime import start_tensorflow
+
+    start_tensorflow()  # device settings TensorFlow takes only before it starts
     import keras  # noqa: F401 - loading TensorFlow early makes Start respond at once
+
+
+def usage_text(event: dict) -> str:
+    """Resource use from a batch event: CPU, memory and, where read, each GPU."""
+    parts = [f"CPU {event['cpu_percent']:.0f}%"] if "cpu_percent" in event else []
+    if "memory_bytes" in event:
+        parts.append(f"memory {format_bytes(event['memory_bytes'])}")
+    index = 0
+    while f"gpu{index}_percent" in event or f"gpu{index}_memory_bytes" in event:
+        gpu = [f"{event[f'gpu{index}_percent']:.0f}%"] if f"gpu{index}_percent" in event else []
+        if f"gpu{index}_memory_bytes" in event:
+            gpu.append(format_bytes(event[f"gpu{index}_memory_bytes"]))
+        parts.append(f"GPU {index} " + " ".join(gpu))
+        index += 1
+    return " · ".join(parts)
+
+
+def _spin(low: int, high: int, tip: str) -> QSpinBox:
+    spin = QSpinBox()
+    spin.setRange(low, high)
+    spin.setToolTip(tip)
+    return spin
 
 
 class TrainingPanel(QWidget):
     """Runs training on a worker thread and shows its progress; never blocks the window."""
 
     run_started = Signal()
-    """A run has started."""
+    """A run has started (or resumed)."""
     run_finished = Signal(str)
     """A run ended: ``finished``, ``stopped`` or ``failed``."""
     message = Signal(str)
     """A short note for the status bar."""
 
-    def __init__(self, doc: ProjectDocument) -> None:
+    def __init__(self, doc: ProjectDocument, discovery: DeviceDiscovery) -> None:
         super().__init__()
         self.doc = doc
+        self.discovery = discovery
         self.worker: Worker | None = None
         self.warmup: Worker | None = None
         self.run_dir = ""
@@ -68,27 +114,16 @@ class TrainingPanel(QWidget):
         """What loading the data skipped or changed in the current run."""
         self.test_scores: dict[str, float] = {}
         """The last run's scores on the held-out test split, if it had one."""
+        self.end_note = ""
+        """Why the last run ended before its last epoch, when it did so by itself."""
 
-        self.optimizer = QComboBox()
-        self.optimizer.addItems(list(OPTIMIZERS))
-        self.optimizer.setToolTip("The rule that updates the weights")
-        self.optimizer.currentTextChanged.connect(
-            lambda v: self._edit("optimizer", "optimizer", v))
-        self.learning_rate = QDoubleSpinBox()
-        self.learning_rate.setDecimals(5)
-        self.learning_rate.setRange(0.00001, 1.0)
-        self.learning_rate.setSingleStep(0.0005)
-        self.learning_rate.setToolTip("How big each weight update is")
-        self.learning_rate.valueChanged.connect(
-            lambda v: self._edit("learning rate", "learning_rate", round(v, 6)))
-        self.batch_size = QSpinBox()
-        self.batch_size.setRange(1, 4096)
-        self.batch_size.setToolTip("Samples per weight update")
+        self.batch_size = _spin(1, 65536, "Samples per weight update")
         self.batch_size.valueChanged.connect(lambda v: self._edit("batch size", "batch_size", v))
-        self.epochs = QSpinBox()
-        self.epochs.setRange(1, 1000)
-        self.epochs.setToolTip("Passes over the training data")
+        self.epochs = _spin(1, 100000, "Passes over the training data")
         self.epochs.valueChanged.connect(lambda v: self._edit("epochs", "epochs", v))
+        self.seed = _spin(0, 2**31 - 1, "Seeds the initial weights, the shuffling and the "
+                          "augmentation: the same seed repeats a run")
+        self.seed.valueChanged.connect(lambda v: self._edit("seed", "seed", v))
 
         style = self.style()
         self.start_button = QPushButton(style.standardIcon(QStyle.StandardPixmap.SP_MediaPlay),
@@ -100,6 +135,11 @@ class TrainingPanel(QWidget):
         self.stop_button.setObjectName("stop")
         self.stop_button.setToolTip("Stop after the current batch and keep the run (Shift+F5)")
         self.stop_button.clicked.connect(self.stop)
+        self.resume_button = QPushButton(
+            style.standardIcon(QStyle.StandardPixmap.SP_MediaSeekForward), "Resume")
+        self.resume_button.setObjectName("resume")
+        self.resume_button.setToolTip("Continue the last run from its last checkpoint")
+        self.resume_button.clicked.connect(lambda: self.resume(Path(self.run_dir)))
         self.progress = QProgressBar()
         self.progress.setRange(0, PROGRESS_STEPS)
         self.progress.setValue(0)
@@ -108,22 +148,52 @@ class TrainingPanel(QWidget):
         self.status = QLabel()
         self.status.setObjectName("training-status")
         self.status.setWordWrap(True)
+        self.usage = QLabel()
+        self.usage.setObjectName("resource-use")
+        self.usage.setToolTip("This process's share of all CPU cores, its memory, and each "
+                              "GPU's use and memory where they can be read")
         self.curves = LiveCurves()
 
-        settings = QHBoxLayout()
-        for label, widget in (("Optimizer", self.optimizer), ("Learning rate", self.learning_rate),
-                              ("Batch size", self.batch_size), ("Epochs", self.epochs)):
-            settings.addWidget(QLabel(label))
-            settings.addWidget(widget)
-        settings.addStretch(1)
-        settings.addWidget(self.start_button)
-        settings.addWidget(self.stop_button)
+        self.optimizer_form = OptimizerForm(doc)
+        self.stopping_form = StoppingForm(doc)
+        self.device_form = DeviceForm(doc, discovery)
+        self.estimate_view = EstimateView(doc, discovery)
+        self.device_form.devices_found.connect(self.estimate_view.set_devices)
+        self.settings = QTabWidget()
+        self.settings.setObjectName("training-settings")
+        for widget, title, tip in (
+                (self.optimizer_form, "Optimizer", "Optimizer, learning rate and schedule"),
+                (self.stopping_form, "Stopping", "Early stopping and checkpoints"),
+                (self.device_form, "Device", "CPU or GPUs, precision and determinism"),
+                (self.estimate_view, "Estimate", "Memory and time before training")):
+            self.settings.addTab(scrolling(widget), title)
+            self.settings.setTabToolTip(self.settings.count() - 1, tip)
+
+        basics = QHBoxLayout()
+        for label, widget in (("Batch size", self.batch_size), ("Epochs", self.epochs),
+                              ("Seed", self.seed)):
+            basics.addWidget(QLabel(label))
+            basics.addWidget(widget)
+        basics.addStretch(1)
+        basics.addWidget(self.start_button)
+        basics.addWidget(self.stop_button)
+        basics.addWidget(self.resume_button)
+        live = QWidget()
+        live_layout = QVBoxLayout(live)
+        live_layout.setContentsMargins(0, 0, 0, 0)
+        live_layout.addWidget(self.progress)
+        live_layout.addWidget(self.status)
+        live_layout.addWidget(self.usage)
+        live_layout.addWidget(self.curves, 1)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.settings)
+        self.splitter.addWidget(live)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([560, 900])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(settings)
-        layout.addWidget(self.progress)
-        layout.addWidget(self.status)
-        layout.addWidget(self.curves, 1)
+        layout.addLayout(basics)
+        layout.addWidget(self.splitter, 1)
         doc.changed.connect(self.refresh)
         self.refresh()
 
@@ -147,17 +217,16 @@ class TrainingPanel(QWidget):
                       merge_key=f"training.{field}")
 
     def refresh(self) -> None:
-        """Sync editors and the Start button with the document."""
+        """Sync editors and the Start and Resume buttons with the document."""
         training = self.doc.project.training
-        for widget, value in ((self.optimizer, training.optimizer),
-                              (self.learning_rate, training.learning_rate),
-                              (self.batch_size, training.batch_size),
-                              (self.epochs, training.epochs)):
+        for widget, value in ((self.batch_size, training.batch_size),
+                              (self.epochs, training.epochs), (self.seed, training.seed)):
             show_value(widget, value)
         analysis = self.doc.analysis()
         running = self.is_running()
         self.start_button.setEnabled(analysis.ok and not running)
         self.stop_button.setEnabled(running)
+        self.resume_button.setEnabled(not running and self._resumable())
         if analysis.ok:
             self.start_button.setToolTip("Train the model in the background (F5)")
             if not running and not self.last_error:
@@ -169,23 +238,44 @@ class TrainingPanel(QWidget):
             self.status.setText(f"Cannot start: {analysis.reason}")
 
     def _idle_text(self) -> str:
-        if self.run_dir:
-            return f"Run {self.outcome}. Saved in {self.run_dir}"
+        if self.run_dir and self.outcome:
+            note = f" {self.end_note}" if self.end_note else ""
+            return f"Run {self.outcome}.{note} Saved in {self.run_dir}"
         return "Ready. Press Start (F5) to train."
+
+    def _resumable(self) -> bool:
+        """True if the last run ended before its last epoch and has a checkpoint."""
+        from studio.core.runs import checkpoints
+
+        return (bool(self.run_dir) and self.outcome in ("stopped", "failed")
+                and bool(checkpoints(Path(self.run_dir))))
 
     def start(self) -> None:
         """Start training a snapshot of the current project."""
         if self.is_running() or not self.doc.analysis().ok:
             return
+        self._launch(_train_task(self.doc.project.copy(), runs_root(self.doc.path),
+                                 self.discovery), "Preparing the run…")
+
+    def resume(self, run_dir: Path) -> None:
+        """Continue ``run_dir`` from its last checkpoint (its curves go on from there)."""
+        if self.is_running():
+            return
+        self.run_dir = str(run_dir)
+        self._launch(_resume_task(Path(run_dir), self.discovery),
+                     f"Resuming {Path(run_dir).name}…")
+
+    def _launch(self, task, text: str) -> None:
         self.last_error = ""
+        self.end_note = ""
         self.notes = []
         self.test_scores = {}
         self.curves.clear()
+        self.usage.clear()
         self.progress.setValue(0)
         self.progress.setFormat("Starting: loading TensorFlow and data…")
         self.status.setStyleSheet("")
-        self.status.setText("Preparing the run…")
-        task = _train_task(self.doc.project.copy(), runs_root(self.doc.path))
+        self.status.setText(text)
         self.worker = Worker(task)
         self.worker.event.connect(self._on_event)
         self.worker.succeeded.connect(self._on_succeeded)
@@ -208,6 +298,8 @@ class TrainingPanel(QWidget):
             if worker is not None:
                 worker.discard()
                 worker.wait()
+        self.device_form.stop()
+        self.estimate_view.shutdown()
         self.curves.timer.stop()
 
     @Slot(object)
@@ -224,11 +316,12 @@ class TrainingPanel(QWidget):
         elif kind == "start":
             self.run_dir = event["run_dir"]
             self.epochs_total = event["epochs"]
-            self.status.setText("\n".join([f"Training {event['params']:,} parameters on "
-                                            f"{event['samples']:,} samples…", *self.notes]))
+            self._show_start(event)
         elif kind == "batch":
             x = event["epoch"] - 1 + event["step"] / event["steps"]
             self.curves.add_batch(x, event)
+            self.curves.add_rate(x, event["learning_rate"])
+            self.usage.setText(usage_text(event))
             self.progress.setValue(round(event["progress"] * PROGRESS_STEPS))
             if not self.worker.stop_requested():
                 self.progress.setFormat(
@@ -242,9 +335,23 @@ class TrainingPanel(QWidget):
                      if k not in ("type", "epoch", "seconds")]
             self.status.setText(f"Epoch {event['epoch']}: " + ", ".join(shown))
 
+    def _show_start(self, event: dict) -> None:
+        history = json.loads(event["history"])
+        self.curves.show_history(history)
+        plan = schedule_curve(self.doc.project.training, event["epochs"], event["steps"])
+        self.curves.show_plan(plan.x, plan.rate)
+        where = event["devices"] + (f" ({event['replicas']} replicas)"
+                                    if event["replicas"] > 1 else "")
+        lines = [f"Training {event['params']:,} parameters on {event['samples']:,} samples "
+                 f"on {where}…"]
+        if event["initial_epoch"]:
+            lines.append(f"Resumed after epoch {event['initial_epoch']}.")
+        self.status.setText("\n".join([*lines, *self.notes]))
+
     @Slot(object)
     def _on_succeeded(self, result) -> None:
         self.outcome = result.status
+        self.end_note = result.note
         self.progress.setFormat("Done" if result.status == "finished" else "Stopped")
         if result.status == "finished":
             self.progress.setValue(PROGRESS_STEPS)

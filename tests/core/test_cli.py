@@ -33,8 +33,9 @@ def test_train_json_lines(tmp_path, capsys):
     save_project(tiny_project(epochs=3), path)
     assert main(["train", str(path), "--epochs", "2", "--batch-size", "256", "--json"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [line["type"] for line in lines] == ["start", "epoch", "epoch", "done"]
-    assert lines[1]["epoch"] == 1 and "val_accuracy" in lines[2]
+    assert [line["type"] for line in lines] == ["start", "epoch", "checkpoint", "epoch",
+                                                "checkpoint", "done"]
+    assert lines[1]["epoch"] == 1 and "val_accuracy" in lines[1]
     assert lines[-1]["status"] == "finished"
     run_dir = tmp_path / "runs" / "tiny"
     assert lines[-1]["run_dir"].startswith(str(run_dir))
