@@ -9,6 +9,10 @@ import json
 import math
 import os
 import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -95,3 +99,27 @@ def rewrite_record(path: Path, **changes) -> None:
     temp = path / ".run.json.tmp"
     temp.write_text(json.dumps(info, indent=2), encoding="utf-8")
     os.replace(temp, path / runs.RUN_FILE)
+
+
+def now_iso(delta_seconds: float = 0) -> str:
+    """The local time now (plus ``delta_seconds``) as run records write it."""
+    return (datetime.now() + timedelta(seconds=delta_seconds)).isoformat(timespec="seconds")
+
+
+def dead_pid() -> int:
+    """The pid of a process that has run and exited."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+@contextmanager
+def live_process() -> Iterator[int]:
+    """The pid of a process that lives until the block ends."""
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                             stdin=subprocess.PIPE)
+    try:
+        yield child.pid
+    finally:
+        child.stdin.close()
+        child.wait()

@@ -266,7 +266,10 @@ def iter_run_folders(root: Path) -> Iterator[tuple[Path, Signature]]:
     except OSError:
         return
     for entry in entries:
-        if entry.name.startswith(".") or not entry.is_dir():
+        try:
+            if entry.name.startswith(".") or not entry.is_dir():
+                continue
+        except OSError:
             continue
         signature = run_signature(Path(entry.path))
         if signature is not None:

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import pytest
 
@@ -23,28 +21,21 @@ from studio.core.run_history import (
     read_metrics,
     read_run,
 )
-from tests.run_folders import rewrite_record, write_run, write_runs
-
-
-def dead_pid() -> int:
-    """The pid of a process that has run and exited."""
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    return child.pid
+from tests.run_folders import (
+    dead_pid,
+    live_process,
+    now_iso,
+    rewrite_record,
+    write_run,
+    write_runs,
+)
 
 
 @pytest.fixture
 def live_pid():
     """The pid of a process that lives until the test ends."""
-    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
-                             stdin=subprocess.PIPE)
-    yield child.pid
-    child.stdin.close()
-    child.wait()
-
-
-def now_iso(delta_seconds: float = 0) -> str:
-    return (datetime.now() + timedelta(seconds=delta_seconds)).isoformat(timespec="seconds")
+    with live_process() as pid:
+        yield pid
 
 
 def test_a_finished_run_reads_whole(tmp_path):
