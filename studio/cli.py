@@ -11,7 +11,7 @@ from pathlib import Path
 
 from studio.core.runtime import configure_environment
 
-COMMANDS = ("new", "train", "export-code", "import", "data")
+COMMANDS = ("new", "train", "export-code", "import", "data", "runs")
 
 
 class CliError(Exception):
@@ -57,6 +57,10 @@ def _parser() -> argparse.ArgumentParser:
     data.add_argument("--text", default="", help="CSV: the column holding texts")
     data.add_argument("--regression", action="store_true",
                       help="CSV: the label is a number to predict, not a class")
+    history = sub.add_parser("runs", help="list a project's runs: status, start, duration, "
+                             "epochs and best validation scores")
+    history.add_argument("project", type=Path)
+    history.add_argument("--json", action="store_true", help="print the runs as a JSON list")
     return parser
 
 
@@ -258,6 +262,30 @@ def cmd_data(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_runs(args: argparse.Namespace) -> int:
+    """List a project's runs, oldest first, from the run index (rebuilt if need be)."""
+    from studio.core.run_history import runs_table
+    from studio.core.run_index import RunIndex
+    from studio.core.runs import runs_root
+
+    root = runs_root(args.project)
+    if not args.project.exists() and not root.is_dir():
+        raise CliError(f"{args.project} does not exist.")
+    index = RunIndex(root)
+    index.sync()
+    found = index.runs(order_by="started", descending=False)
+    for note in index.notes:
+        print(f"Note: {note}", file=sys.stderr)
+    if args.json:
+        print(json.dumps([run.to_dict() for run in found], indent=2))
+    elif found:
+        print(runs_table(found))
+        print(f"{len(found)} run{'s' * (len(found) != 1)} in {root}")
+    else:
+        print(f"No runs yet in {root}.")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``studio`` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -269,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         commands = {"new": cmd_new, "train": cmd_train, "export-code": cmd_export_code,
-                    "import": cmd_import, "data": cmd_data}
+                    "import": cmd_import, "data": cmd_data, "runs": cmd_runs}
         return commands[args.command](args)
     except CliError as exc:
         print(f"studio: error: {exc}", file=sys.stderr)

@@ -347,3 +347,19 @@ def format_duration(seconds: float) -> str:
 def format_started(iso: str) -> str:
     """An ISO time as ``2026-11-22 10:15``."""
     return iso.replace("T", " ")[:16]
+
+
+def runs_table(found: list[RunSummary]) -> str:
+    """Runs as a plain-text table: id, status, start, duration, epochs, best validation
+    accuracy and loss."""
+
+    def score(run: RunSummary, key: str) -> str:
+        return f"{run.best[key]:.4f}" if key in run.best else "-"
+
+    rows = [("RUN", "STATUS", "STARTED", "DURATION", "EPOCHS", "VAL ACC", "VAL LOSS")]
+    rows += [(run.id, run.status, format_started(run.started), format_duration(run.seconds),
+              f"{run.epochs}/{run.epochs_planned or run.epochs}", score(run, "val_accuracy"),
+              score(run, "val_loss")) for run in found]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+                     .rstrip() for row in rows)
