@@ -137,8 +137,11 @@ class LiveCurves(QWidget):
         self.series["actual_learning_rate"].append(x, rate)
 
     def show_plan(self, x, rates) -> None:
-        """Draw the planned learning rate over the run (x in epochs)."""
-        self.series["planned_learning_rate"].item.setData(np.asarray(x), np.asarray(rates))
+        """Draw the planned learning rate over the run (x in epochs), from 0 up."""
+        rates = np.asarray(rates)
+        self.series["planned_learning_rate"].item.setData(np.asarray(x), rates)
+        if len(rates):
+            self.plots["learning_rate"].setYRange(0, float(rates.max()) * 1.1 or 1, padding=0)
 
     def show_history(self, rows: list[dict[str, float]]) -> None:
         """Draw the epochs a resumed run did before, so its curves go on from there."""

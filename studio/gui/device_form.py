@@ -140,7 +140,12 @@ class DeviceForm(QWidget):
         self.worker.done.connect(self._looked)
         doc.changed.connect(self.refresh)
         self.refresh()
-        self.worker.start()
+
+    def look_for_devices(self) -> None:
+        """Start looking for devices on the worker thread (it loads TensorFlow, so the window
+        calls this once it shows)."""
+        if self.worker is not None and not self.worker.is_running():
+            self.worker.start()
 
     def stop(self) -> None:
         """Drop a discovery still running and wait for its thread (when the window closes)."""

@@ -166,7 +166,12 @@ class EstimateView(QWidget):
         self.discovery_worker.done.connect(self._discovered)
         doc.changed.connect(self.refresh)
         self.refresh()
-        self.discovery_worker.start()
+
+    def look_for_devices(self) -> None:
+        """Start looking for devices on a worker thread (it loads TensorFlow, so the window
+        calls this once it shows); until then the estimate is for the CPU."""
+        if self.discovery_worker is not None and not self.discovery_worker.is_running():
+            self.discovery_worker.start()
 
     def _model_box(self) -> QGroupBox:
         self.params = _label("params", "Weights and biases; those of frozen layers do not learn")

@@ -77,7 +77,8 @@ class MainWindow(QMainWindow):
         self.views.setTabToolTip(2, "The data to train on: source, options, samples, classes, "
                                     "health report and augmentation")
         self.setCentralWidget(self.views)
-        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+        for corner in (Qt.Corner.BottomLeftCorner, Qt.Corner.BottomRightCorner):
+            self.setCorner(corner, Qt.DockWidgetArea.BottomDockWidgetArea)  # curves want width
         layers = self._dock("Layers", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea)
         inspector = self._dock("Inspector", scrolling(self.inspector),
                                Qt.DockWidgetArea.RightDockWidgetArea)

@@ -29,7 +29,7 @@ from studio.gui.data_form import scrolling
 from studio.gui.device_form import DeviceForm
 from studio.gui.document import ProjectDocument
 from studio.gui.estimate_view import EstimateView
-from studio.gui.optimizer_form import OptimizerForm
+from studio.gui.optimizer_form import NOMINAL_STEPS_PER_EPOCH, OptimizerForm
 from studio.gui.stopping_form import StoppingForm
 from studio.gui.sync import show_value
 from studio.gui.worker import Worker
@@ -202,7 +202,10 @@ class TrainingPanel(QWidget):
         return self.worker is not None
 
     def warm_up(self) -> None:
-        """Load TensorFlow in the background so the first Start is quick."""
+        """Load TensorFlow and look for devices in the background, so the first Start is
+        quick (called once the window shows)."""
+        self.device_form.look_for_devices()
+        self.estimate_view.look_for_devices()
         self.warmup = Worker(_warm_up)
         self.warmup.done.connect(self._warmed_up)
         self.warmup.start()
@@ -227,6 +230,8 @@ class TrainingPanel(QWidget):
         self.start_button.setEnabled(analysis.ok and not running)
         self.stop_button.setEnabled(running)
         self.resume_button.setEnabled(not running and self._resumable())
+        if not running and not self.curves.point_count():
+            self._show_plan(training.epochs, self.optimizer_form.steps_per_epoch())
         if analysis.ok:
             self.start_button.setToolTip("Train the model in the background (F5)")
             if not running and not self.last_error:
@@ -335,11 +340,14 @@ class TrainingPanel(QWidget):
                      if k not in ("type", "epoch", "seconds")]
             self.status.setText(f"Epoch {event['epoch']}: " + ", ".join(shown))
 
-    def _show_start(self, event: dict) -> None:
-        history = json.loads(event["history"])
-        self.curves.show_history(history)
-        plan = schedule_curve(self.doc.project.training, event["epochs"], event["steps"])
+    def _show_plan(self, epochs: int, steps: int | None) -> None:
+        plan = schedule_curve(self.doc.project.training, epochs,
+                              steps or NOMINAL_STEPS_PER_EPOCH)
         self.curves.show_plan(plan.x, plan.rate)
+
+    def _show_start(self, event: dict) -> None:
+        self.curves.show_history(json.loads(event["history"]))
+        self._show_plan(event["epochs"], event["steps"])
         where = event["devices"] + (f" ({event['replicas']} replicas)"
                                     if event["replicas"] > 1 else "")
         lines = [f"Training {event['params']:,} parameters on {event['samples']:,} samples "

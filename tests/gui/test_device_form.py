@@ -64,6 +64,7 @@ def make_form(qtbot, discovery, device: DeviceChoice | None = None) -> DeviceFor
     undo.setShortcut(QKeySequence.StandardKey.Undo)
     host.addAction(undo)
     form = DeviceForm(doc, discovery)
+    form.look_for_devices()
     QVBoxLayout(host).addWidget(form)
     host.show()
     qtbot.waitExposed(host)

@@ -40,6 +40,7 @@ def make_view(qtbot, project, devices: Devices) -> EstimateView:
     """The view on ``project``, shown, once the (fake) devices are found."""
     create_application()
     view = EstimateView(ProjectDocument(project), StaticDiscovery(devices))
+    view.look_for_devices()
     VIEWS.append(view)
     qtbot.addWidget(view)
     view.show()
