@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import shutil
 import socket
@@ -20,13 +21,13 @@ from typing import Any
 import psutil
 
 from studio.core.runs import (
-    CHECKPOINTS,
     CONFIG_FILE,
     METRICS_FILE,
     MODEL_FILE,
     PROJECT_FILE,
     RUN_FILE,
     best_metrics,
+    checkpoints,
     runs_root,
 )
 
@@ -86,7 +87,7 @@ class RunSummary:
 
     def has_checkpoint(self) -> bool:
         """True if the run has a checkpoint to resume from."""
-        return any((self.path / CHECKPOINTS).glob("epoch-*.keras"))
+        return bool(checkpoints(self.path))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values."""
@@ -111,7 +112,7 @@ def _float(value: Any) -> float | None:
 
 def _int(value: Any) -> int | None:
     number = _float(value)
-    return int(number) if number is not None and number == number else None
+    return int(number) if number is not None and math.isfinite(number) else None
 
 
 def _timestamp(iso: Any) -> float | None:
@@ -215,10 +216,11 @@ def read_run(path: Path) -> RunSummary:
     config = run_config(path)
     training = config.get("training") if isinstance(config.get("training"), dict) else {}
     best = info.get("best")
-    rows = None
-    if not isinstance(best, dict) or "epochs" not in info:
+    epochs = _int(info.get("epochs"))
+    if not isinstance(best, dict) or epochs is None:
         rows = read_metrics(path)
-        best = best_metrics(rows)
+        best = best if isinstance(best, dict) else best_metrics(rows)
+        epochs = len(rows) if epochs is None else epochs
     name = info.get("name")
     if not isinstance(name, str):
         name = str(_read_json(path / PROJECT_FILE).get("name", ""))
@@ -233,9 +235,10 @@ def read_run(path: Path) -> RunSummary:
         started=str(info.get("started") or info.get("updated") or ""),
         updated=str(info.get("updated") or ""),
         seconds=_float(info.get("seconds")) or 0.0,
-        epochs=_int(info.get("epochs")) or (len(rows) if rows else 0),
+        epochs=epochs,
         epochs_planned=_int(info.get("epochs_planned")) or _int(training.get("epochs")) or 0,
-        best={k: v for k, v in ((k, _float(v)) for k, v in best.items()) if v is not None},
+        best={k: v for k, v in ((k, _float(v)) for k, v in best.items())
+              if v is not None and math.isfinite(v)},
         test=test if isinstance(test, dict) else None,
         error=str(error) if error else None,
         optimizer=str(training.get("optimizer") or ""),
@@ -311,6 +314,7 @@ def delete_run(path: Path) -> None:
         raise RunInUseError(f"{path.name} is still running (process {summary.pid}); stop it "
                             "before deleting it.")
     doomed = path.with_name(f".deleting-{path.name}")
+    shutil.rmtree(doomed, ignore_errors=True)
     os.replace(path, doomed)
     shutil.rmtree(doomed)
 

@@ -72,6 +72,16 @@ def test_a_run_killed_mid_write_still_reads(tmp_path):
     assert run.best["loss"] == 0.1 and "accuracy" not in run.best
 
 
+def test_values_that_are_not_numbers_are_left_out(tmp_path):
+    path = write_run(tmp_path, epochs=6)
+    rewrite_record(path, best={"val_loss": float("nan"), "loss": 0.5}, epochs="six",
+                   seconds=None, pid=float("inf"), status="running")
+    run = read_run(path)
+    assert (run.best, run.epochs, run.seconds, run.pid) == ({"loss": 0.5}, 6, 0.0, None)
+    assert run.status == "interrupted"
+    json.dumps(run.to_dict(), allow_nan=False)
+
+
 def test_a_running_run_whose_process_died_is_interrupted(tmp_path):
     path = write_run(tmp_path, status="running", pid=dead_pid(), started=datetime.now())
     rewrite_record(path, updated=now_iso())
