@@ -32,7 +32,11 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument("-o", "--output", required=True, type=Path, help="project file to write")
     new.add_argument("--force", action="store_true", help="overwrite an existing file")
     run = sub.add_parser("train", help="train a project headless and write a run folder")
-    run.add_argument("project", type=Path)
+    run.add_argument("project", type=Path, nargs="?",
+                     help="the project file (with --resume: where to look for RUN's id)")
+    run.add_argument("--resume", metavar="RUN", help="continue a stopped, failed or "
+                     "interrupted run from its last checkpoint: its folder, or its id (or "
+                     "the start of it) among PROJECT's runs")
     run.add_argument("--epochs", type=int, help="override the project's epochs")
     run.add_argument("--batch-size", type=int, help="override the project's batch size")
     run.add_argument("--data", type=Path, help="train on this image folder or CSV file "
@@ -99,30 +103,38 @@ def _input_shape(project) -> tuple[int, ...] | None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    """Train a project headless, one line per epoch."""
-    from studio.core.analysis import analyze
-    from studio.core.data import DataError, choice_for_path, describe
-    from studio.core.project import ProjectFileError, load_project
-    from studio.core.runs import runs_root
-    from studio.core.training import TrainingError, train
+    """Train a project headless (or resume a run), one line per epoch."""
+    from studio.core.training import TrainingError, resume, train
 
     _positive(args.epochs, "--epochs")
     _positive(args.batch_size, "--batch-size")
-    try:
-        project = load_project(args.project)
-        if args.data is not None:
-            project.dataset = choice_for_path(args.data, project.dataset,
-                                              _input_shape(project))
-        report = analyze(project.graph, describe(project.dataset))
-    except (ProjectFileError, DataError) as exc:
-        raise CliError(str(exc)) from None
-    if not report.ok:
-        raise CliError(f"the model cannot be trained: {report.reason}")
-    epochs = args.epochs or project.training.epochs
+    if args.resume is not None:
+        if args.batch_size is not None or args.data is not None:
+            raise CliError("--resume continues a run with its own data and batch size; "
+                           "--batch-size and --data do not apply.")
+        run_dir = _run_to_resume(args)
+        epochs = args.epochs
+
+        def start(on_event, stop):
+            return resume(run_dir, on_event, stop, epochs=args.epochs)
+    else:
+        if args.project is None:
+            raise CliError("give a project file to train, or --resume RUN.")
+        project = _trainable_project(args)
+        epochs = args.epochs or project.training.epochs
+
+        def start(on_event, stop):
+            from studio.core.runs import runs_root
+
+            return train(project, runs_root(args.project), on_event, stop,
+                         epochs=args.epochs, batch_size=args.batch_size)
 
     def on_event(event: dict) -> None:
+        nonlocal epochs
         if event["type"] in ("batch", "progress"):
             return
+        if event["type"] == "start":
+            epochs = event["epochs"]
         if args.json:
             print(json.dumps(event), flush=True)
         elif event["type"] == "epoch":
@@ -136,16 +148,47 @@ def cmd_train(args: argparse.Namespace) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
-        result = train(project, runs_root(args.project), on_event, stop,
-                       epochs=args.epochs, batch_size=args.batch_size)
+        result = start(on_event, stop)
     except TrainingError as exc:
         raise CliError(str(exc)) from None
     if args.json:
-        print(json.dumps({"type": "done", "status": result.status,
+        print(json.dumps({"type": "done", "status": result.status, "note": result.note,
                           "run_dir": str(result.run_dir)}), flush=True)
     else:
         print(f"Run {result.status}: {result.run_dir}")
+        if result.note:
+            print(result.note)
     return 0
+
+
+def _trainable_project(args: argparse.Namespace):
+    """The project to train, on ``--data`` if given; CliError if it cannot be trained."""
+    from studio.core.analysis import analyze
+    from studio.core.data import DataError, choice_for_path, describe
+    from studio.core.project import ProjectFileError, load_project
+
+    try:
+        project = load_project(args.project)
+        if args.data is not None:
+            project.dataset = choice_for_path(args.data, project.dataset,
+                                              _input_shape(project))
+        report = analyze(project.graph, describe(project.dataset))
+    except (ProjectFileError, DataError) as exc:
+        raise CliError(str(exc)) from None
+    if not report.ok:
+        raise CliError(f"the model cannot be trained: {report.reason}")
+    return project
+
+
+def _run_to_resume(args: argparse.Namespace) -> Path:
+    """The run folder ``--resume`` names (a folder, or an id among the project's runs)."""
+    from studio.core.run_history import RunNotFoundError, find_run
+
+    where = args.project if args.project is not None else Path.cwd()
+    try:
+        return find_run(where, args.resume)
+    except RunNotFoundError as exc:
+        raise CliError(str(exc)) from None
 
 
 def cmd_export_code(args: argparse.Namespace) -> int:

@@ -4,8 +4,6 @@ damaged files (a run killed mid-write), so no run ever disappears from the histo
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import os
@@ -22,12 +20,14 @@ import psutil
 
 from studio.core.runs import (
     CONFIG_FILE,
-    METRICS_FILE,
     MODEL_FILE,
     PROJECT_FILE,
     RUN_FILE,
+    as_float,
+    as_int,
     best_metrics,
     checkpoints,
+    read_metrics,
     runs_root,
 )
 
@@ -103,18 +103,6 @@ def _read_json(path: Path) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _float(value: Any) -> float | None:
-    try:
-        return float(value) if value is not None and not isinstance(value, bool) else None
-    except (TypeError, ValueError):
-        return None
-
-
-def _int(value: Any) -> int | None:
-    number = _float(value)
-    return int(number) if number is not None and math.isfinite(number) else None
-
-
 def _timestamp(iso: Any) -> float | None:
     try:
         return datetime.fromisoformat(str(iso)).timestamp()
@@ -160,30 +148,8 @@ def effective_status(info: dict[str, Any], now: float | None = None) -> str:
     if host and host != socket.gethostname():
         stale = updated is None or now - updated > FOREIGN_STALE_SECONDS
         return "interrupted" if stale else "running"
-    pid = _int(info.get("pid"))
+    pid = as_int(info.get("pid"))
     return "running" if pid is not None and _process_alive(pid, updated) else "interrupted"
-
-
-def read_metrics(path: Path) -> list[dict[str, float]]:
-    """A run's metrics per epoch from ``metrics.csv``; cells that are not numbers (a damaged
-    file) are left out, and a row without an epoch gets its position."""
-    try:
-        text = (Path(path) / METRICS_FILE).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    rows: list[dict[str, float]] = []
-    try:
-        for record in csv.DictReader(io.StringIO(text)):
-            values = {}
-            for key, cell in record.items():
-                number = _float(cell) if isinstance(key, str) else None
-                if number is not None:
-                    values[key] = number
-            values["epoch"] = _int(values.get("epoch")) or len(rows) + 1
-            rows.append(values)
-    except csv.Error:
-        pass
-    return rows
 
 
 def run_config(path: Path) -> dict[str, Any]:
@@ -216,7 +182,7 @@ def read_run(path: Path) -> RunSummary:
     config = run_config(path)
     training = config.get("training") if isinstance(config.get("training"), dict) else {}
     best = info.get("best")
-    epochs = _int(info.get("epochs"))
+    epochs = as_int(info.get("epochs"))
     if not isinstance(best, dict) or epochs is None:
         rows = read_metrics(path)
         best = best if isinstance(best, dict) else best_metrics(rows)
@@ -234,17 +200,17 @@ def read_run(path: Path) -> RunSummary:
         recorded_status=str(info.get("status") or ""),
         started=str(info.get("started") or info.get("updated") or ""),
         updated=str(info.get("updated") or ""),
-        seconds=_float(info.get("seconds")) or 0.0,
+        seconds=as_float(info.get("seconds")) or 0.0,
         epochs=epochs,
-        epochs_planned=_int(info.get("epochs_planned")) or _int(training.get("epochs")) or 0,
-        best={k: v for k, v in ((k, _float(v)) for k, v in best.items())
+        epochs_planned=as_int(info.get("epochs_planned")) or as_int(training.get("epochs")) or 0,
+        best={k: v for k, v in ((k, as_float(v)) for k, v in best.items())
               if v is not None and math.isfinite(v)},
         test=test if isinstance(test, dict) else None,
         error=str(error) if error else None,
         optimizer=str(training.get("optimizer") or ""),
-        learning_rate=_float(training.get("learning_rate")),
-        batch_size=_int(training.get("batch_size")),
-        pid=_int(info.get("pid")),
+        learning_rate=as_float(training.get("learning_rate")),
+        batch_size=as_int(training.get("batch_size")),
+        pid=as_int(info.get("pid")),
         host=str(info.get("host") or ""),
     )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import platform
 import socket
@@ -79,17 +80,40 @@ def checkpoints(run_dir: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def read_metrics(run_dir: Path) -> list[dict[str, float]]:
-    """A run's metrics per epoch (empty if it has none yet)."""
+def as_float(value: Any) -> float | None:
+    """``value`` as a float, or None if it is not a number."""
     try:
-        text = (Path(run_dir) / METRICS_FILE).read_text(encoding="utf-8")
-    except FileNotFoundError:
+        return float(value) if value is not None and not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        return None
+
+
+def as_int(value: Any) -> int | None:
+    """``value`` as a whole number, or None if it is not a finite number."""
+    number = as_float(value)
+    return int(number) if number is not None and math.isfinite(number) else None
+
+
+def read_metrics(run_dir: Path) -> list[dict[str, float]]:
+    """A run's metrics per epoch from ``metrics.csv`` (empty if it has none yet); cells that
+    are not numbers (a damaged file) are left out, and a row without an epoch gets its
+    position."""
+    try:
+        text = (Path(run_dir) / METRICS_FILE).read_text(encoding="utf-8", errors="replace")
+    except OSError:
         return []
-    rows = []
-    for row in csv.DictReader(io.StringIO(text)):
-        values = {k: float(v) for k, v in row.items() if v not in ("", None)}
-        values["epoch"] = int(values.get("epoch", len(rows) + 1))
-        rows.append(values)
+    rows: list[dict[str, float]] = []
+    try:
+        for record in csv.DictReader(io.StringIO(text)):
+            values = {}
+            for key, cell in record.items():
+                number = as_float(cell) if isinstance(key, str) else None
+                if number is not None:
+                    values[key] = number
+            values["epoch"] = as_int(values.get("epoch")) or len(rows) + 1
+            rows.append(values)
+    except csv.Error:
+        pass
     return rows
 
 

@@ -19,12 +19,14 @@ from PySide6.QtWidgets import (
 
 from studio.core.devices import DeviceDiscovery, TensorFlowDiscovery
 from studio.core.project import SUFFIX, Project, ProjectFileError
+from studio.core.runs import runs_root
 from studio.core.templates import from_template
 from studio.gui.canvas_scene import CanvasScene
 from studio.gui.canvas_view import ZOOM_STEP, CanvasView
 from studio.gui.data_form import scrolling
 from studio.gui.data_panel import DataPanel
 from studio.gui.document import ProjectDocument
+from studio.gui.history_panel import HistoryPanel
 from studio.gui.inspector import Inspector
 from studio.gui.keras_files import KerasFiles
 from studio.gui.model_list import ModelList
@@ -86,6 +88,11 @@ class MainWindow(QMainWindow):
         self._inspector_put_away = False
         """The Data tab hid the inspector, so leaving the tab shows it again."""
         training = self._dock("Training", self.training, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.runs = HistoryPanel(lambda: runs_root(self.doc.path))
+        runs = self._dock("Runs", self.runs, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(training, runs)
+        training.raise_()
+        self.training_dock = training
         history = self._dock("History", QUndoView(self.doc.undo_stack),
                              Qt.DockWidgetArea.LeftDockWidgetArea)
         self.tabifyDockWidget(layers, history)
@@ -94,6 +101,11 @@ class MainWindow(QMainWindow):
         self.resizeDocks([layers, inspector], [self.palette.sizeHint().width(), 360],
                          Qt.Orientation.Horizontal)
 
+        self.training.run_started.connect(self.runs.refresh)
+        self.training.run_finished.connect(self.runs.refresh)
+        self.doc.path_changed.connect(self.runs.refresh)
+        self.runs.resume_requested.connect(self._resume_run)
+        self.runs.open_model_requested.connect(self.keras_files.import_path)
         self.views.currentChanged.connect(self._view_changed)
         inspector.toggleViewAction().triggered.connect(self._inspector_toggled)
         self.palette.add_requested.connect(self.add_layer)
@@ -157,6 +169,10 @@ class MainWindow(QMainWindow):
         if len(ids) == 1:
             self.inspector.show_node(ids[0])
             self.model_list.select(ids[0])
+
+    def _resume_run(self, run_dir: Path) -> None:
+        self.training_dock.raise_()
+        self.training.resume(run_dir)
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -354,6 +370,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.training.shutdown()
+        self.runs.shutdown()
         self.data_panel.shutdown()
         self.keras_files.shutdown()
         self.weights.shutdown()

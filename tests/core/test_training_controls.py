@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from studio.cli import main
 from studio.core import runs
 from studio.core.project import Checkpoints, EarlyStopping, save_project
 from studio.core.runs import checkpoints, read_metrics
@@ -154,7 +155,7 @@ def test_a_full_disk_fails_the_run_and_keeps_the_earlier_checkpoints(tmp_path, m
         runs.checkpoint_name(1)]
 
 
-def test_a_killed_training_process_leaves_an_interrupted_run_that_resumes(tmp_path):
+def test_a_killed_training_process_leaves_an_interrupted_run_that_resumes(tmp_path, capsys):
     from studio.core.run_history import effective_status
 
     project_path = tmp_path / "p.studio.json"
@@ -176,6 +177,10 @@ def test_a_killed_training_process_leaves_an_interrupted_run_that_resumes(tmp_pa
     assert info["status"] == "running" and effective_status(info) == "interrupted"
     assert project_path.exists() and [e for e, _ in checkpoints(run_dir)][:2] == [1, 2]
     kept = max(e for e, _ in checkpoints(run_dir))
-    result = resume(run_dir, epochs=kept + 1)
-    assert result.status == "finished"
+    assert main(["train", str(project_path), "--resume", run_dir.name, "--epochs",
+                 str(kept + 1), "--json"]) == 0  # the run's id among the project's runs
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert lines[0]["type"] == "start" and lines[0]["initial_epoch"] == kept
+    assert lines[-1]["status"] == "finished" and lines[-1]["run_dir"] == str(run_dir)
     assert [row["epoch"] for row in read_metrics(run_dir)] == list(range(1, kept + 2))
+    assert status_of(run_dir)["status"] == "finished"

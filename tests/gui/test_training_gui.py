@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QToolButton
 
 from studio.core import runs
 from studio.core.graph import Node
@@ -184,3 +185,36 @@ def test_closing_the_window_mid_run_stops_it_and_joins_the_thread(
     assert not panel.curves.timer.isActive()
     (run_dir,) = run_folders(private_workspace / "runs")
     assert run_status(run_dir)["status"] == "stopped"
+
+
+def test_a_stopped_run_is_listed_in_runs_and_resumes_from_there(window, qtbot,
+                                                                 private_workspace):
+    panel = window.training
+    window.doc.replace(tiny_project(epochs=3), None)
+
+    def stop_after_first_checkpoint(event):
+        if event["type"] == "checkpoint":
+            panel.stop()
+
+    with qtbot.waitSignal(panel.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
+        with qtbot.waitSignal(panel.run_started, timeout=5_000):
+            qtbot.mouseClick(panel.start_button, LEFT)
+        panel.worker.event.connect(stop_after_first_checkpoint)
+    assert finished.args == ["stopped"]
+    (run_dir,) = run_folders(private_workspace / "runs")
+    history = window.runs
+    button = history.findChild(QToolButton, "history-resume-button")
+
+    def resumable() -> bool:  # once the refresh after the run's end has listed it as stopped
+        history.select_runs([run_dir.name])
+        return button.isEnabled()
+
+    qtbot.waitUntil(resumable, timeout=10_000)
+
+    with qtbot.waitSignal(panel.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
+        qtbot.mouseClick(button, LEFT)
+    assert finished.args == ["finished"]
+    assert [int(r["epoch"]) for r in csv.DictReader((run_dir / runs.METRICS_FILE).open())] == [
+        1, 2, 3]
+    assert panel.curves.series["val_loss"].x == [1, 2, 3]  # the curves went on from epoch 1
+    assert run_status(run_dir)["status"] == "finished"
