@@ -1,5 +1,5 @@
 """Where training runs: finding the CPU and GPUs, the choices they allow, and turning a saved
-``DeviceChoice`` into TensorFlow device names, a distribution strategy, a precision policy and
+``DeviceChoice`` into TensorFlow device names, a device scope, a precision policy and
 (optionally) deterministic ops.
 
 Discovery sits behind the small ``DeviceDiscovery`` interface so tests and the GUI can present
@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import platform
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
@@ -377,15 +379,27 @@ def training_devices(choice: DeviceChoice, devices: Devices) -> list[str]:
     return [f"/gpu:{index}" for index in wanted]
 
 
-def make_strategy(device_names: list[str]) -> Any:
-    """``MirroredStrategy`` over several devices (one replica each), else ``OneDeviceStrategy``."""
+@contextmanager
+def device_scope(device_names: list[str]) -> Iterator[int]:
+    """Build and train the model inside this block to run it on ``device_names``; yields the
+    number of replicas.
+
+    Several devices train under ``MirroredStrategy`` (one replica each). One device is a plain
+    ``tf.device`` scope under the default strategy: ``OneDeviceStrategy`` distributes the
+    input pipeline, which cost the demo CNN a quarter of its throughput and stalled one epoch
+    in two for over a second (bench/trainer_throughput.py).
+    """
     import tensorflow as tf
 
     if not device_names:
         raise DeviceError("No device to train on.")
     if len(device_names) > 1:
-        return tf.distribute.MirroredStrategy(device_names)
-    return tf.distribute.OneDeviceStrategy(device_names[0])
+        strategy = tf.distribute.MirroredStrategy(device_names)
+        with strategy.scope():
+            yield int(strategy.num_replicas_in_sync)
+    else:
+        with tf.device(device_names[0]):
+            yield 1
 
 
 def apply_precision(precision: str) -> None:

@@ -358,7 +358,7 @@ def _micro_fit(project: Project, info: DatasetInfo, batch_size: int, device_name
     """Build and compile the model on the devices (its schedule for ``steps_per_epoch``) and
     fit ``steps`` + 1 steps of one synthetic batch, calling ``step_ended`` after each."""
     from studio.core.building import build_model, compile_model, model_endpoints
-    from studio.core.devices import apply_precision, make_strategy
+    from studio.core.devices import apply_precision, device_scope
     from studio.core.runtime import start_tensorflow
 
     start_tensorflow()
@@ -380,13 +380,13 @@ def _micro_fit(project: Project, info: DatasetInfo, batch_size: int, device_name
              tuple([y] * len(outputs)) if len(outputs) > 1 else y)
     apply_precision(project.training.device.precision)
     try:
-        with make_strategy(device_names).scope():
+        with device_scope(device_names):
             model = build_model(project.graph, info, project.name)
             compile_model(model, project.graph, project.training, info.task,
                           steps_per_epoch=steps_per_epoch)
-        dataset = tf.data.Dataset.from_tensors(batch).repeat()
-        model.fit(dataset, epochs=1, steps_per_epoch=steps + 1, verbose=0, shuffle=False,
-                  callbacks=[Timing()])
+            dataset = tf.data.Dataset.from_tensors(batch).repeat()
+            model.fit(dataset, epochs=1, steps_per_epoch=steps + 1, verbose=0, shuffle=False,
+                      callbacks=[Timing()])
     finally:
         apply_precision("float32")
 

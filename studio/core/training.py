@@ -25,7 +25,7 @@ from studio.core.devices import (
     apply_determinism,
     apply_precision,
     cpu_info,
-    make_strategy,
+    device_scope,
     training_devices,
 )
 from studio.core.live_metrics import (
@@ -37,7 +37,11 @@ from studio.core.live_metrics import (
 from studio.core.messages import first_line
 from studio.core.pipelines import make_pipelines
 from studio.core.project import Project
-from studio.core.run_callbacks import checkpoint_callback, early_stopping_callback
+from studio.core.run_callbacks import (
+    checkpoint_callback,
+    early_stopping_callback,
+    tensorboard_callback,
+)
 from studio.core.runs import (
     CONFIG_FILE,
     LOGS,
@@ -165,45 +169,43 @@ def _run(folder: RunFolder, project: Project, plan: _Plan, on_event: EventCallba
         apply_determinism(settings.device.deterministic, settings.seed)
         keras.utils.set_random_seed(settings.seed)
         apply_precision(settings.device.precision)
-        strategy = make_strategy(names)
         inputs, outputs = model_endpoints(project.graph)
         pipes = make_pipelines(loaded, project.dataset, plan.batch_size, settings.seed,
                                len(inputs), len(outputs))
         folder.write_config(_config(project, plan, loaded, names))
         folder.write_preprocessing(pipes.preprocessing)
-        with strategy.scope():
+        with device_scope(names) as replicas:
             model = _model(project, loaded.info, plan, pipes.steps)
-        samples = loaded.size("train")
-        on_event({
-            "type": "start",
-            "run_dir": str(folder.path),
-            "epochs": plan.epochs,
-            "initial_epoch": plan.initial_epoch,
-            "steps": pipes.steps,
-            "samples": samples,
-            "params": int(model.count_params()),
-            "devices": ", ".join(names),
-            "replicas": int(strategy.num_replicas_in_sync),
-            "history": json.dumps(folder.rows),
-        })
-        live = live_metrics_callback(on_event, folder.add_epoch, stop, plan.epochs,
-                                     plan.initial_epoch, pipes.steps, samples, plan.batch_size,
-                                     report_every)
-        stopper = early_stopping_callback(settings.early_stopping, folder.rows)
-        callbacks = [live, *_schedule_callbacks(settings),
-                     checkpoint_callback(settings.checkpoints, folder, on_event),
-                     keras.callbacks.TensorBoard(str(folder.path / LOGS), write_graph=False,
-                                                 profile_batch=0)]
-        if stopper is not None:
-            callbacks.insert(1, stopper)
-        if not stop.is_set():
-            model.fit(epochs=plan.epochs, initial_epoch=plan.initial_epoch, verbose=0,
-                      callbacks=callbacks, **pipes.fit_arguments())
-            folder.save_model(model)
-        if pipes.test is not None and len(folder.rows) == plan.epochs:
-            scores = plain_metrics(model.evaluate(pipes.test, verbose=0, return_dict=True))
-            folder.test_metrics = scores
-            on_event({"type": "test", **scores})
+            samples = loaded.size("train")
+            on_event({
+                "type": "start",
+                "run_dir": str(folder.path),
+                "epochs": plan.epochs,
+                "initial_epoch": plan.initial_epoch,
+                "steps": pipes.steps,
+                "samples": samples,
+                "params": int(model.count_params()),
+                "devices": ", ".join(names),
+                "replicas": replicas,
+                "history": json.dumps(folder.rows),
+            })
+            live = live_metrics_callback(on_event, folder.add_epoch, stop, plan.epochs,
+                                         plan.initial_epoch, pipes.steps, samples,
+                                         plan.batch_size, report_every)
+            stopper = early_stopping_callback(settings.early_stopping, folder.rows)
+            callbacks = [live, *_schedule_callbacks(settings),
+                         checkpoint_callback(settings.checkpoints, folder, on_event),
+                         tensorboard_callback(folder.path / LOGS)]
+            if stopper is not None:
+                callbacks.insert(1, stopper)
+            if not stop.is_set():
+                model.fit(epochs=plan.epochs, initial_epoch=plan.initial_epoch, verbose=0,
+                          callbacks=callbacks, **pipes.fit_arguments())
+                folder.save_model(model)
+            if pipes.test is not None and len(folder.rows) == plan.epochs:
+                scores = plain_metrics(model.evaluate(pipes.test, verbose=0, return_dict=True))
+                folder.test_metrics = scores
+                on_event({"type": "test", **scores})
     except data.DataError as exc:
         if not stop.is_set():  # else loading was cancelled: the run simply stopped
             _fail(folder, str(exc))

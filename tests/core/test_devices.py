@@ -197,7 +197,7 @@ TRAINING_SCRIPT = textwrap.dedent("""
     import contextlib, json
     import numpy as np
     from studio.core.devices import (TensorFlowDiscovery, apply_determinism, apply_precision,
-                                     make_strategy, op_determinism_enabled, training_devices)
+                                     device_scope, op_determinism_enabled, training_devices)
     from studio.core.project import DeviceChoice
     from studio.core.runtime import start_tensorflow
 
@@ -221,17 +221,21 @@ TRAINING_SCRIPT = textwrap.dedent("""
                                  keras.layers.Dense(2, activation="softmax",
                                                     dtype=output_dtype)])
 
-    def fit(strategy=None):
-        with strategy.scope() if strategy else contextlib.nullcontext():
+    def fit(names=None):
+        with device_scope(names) if names else contextlib.nullcontext():
             net = model()
             net.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
-        return net.fit(x, y, batch_size=8, epochs=2, verbose=0).history["loss"]
+            return net.fit(x, y, batch_size=8, epochs=2, verbose=0).history["loss"]
 
     names = training_devices(DeviceChoice(kind="cpu"), devices)
-    strategy = make_strategy(names)
     result["devices"] = names
-    result["replicas"] = strategy.num_replicas_in_sync
-    result["mirrored_losses"] = fit(strategy)
+    with device_scope(names) as replicas:
+        result["replicas"] = replicas
+        result["mirrored"] = type(tf.distribute.get_strategy()).__name__
+    result["mirrored_losses"] = fit(names)
+    with device_scope(names[1:]) as replicas:
+        result["one_device"] = [replicas, tf.distribute.has_strategy()]
+    result["one_device_losses"] = fit(names[1:])
 
     runs = []
     for seed in (7, 7, 8):
@@ -282,7 +286,14 @@ def test_real_discovery_sees_this_machine_and_the_split_cpu(split_cpu_run):
 def test_training_on_two_cpu_devices_under_mirrored_strategy(split_cpu_run):
     assert split_cpu_run["devices"] == ["/cpu:0", "/cpu:1"]
     assert split_cpu_run["replicas"] == 2
+    assert split_cpu_run["mirrored"] == "MirroredStrategy"
     losses = split_cpu_run["mirrored_losses"]
+    assert len(losses) == 2 and all(math.isfinite(loss) for loss in losses)
+
+
+def test_one_device_trains_without_a_distribution_strategy(split_cpu_run):
+    assert split_cpu_run["one_device"] == [1, False]
+    losses = split_cpu_run["one_device_losses"]
     assert len(losses) == 2 and all(math.isfinite(loss) for loss in losses)
 
 
