@@ -32,6 +32,8 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/canvas_scale.py --model imported-resnet50
 	$(BIN)/python bench/folder_scan.py
 	$(BIN)/python bench/folder_throughput.py
+	$(BIN)/python bench/checkpoint_cost.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/history_open.py
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python packaging/screenshots.py

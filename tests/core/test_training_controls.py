@@ -131,7 +131,9 @@ def test_out_of_memory_fails_the_run_with_a_batch_size_that_fits(tmp_path, monke
     assert status_of(run_dir)["status"] == "failed"
 
 
-def test_a_full_disk_fails_the_run_and_keeps_the_earlier_checkpoints(tmp_path, monkeypatch):
+@pytest.mark.parametrize("error", [errno.ENOSPC, errno.EROFS], ids=["full-disk", "read-only"])
+def test_a_full_disk_or_read_only_workspace_fails_the_run_and_keeps_earlier_checkpoints(
+        tmp_path, monkeypatch, error):
     import keras
 
     real_save = keras.Model.save
@@ -140,11 +142,11 @@ def test_a_full_disk_fails_the_run_and_keeps_the_earlier_checkpoints(tmp_path, m
         if str(path).endswith(runs.checkpoint_name(2)):
             with open(path, "wb") as half_written:
                 half_written.write(b"PK")
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+            raise OSError(error, os.strerror(error), str(path))
         real_save(model, path, *args, **kwargs)
 
     monkeypatch.setattr(keras.Model, "save", save)
-    with pytest.raises(TrainingError, match="No space left on device") as caught:
+    with pytest.raises(TrainingError, match=os.strerror(error)) as caught:
         train(tiny_project(epochs=3), tmp_path)
     assert "earlier checkpoint" in str(caught.value)
     (run_dir,) = tmp_path.iterdir()
@@ -157,6 +159,7 @@ def test_a_full_disk_fails_the_run_and_keeps_the_earlier_checkpoints(tmp_path, m
 
 def test_a_killed_training_process_leaves_an_interrupted_run_that_resumes(tmp_path, capsys):
     from studio.core.run_history import effective_status
+    from studio.core.run_index import INDEX_FILE, RunIndex
 
     project_path = tmp_path / "p.studio.json"
     save_project(tiny_project(epochs=40), project_path)
@@ -166,16 +169,21 @@ def test_a_killed_training_process_leaves_an_interrupted_run_that_resumes(tmp_pa
     try:
         for line in child.stdout:
             event = json.loads(line)
+            if event["type"] == "checkpoint" and event["epoch"] == 1:
+                assert RunIndex(runs.runs_root(project_path)).sync().total == 1  # mid-run
             if event["type"] == "checkpoint" and event["epoch"] == 2:
                 break
         child.send_signal(signal.SIGKILL)
     finally:
         child.wait()
         child.stdout.close()
-    (run_dir,) = runs.runs_root(project_path).iterdir()
+    root = runs.runs_root(project_path)
+    (run_dir,) = (path for path in root.iterdir() if path.is_dir())
     info = status_of(run_dir)
     assert info["status"] == "running" and effective_status(info) == "interrupted"
     assert project_path.exists() and [e for e, _ in checkpoints(run_dir)][:2] == [1, 2]
+    assert [run.status for run in RunIndex(root).runs()] == ["interrupted"]  # no re-sync
+    assert sorted(path.name for path in root.glob(INDEX_FILE + "*")) == [INDEX_FILE]
     kept = max(e for e, _ in checkpoints(run_dir))
     assert main(["train", str(project_path), "--resume", run_dir.name, "--epochs",
                  str(kept + 1), "--json"]) == 0  # the run's id among the project's runs

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QToolButton
 from studio.core import runs
 from studio.core.graph import Node
 from studio.core.project import load_project
+from studio.gui.training_panel import usage_text
 from tests.gui.support import (
     RUN_TIMEOUT_MS,
     click_row,
@@ -54,6 +55,8 @@ def test_start_shows_live_progress_and_stop_keeps_the_run(window, qtbot, private
     assert re.search(r"Epoch 1/10 · batch \d+/125 · [\d,]+ samples/s · ETA \d+:\d\d", text), text
     assert panel.progress.value() > 0
     assert "Training 93,322 parameters on 8,000 samples" in panel.status.text()
+    qtbot.waitUntil(lambda: re.fullmatch(r"CPU \d+% · memory [\d.]+ [KMG]B",
+                                         panel.usage.text()) is not None)
     # The redraw timer pushes the points into the loss plot.
     qtbot.waitUntil(lambda: _drawn(panel.curves.series["batch_loss"]) > 0)
 
@@ -76,6 +79,12 @@ def test_start_shows_live_progress_and_stop_keeps_the_run(window, qtbot, private
     assert status["epochs"] < 5
     assert (run_dir / runs.PROJECT_FILE).exists()
     assert window.statusBar().currentMessage() == f"Run stopped: saved in {run_dir}"
+
+
+def test_the_usage_line_shows_each_gpu_the_sampler_reads():
+    event = {"cpu_percent": 57.4, "memory_bytes": 3 * 2**30, "gpu0_percent": 91.0,
+             "gpu0_memory_bytes": 5 * 2**30, "gpu1_memory_bytes": 2**30}
+    assert usage_text(event) == "CPU 57% · memory 3 GB · GPU 0 91% 5 GB · GPU 1 1 GB"
 
 
 def test_stop_while_the_run_is_still_starting_ends_it_as_stopped(
