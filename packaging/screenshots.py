@@ -5,12 +5,14 @@
 Writes, in assets/screenshots/: main-window.png (the demo after a short run),
 invalid-model.png (a model with a problem, Start disabled), data-view.png (the Data tab on
 the bundled MNIST-10k, previewing rotation and zoom), data-health.png (the health report of
-a small image folder with a corrupt file and a copy) and branched-model.png (the small
-ResNet template around a skip connection).
+a small image folder with a corrupt file and a copy), branched-model.png (the small
+ResNet template around a skip connection), training.png (the Training dock after a run with
+a cosine schedule and warm-up) and runs.png (the Runs dock overlaying two runs' curves).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -23,7 +25,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import numpy as np  # noqa: E402
 from gui_session import close_discarding, open_demo_window, wait_for, warm_up  # noqa: E402
 from PIL import Image, ImageDraw  # noqa: E402
-from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
+from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer  # noqa: E402
 
 from studio.core.templates import from_template  # noqa: E402
 
@@ -83,9 +85,10 @@ def shape_folder(root: Path) -> Path:
     return root
 
 
-def grab(window, name: str) -> None:
+def grab(widget, name: str) -> None:
+    """Save ``widget`` as it looks now as ``name`` in the screenshots folder."""
     settle()
-    window.grab().save(str(OUT / name))
+    widget.grab().save(str(OUT / name))
 
 
 def data_screenshots(window) -> None:
@@ -109,9 +112,36 @@ def data_screenshots(window) -> None:
         window.views.setCurrentIndex(0)
 
 
+def training_screenshots(window, first_run: str) -> None:
+    """A second run with a cosine schedule and warm-up, the Training dock after it, then the
+    Runs dock overlaying it with the first run."""
+    panel = window.training
+    form = panel.optimizer_form
+    form.schedule.setCurrentIndex(form.schedule.findData("cosine"))
+    form.schedule_fields["warmup_epochs"].setValue(1)
+    panel.epochs.setValue(5)
+    panel.start_button.click()
+    outcome, = wait_for(panel.run_finished)
+    if outcome != "finished":
+        raise RuntimeError(f"the screenshot run ended {outcome}: {panel.last_error}")
+    height = window.training_dock.height()
+    window.resizeDocks([window.training_dock], [460], Qt.Orientation.Vertical)
+    grab(window.training_dock, "training.png")
+
+    window.runs_dock.raise_()
+    history = window.runs
+    wait_until(lambda: history.model.rowCount() >= 2)
+    history.select_runs([Path(first_run).name, Path(panel.run_dir).name])
+    history.overlay_action.trigger()
+    grab(window.runs_dock, "runs.png")
+    window.training_dock.raise_()
+    window.resizeDocks([window.training_dock], [height], Qt.Orientation.Vertical)
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="layer-studio-settings-") as settings:
+        os.environ["LAYER_STUDIO_HOME"] = settings  # runs of this session only
         for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
             QSettings.setPath(fmt, QSettings.Scope.UserScope, settings)  # no saved geometry
         grab_all()
@@ -127,12 +157,14 @@ def grab_all() -> None:
     window.training.start_button.click()
     wait_for(window.training.run_finished)
     grab(window, "main-window.png")
+    first_run = window.training.run_dir
 
     window.model_list.select("dense_2")
     window.inspector.editors["units"].widget.setValue(12)
     grab(window, "invalid-model.png")
     window.undo_action.trigger()
 
+    training_screenshots(window, first_run)
     data_screenshots(window)
 
     window.doc.replace(from_template("resnet"), None)

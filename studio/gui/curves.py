@@ -11,8 +11,13 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
+from studio.gui.plot_style import epoch_plot
+
 REDRAW_MS = 50
 SMOOTHING = 0.8
+RATE_HEADROOM = 1.4
+"""The learning-rate plot reaches this many times the highest planned rate: the legend sits in
+the strip above the curve (a constant rate runs along the top otherwise, under the legend)."""
 
 _PENS = {
     "batch": pg.mkPen("#8ab4f8", width=1.5),
@@ -27,10 +32,10 @@ PLOTS = {"loss": ("Loss", (("batch", "train (batch, smoothed)"), ("train", "trai
                                    ("val", "validation"))),
          "learning_rate": ("Learning rate", (("planned", "planned"), ("actual", "used")))}
 """Each plot's title and its curves (kind, legend label)."""
+LEGEND_OFFSETS = {"loss": (-10, 10), "accuracy": (-10, -10), "learning_rate": (-10, 2)}
+"""Where each legend sits: in the corner its curves leave free (loss falls, accuracy rises;
+the learning rate's legend is one row in the strip above its curve)."""
 _SYMBOLS = {"train": "o", "val": "s"}
-_GRID_PEN = pg.mkPen("#e3e5e8")
-_TEXT_PEN = pg.mkPen("#5f6368")
-_LEGEND_BRUSH = pg.mkBrush(255, 255, 255, 235)
 
 
 class Series:
@@ -73,19 +78,9 @@ class LiveCurves(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         for metric, (title, kinds) in PLOTS.items():
-            plot = pg.PlotWidget(background="w")
+            plot = epoch_plot(title, "11pt", legend_offset=LEGEND_OFFSETS[metric],
+                              legend_columns=len(kinds) if metric == "learning_rate" else 1)
             plot.setObjectName(f"plot-{metric}")
-            plot.setTitle(title, color="#202124", size="11pt")
-            plot.setLabel("bottom", "epoch")
-            plot.showGrid(x=True, y=True, alpha=1.0)
-            for side in ("left", "bottom"):
-                axis = plot.getAxis(side)
-                axis.setPen(_GRID_PEN)
-                axis.setTextPen(_TEXT_PEN)
-                axis.setStyle(tickAlpha=255, maxTickLevel=0)
-                axis.setZValue(-1)
-            plot.addLegend(offset=(-10, -10) if metric == "accuracy" else (-10, 10),
-                           labelTextColor="#202124", brush=_LEGEND_BRUSH)
             plot.setClipToView(True)
             plot.setDownsampling(auto=True, mode="peak")
             if metric == "accuracy":
@@ -141,7 +136,8 @@ class LiveCurves(QWidget):
         rates = np.asarray(rates)
         self.series["planned_learning_rate"].item.setData(np.asarray(x), rates)
         if len(rates):
-            self.plots["learning_rate"].setYRange(0, float(rates.max()) * 1.1 or 1, padding=0)
+            top = float(rates.max()) * RATE_HEADROOM or 1
+            self.plots["learning_rate"].setYRange(0, top, padding=0)
 
     def show_history(self, rows: list[dict[str, float]]) -> None:
         """Draw the epochs a resumed run did before, so its curves go on from there."""

@@ -51,6 +51,7 @@ from studio.core.run_history import (
     read_metrics,
 )
 from studio.core.run_index import RunIndex
+from studio.gui.plot_style import epoch_plot
 from studio.gui.worker import Worker
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -314,10 +315,11 @@ class HistoryPanel(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(
             self.table.fontMetrics().height() + 8)
         header = self.table.horizontalHeader()
-        header.setStretchLastSection(True)
+        header.setStretchLastSection(False)
         header.setHighlightSections(False)
         for i, column in enumerate(COLUMNS):
             header.resizeSection(i, column.width)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.selectionModel().selectionChanged.connect(self._update_actions)
         self.table.doubleClicked.connect(self.overlay_curves)
 
@@ -348,9 +350,11 @@ class HistoryPanel(QWidget):
                        self.resume_action, self.delete_action):
             self.table.addAction(action)
 
-        self.accuracy_plot = self._plot("Validation accuracy", "accuracy", legend_below=True)
+        self.accuracy_plot = epoch_plot("Validation accuracy", left="accuracy",
+                                         legend_offset=(-10, -10))
         self.accuracy_plot.setYRange(0, 1, padding=0.02)
-        self.loss_plot = self._plot("Loss", "loss (solid: validation, dashed: training)")
+        self.loss_plot = epoch_plot("Loss (solid: validation, dashed: training)", left="loss",
+                                     legend_offset=(-10, 10))
         curves = QWidget()
         curves_layout = QHBoxLayout(curves)
         curves_layout.setContentsMargins(0, 0, 0, 0)
@@ -417,20 +421,6 @@ class HistoryPanel(QWidget):
         button.setDefaultAction(action)
         button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         return button
-
-    @staticmethod
-    def _plot(title: str, label: str, legend_below: bool = False) -> pg.PlotWidget:
-        """A plot with its legend in the corner the curves leave free (accuracy rises,
-        loss falls)."""
-        plot = pg.PlotWidget(background="w")
-        plot.setTitle(title, color="#202124", size="10pt")
-        plot.setLabel("bottom", "epoch")
-        plot.setLabel("left", label)
-        plot.getAxis("left").enableAutoSIPrefix(False)
-        plot.showGrid(x=True, y=True, alpha=1.0)
-        plot.addLegend(offset=(-10, -10) if legend_below else (-10, 10),
-                       labelTextColor="#202124", brush=pg.mkBrush(255, 255, 255, 230))
-        return plot
 
     def selected_runs(self) -> list[RunSummary]:
         """The selected runs, top to bottom as shown."""

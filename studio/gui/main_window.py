@@ -93,6 +93,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(training, runs)
         training.raise_()
         self.training_dock = training
+        self.runs_dock = runs
         history = self._dock("History", QUndoView(self.doc.undo_stack),
                              Qt.DockWidgetArea.LeftDockWidgetArea)
         self.tabifyDockWidget(layers, history)

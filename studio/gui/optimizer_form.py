@@ -36,6 +36,7 @@ from studio.core.optimizers import (
 from studio.core.project import Project
 from studio.gui.data_form import choice_box, hint, show_choice
 from studio.gui.document import ProjectDocument
+from studio.gui.plot_style import epoch_plot
 from studio.gui.sync import show_value
 
 NOMINAL_STEPS_PER_EPOCH = 100
@@ -52,8 +53,6 @@ _LADDER = (1, 2, 5)
 _ERROR_STYLE = "color: #b3261e;"
 _CURVE_PEN = pg.mkPen("#1a73e8", width=2)
 _ACTUAL_PEN = pg.mkPen("#e8710a", width=2)
-_AXIS_PEN = pg.mkPen("#e3e5e8")
-_TEXT_PEN = pg.mkPen("#5f6368")
 
 OPTIMIZER_FIELDS = {
     "momentum": ("Momentum", "How much of the previous update carries into the next one "
@@ -244,16 +243,8 @@ class OptimizerForm(QWidget):
     @staticmethod
     def _make_plot() -> pg.PlotWidget:
         """A small static plot with an opaque grid (a translucent one is slow to repaint)."""
-        plot = pg.PlotWidget(background="w")
+        plot = epoch_plot("Learning rate", "9pt")
         plot.setObjectName("schedule-plot")
-        plot.setTitle("Learning rate", color="#202124", size="9pt")
-        plot.setLabel("bottom", "epoch")
-        plot.showGrid(x=True, y=True, alpha=1.0)
-        for side in ("left", "bottom"):
-            axis = plot.getAxis(side)
-            axis.setPen(_AXIS_PEN)
-            axis.setTextPen(_TEXT_PEN)
-            axis.setStyle(tickAlpha=255, maxTickLevel=0)
         plot.setMouseEnabled(x=False, y=False)
         plot.setMenuEnabled(False)
         plot.hideButtons()
