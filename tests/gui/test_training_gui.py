@@ -43,6 +43,9 @@ def test_start_shows_live_progress_and_stop_keeps_the_run(window, qtbot, private
     assert panel.start_button.isEnabled()
     assert not panel.stop_button.isEnabled()
     assert panel.curves.point_count() == 0
+    planned_x, planned_rate = panel.curves.series["planned_learning_rate"].item.getData()
+    assert planned_x[0] == 0 and planned_x[-1] == pytest.approx(10)  # the demo's 10 epochs
+    assert planned_rate == pytest.approx([0.001] * len(planned_rate))  # Adam, constant 1e-3
 
     with qtbot.waitSignal(panel.run_started, timeout=5_000):
         qtbot.mouseClick(panel.start_button, LEFT)
@@ -59,6 +62,10 @@ def test_start_shows_live_progress_and_stop_keeps_the_run(window, qtbot, private
                                          panel.usage.text()) is not None)
     # The redraw timer pushes the points into the loss plot.
     qtbot.waitUntil(lambda: _drawn(panel.curves.series["batch_loss"]) > 0)
+    # The rate the optimizer used, read from it during training, is drawn beside the plan.
+    used = panel.curves.series["actual_learning_rate"]
+    qtbot.waitUntil(lambda: _drawn(used) > 0)
+    assert used.y == pytest.approx([0.001] * len(used.y))
 
     with qtbot.waitSignal(panel.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
         qtbot.mouseClick(panel.stop_button, LEFT)
