@@ -15,3 +15,14 @@ def private_workspace(tmp_path, monkeypatch):
     """Runs of unsaved projects go to a temporary folder, never the user's home."""
     monkeypatch.setenv("LAYER_STUDIO_HOME", str(tmp_path / "workspace"))
     return tmp_path / "workspace"
+
+
+@pytest.fixture(scope="session")
+def cnn_run(tmp_path_factory):
+    """A finished run of ``small_cnn_project`` (trained once per session; treat as read-only):
+    its model, two checkpoints, preprocessing and a test split."""
+    from studio.core.training import train
+    from tests.helpers import small_cnn_project
+
+    result = train(small_cnn_project(), tmp_path_factory.mktemp("cnn-run"))
+    return result.run_dir

@@ -34,3 +34,21 @@ def two_tower_project() -> Project:
     project.training.epochs = 1
     project.training.batch_size = 256
     return project
+
+
+def small_cnn_project() -> Project:
+    """A small convolutional classifier of MNIST-10k digits (one Conv2D, so Grad-CAM, the
+    activation maps and the first layer's filters have something to show), 2 epochs with a
+    checkpoint after each, and a held-out test split."""
+    nodes = [
+        Node("input_1", "Input", {"shape": [28, 28, 1]}),
+        Node("conv2d_1", "Conv2D", {"filters": 8, "kernel_size": 3, "activation": "relu"}),
+        Node("max_pooling2d_1", "MaxPooling2D", {}),
+        Node("flatten_1", "Flatten", {}),
+        Node("dense_1", "Dense", {"units": 10, "activation": "softmax"}),
+    ]
+    project = Project(name="Small CNN", graph=Graph.from_chain(nodes))
+    project.training.epochs = 2
+    project.training.batch_size = 128
+    project.dataset.test_split = 0.1
+    return project
