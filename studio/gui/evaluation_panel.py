@@ -734,8 +734,9 @@ class EvaluationPanel(QWidget):
         self.status.setVisible(bool(text))
 
     def busy(self) -> bool:
-        """True while an evaluation runs."""
-        return self._worker is not None and self._worker.is_running()
+        """True while an evaluation's thread runs (one dropped for a newer one too, until it
+        reaches its next check)."""
+        return any(worker.is_running() for worker in self._workers)
 
     def shutdown(self) -> None:
         """Stop the evaluation and wait for every thread (the window is closing)."""

@@ -259,3 +259,20 @@ def test_a_hundred_classes_fit_in_small_cells_that_scroll(qtbot, panel):
     items = grid_items(qtbot, panel.cell_grid)
     assert len(items) == evaluation.confusion[99, 99] > 0
     assert items[0].text().startswith("class 99 → class 99, ")
+
+
+def test_a_new_evaluation_replaces_one_still_running(qtbot, panel):
+    qtbot.mouseClick(panel.evaluate_button, LEFT)
+    qtbot.mouseClick(panel.test_button, LEFT)
+    shown = []
+    panel.evaluated.connect(shown.append)
+    evaluate(qtbot, panel)
+    assert [e.split for e in shown] == ["test"]
+    assert "test samples" in panel.headline.text()
+
+
+def test_closing_stops_a_running_evaluation_and_waits_for_it(qtbot, panel):
+    qtbot.mouseClick(panel.evaluate_button, LEFT)
+    assert panel.busy()
+    panel.shutdown()
+    assert not panel.busy()
