@@ -459,13 +459,21 @@ def preprocess_images(prep: dict[str, Any], images: np.ndarray) -> np.ndarray:
     return normalised(x, prep["scale"], prep["offset"]).numpy()
 
 
+def standard_image_files(prep: dict[str, Any], paths: list[str | Path],
+                         batch_size: int = READ_BATCH):
+    """Image files read as training reads them, in the standard form of a run's
+    preprocessing: uint8 batches (N × H × W × C), in the order of ``paths``."""
+    form = ImageForm.from_prep(prep)
+    paths = [Path(p) for p in paths]
+    batches = _file_batches(paths, np.zeros(len(paths), np.int32), form, "none", batch_size,
+                            None)
+    return batches.map(lambda x, _: x)
+
+
 def preprocess_image_files(prep: dict[str, Any], paths: list[str | Path]) -> np.ndarray:
     """Image files as a run's model input (float32 N × H × W × C), read as in training."""
     form = ImageForm.from_prep(prep)
     if not paths:
         return np.zeros((0, *form.size, form.channels), np.float32)
-    paths = [Path(p) for p in paths]
-    batches = _file_batches(paths, np.zeros(len(paths), np.int32), form, "none", READ_BATCH,
-                            None)
     return np.concatenate([normalised(x, prep["scale"], prep["offset"]).numpy()
-                           for x, _ in batches])
+                           for x in standard_image_files(prep, paths)])

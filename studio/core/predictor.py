@@ -1,0 +1,323 @@
+"""Answering new inputs with a trained model: load a run's model (or a checkpoint, or any
+Keras model file) with the preprocessing it was trained with, and predict images, table
+rows or texts, one input's failure never stopping the others."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from studio.core import runs
+from studio.core.image_check import UnusableImage, inspect_image
+from studio.core.messages import first_line
+
+MODEL_SUFFIXES = (".keras", ".h5", ".hdf5")
+THUMBNAIL_SIDE = 128
+DEFAULT_TOP_K = 5
+NORMALIZATIONS = {"unit": (1 / 255.0, 0.0), "symmetric": (1 / 127.5, -1.0)}
+
+
+class ModelFileError(ValueError):
+    """A model that cannot answer: missing, not a Keras model, or refused; in plain words."""
+
+
+class PreprocessingMissing(ValueError):
+    """A model file with no record of how its inputs were prepared: ask the person.
+    ``input_shape`` is the model's input shape without the batch axis (None where free)."""
+
+    def __init__(self, path: Path, input_shape: tuple) -> None:
+        super().__init__(f"{path.name} does not say how its images were prepared (no "
+                         f"{runs.PREPROCESSING_FILE} beside it): give the input size, colour "
+                         f"mode and pixel scaling.")
+        self.input_shape = input_shape
+
+
+@dataclass
+class Prediction:
+    """What the model answered for one input, or why it could not."""
+
+    source: str
+    labels: list[str] = field(default_factory=list)
+    probabilities: list[float] = field(default_factory=list)
+    value: list[float] | None = None
+    seconds: float = 0.0
+    error: str | None = None
+    thumbnail: np.ndarray | None = field(default=None, repr=False)
+    """The image as the model saw it (uint8, at most THUMBNAIL_SIDE a side), for showing."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The prediction as JSON-ready values (without the thumbnail)."""
+        out = asdict(self)
+        del out["thumbnail"]
+        return out
+
+
+def answer_choices(run_dir: Path) -> list[tuple[str, Path]]:
+    """What in a run can answer: its final model, then its checkpoints, newest first."""
+    run_dir = Path(run_dir)
+    choices = []
+    if (run_dir / runs.MODEL_FILE).is_file():
+        choices.append(("Final model", run_dir / runs.MODEL_FILE))
+    for epoch, path in reversed(runs.checkpoints(run_dir)):
+        choices.append((f"Checkpoint, epoch {epoch}", path))
+    return choices
+
+
+def image_preprocessing(input_shape: Sequence[int], color: str, normalization: str,
+                        resize: str = "squash", class_names: Sequence[str] | None = None
+                        ) -> dict[str, Any]:
+    """The preprocessing a person describes for a model file that does not record its own:
+    images of ``input_shape`` (height, width, channels), grey or RGB, scaled to 0..1
+    (``unit``) or -1..1 (``symmetric``)."""
+    height, width = int(input_shape[0]), int(input_shape[1])
+    channels = 1 if color == "grayscale" else 3
+    scale, offset = NORMALIZATIONS[normalization]
+    return {"kind": "image", "task": "classification",
+            "class_names": list(class_names) if class_names else None,
+            "sample_shape": [height, width, channels], "input_dtype": "float32",
+            "image_size": [height, width], "color": color, "resize": resize,
+            "normalization": normalization, "scale": [scale] * channels,
+            "offset": [offset] * channels}
+
+
+def _preprocessing_beside(path: Path) -> dict[str, Any] | None:
+    """The preprocessing recorded next to a model file, or in the run a checkpoint is of."""
+    for folder in (path.parent, path.parent.parent):
+        record = folder / runs.PREPROCESSING_FILE
+        if record.is_file():
+            try:
+                return json.loads(record.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise ModelFileError(f"{record} cannot be read ({first_line(exc)}).") from None
+    return None
+
+
+def _model_file(path: Path) -> Path:
+    if path.is_dir():
+        if (path / runs.MODEL_FILE).is_file():
+            return path / runs.MODEL_FILE
+        if runs.checkpoints(path):
+            raise ModelFileError(f"The run {path.name} has no final model (it did not finish): "
+                                 f"pick one of its checkpoints.")
+        raise ModelFileError(f"{path} holds no model: train a run, or pick a .keras file.")
+    if not path.exists():
+        raise ModelFileError(f"{path} does not exist.")
+    if path.suffix.lower() not in MODEL_SUFFIXES:
+        raise ModelFileError(f"{path.name} is not a Keras model file: Layer Studio answers "
+                             f"with .keras and .h5 files.")
+    return path
+
+
+def _load_model(path: Path) -> Any:
+    import keras
+
+    try:
+        return keras.saving.load_model(path, safe_mode=True, compile=False)
+    except Exception as exc:  # noqa: BLE001 - every loading failure is said in words
+        text = first_line(exc)
+        if "safe_mode" in text or "lambda" in text.lower():
+            raise ModelFileError(f"{path.name} holds Python code (a Lambda layer), which is "
+                                 f"never run from a file.") from None
+        raise ModelFileError(f"{path.name} is not a Keras model Layer Studio can load "
+                             f"({text}).") from None
+
+
+def thumbnail_of(image: np.ndarray) -> np.ndarray:
+    """``image`` (uint8 H × W × C) at most THUMBNAIL_SIDE pixels a side."""
+    height, width = image.shape[:2]
+    if max(height, width) <= THUMBNAIL_SIDE:
+        return image
+    from PIL import Image
+
+    factor = THUMBNAIL_SIDE / max(height, width)
+    size = (max(1, round(width * factor)), max(1, round(height * factor)))
+    picture = Image.fromarray(image[..., 0] if image.shape[-1] == 1 else image)
+    smaller = np.asarray(picture.resize(size, Image.Resampling.BILINEAR))
+    return smaller.reshape(*smaller.shape[:2], -1)
+
+
+class Predictor:
+    """A loaded model with its preprocessing; ``predict_*`` answer batches of inputs."""
+
+    def __init__(self, path: Path, model: Any, prep: dict[str, Any]) -> None:
+        self.path = path
+        self.model = model
+        self.prep = prep
+        self.kind: str = prep.get("kind", "image")
+        self.task: str = prep.get("task", "classification")
+        outputs = int(self._output(model.outputs).shape[-1] or 1)
+        names = prep.get("class_names") or [str(i) for i in range(max(outputs, 2))]
+        self.class_names: list[str] = [str(n) for n in names]
+        self._call = self._compiled()
+        self._readers: dict[Any, Any] = {}
+
+    @classmethod
+    def load(cls, path: Path, preprocessing: dict[str, Any] | None = None) -> Predictor:
+        """The model at ``path``: a run folder (its final model), a checkpoint in a run, or a
+        .keras/.h5 file, with ``preprocessing``, else the one recorded beside it, else
+        PreprocessingMissing."""
+        model_path = _model_file(Path(path))
+        prep = preprocessing or _preprocessing_beside(model_path)
+        model = _load_model(model_path)
+        if prep is None:
+            shape = tuple(model.inputs[0].shape[1:]) if model.inputs else ()
+            raise PreprocessingMissing(model_path, shape)
+        return cls(model_path, model, prep)
+
+    @staticmethod
+    def _output(value: Any) -> Any:
+        return value[0] if isinstance(value, list | tuple) else value
+
+    def _compiled(self):
+        """The model's forward pass as one traced function of a batch."""
+        import tensorflow as tf
+
+        inputs = len(self.model.inputs)
+        model = self.model
+
+        @tf.function(reduce_retracing=True)
+        def call(x):
+            return model(x if inputs == 1 else (x,) * inputs, training=False)
+
+        return call
+
+    def outputs(self, x: np.ndarray) -> np.ndarray:
+        """The model's (first) output for a preprocessed batch, as float64."""
+        if not len(x):
+            return np.zeros((0, len(self.class_names)))
+        return np.asarray(self._output(self._call(x)), dtype=np.float64)
+
+    def answers(self, outputs: np.ndarray, top_k: int) -> list[dict[str, Any]]:
+        """Each output row as labels and probabilities (top ``top_k``) or values."""
+        if self.task == "regression":
+            return [{"value": [float(v) for v in row]} for row in outputs]
+        if outputs.shape[-1] == 1:  # one sigmoid unit: the second class's probability
+            outputs = np.concatenate([1 - outputs, outputs], axis=-1)
+        elif (outputs.min() < 0 or outputs.max() > 1
+              or not np.allclose(outputs.sum(axis=-1), 1, atol=1e-3)):
+            shifted = np.exp(outputs - outputs.max(axis=-1, keepdims=True))
+            outputs = shifted / shifted.sum(axis=-1, keepdims=True)  # logits
+        order = np.argsort(-outputs, axis=-1, kind="stable")[:, :top_k]
+        return [{"labels": [self._name(i) for i in row],
+                 "probabilities": [float(p) for p in probabilities[row]]}
+                for row, probabilities in zip(order, outputs, strict=True)]
+
+    def _name(self, index: int) -> str:
+        return self.class_names[index] if index < len(self.class_names) else str(index)
+
+    def _answered(self, sources: Sequence[str], x: np.ndarray, top_k: int, started: float,
+                  thumbnails: Sequence[np.ndarray | None]) -> list[Prediction]:
+        answers = self.answers(self.outputs(x), top_k)
+        share = (time.perf_counter() - started) / max(1, len(sources))
+        return [Prediction(source, seconds=share, thumbnail=thumbnail, **answer)
+                for source, answer, thumbnail in zip(sources, answers, thumbnails, strict=True)]
+
+    def _need(self, kind: str) -> None:
+        if self.kind != kind:
+            raise ValueError(f"This model was trained on {self.kind} data, not {kind}s.")
+
+    def standard_files(self, paths: Sequence[Path]) -> np.ndarray:
+        """Image files in the model's standard form (uint8), read exactly as training reads
+        them (its ``read_images``, traced once per decoder rather than per call)."""
+        import tensorflow as tf
+
+        from studio.core.image_pipeline import ImageForm, decoder_for, read_images
+
+        form = ImageForm.from_prep(self.prep)
+        if not paths:
+            return np.zeros((0, *form.size, form.channels), np.uint8)
+        paths = [Path(p) for p in paths]
+        decode = decoder_for(paths)
+        if decode not in self._readers:
+            self._readers[decode] = tf.function(
+                lambda names: read_images(names, form, decode),
+                input_signature=[tf.TensorSpec([None], tf.string)])
+        return self._readers[decode](tf.constant([str(p) for p in paths])).numpy()
+
+    def normalised(self, images: np.ndarray) -> np.ndarray:
+        """Standard-form uint8 images as the model's float32 input."""
+        from studio.core.image_pipeline import normalised
+
+        return normalised(images, self.prep["scale"], self.prep["offset"]).numpy()
+
+    def model_inputs(self, paths: Sequence[Path]) -> np.ndarray:
+        """Image files as the model's input batch (for predictions and explanations)."""
+        return self.normalised(self.standard_files(paths))
+
+    def predict_files(self, paths: Sequence[Path], top_k: int = DEFAULT_TOP_K
+                      ) -> list[Prediction]:
+        """Answer image files, in order; a file that is not a usable image gets an error
+        saying why, and the others are still answered."""
+        self._need("image")
+        started = time.perf_counter()
+        results: dict[int, Prediction] = {}
+        good: list[int] = []
+        for index, path in enumerate(paths):
+            try:
+                inspect_image(path)
+                good.append(index)
+            except UnusableImage as exc:
+                results[index] = Prediction(str(path), error=exc.reason)
+        chosen = [Path(paths[i]) for i in good]
+        try:
+            batches = [self.standard_files(chosen)]
+            groups = [good]
+        except Exception:  # noqa: BLE001 - one file TensorFlow cannot decode: read singly
+            batches, groups = [], []
+            for index in good:
+                try:
+                    batches.append(self.standard_files([Path(paths[index])]))
+                    groups.append([index])
+                except Exception as exc:  # noqa: BLE001
+                    results[index] = Prediction(str(paths[index]), error=(
+                        f"The image cannot be decoded ({first_line(exc)})."))
+        for indices, images in zip(groups, batches, strict=True):
+            answered = self._answered([str(paths[i]) for i in indices], self.normalised(images),
+                                      top_k, started, [thumbnail_of(im) for im in images])
+            results.update(zip(indices, answered, strict=True))
+        return [results[i] for i in range(len(paths))]
+
+    def predict_images(self, images: Sequence[np.ndarray], names: Sequence[str],
+                       top_k: int = DEFAULT_TOP_K) -> list[Prediction]:
+        """Answer in-memory uint8 images (H × W or H × W × C, any size and 1 to 4 channels)."""
+        from studio.core.image_pipeline import ImageForm, standard_images
+
+        self._need("image")
+        form = ImageForm.from_prep(self.prep)
+        out = []
+        for image, name in zip(images, names, strict=True):
+            started = time.perf_counter()
+            pixels = np.asarray(image, np.uint8)
+            pixels = pixels if pixels.ndim == 3 else pixels[..., None]
+            standard = standard_images(pixels[None], form).numpy()
+            out += self._answered([name], self.normalised(standard), top_k, started,
+                                  [thumbnail_of(standard[0])])
+        return out
+
+    def predict_rows(self, rows: Sequence[Mapping[str, Any]], top_k: int = DEFAULT_TOP_K
+                     ) -> list[Prediction]:
+        """Answer table rows given as {column: value}; missing values take the training
+        mean, as in training."""
+        from studio.core.table_pipeline import preprocess_rows
+
+        self._need("table")
+        started = time.perf_counter()
+        x = preprocess_rows(self.prep, list(rows)).astype(np.float32)
+        sources = [", ".join(f"{k}={v}" for k, v in row.items()) for row in rows]
+        return self._answered(sources, x, top_k, started, [None] * len(rows))
+
+    def predict_texts(self, texts: Sequence[str], top_k: int = DEFAULT_TOP_K
+                      ) -> list[Prediction]:
+        """Answer texts, vectorised with the run's vocabulary."""
+        from studio.core.table_pipeline import preprocess_texts
+
+        self._need("text")
+        started = time.perf_counter()
+        x = preprocess_texts(self.prep, list(texts))
+        return self._answered(list(texts), x, top_k, started, [None] * len(texts))
