@@ -7,6 +7,7 @@ model's input; a model with several inputs is given it on each, as in training.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -232,3 +233,41 @@ def heat_overlay(image: np.ndarray, heat: np.ndarray, alpha: float = 0.45) -> np
                                                        Image.Resampling.BILINEAR))
     blended = rgb * (1.0 - alpha) + heat_colours(heat) * alpha
     return np.clip(np.rint(blended), 0, 255).astype(np.uint8)
+
+
+@dataclass
+class Explanation:
+    """What explains one answered image: the heat map laid over it (None without a
+    convolution), how it was made, a layer's activation maps and the first filters."""
+
+    layers: list[str]
+    layer: str | None
+    overlay: np.ndarray | None
+    method: str | None
+    maps: np.ndarray | None
+    filters: np.ndarray | None
+    note: str = ""
+
+
+def explain_image(model: Any, x: np.ndarray, image: np.ndarray, class_index: int,
+                  layer: str | None = None) -> Explanation:
+    """Everything the Why view shows for one sample ``x`` (``image`` is it as uint8, for the
+    overlay): the heat map for ``class_index``, by Grad-CAM, or by HiResCAM when Grad-CAM
+    finds no positive evidence (an empty map says nothing), the activation maps of ``layer``
+    (the last convolution's when None or unknown) and the first convolution's filters."""
+    layers = spatial_layers(model)
+    conv = last_conv_layer(model)
+    layer = layer if layer in layers else (conv or (layers[-1] if layers else None))
+    maps = activation_maps(model, x, layer) if layer else None
+    if conv is None:
+        return Explanation(layers, layer, None, None, maps, None, NO_CONVOLUTION)
+    method, note = "grad-cam", ""
+    heat = grad_cam(model, x, class_index)
+    if not heat.any():
+        method = "hires-cam"
+        heat = grad_cam(model, x, class_index, method=method)
+        note = ("Grad-CAM found no evidence that raises this class (its averaged gradients "
+                "are negative), so the heat map is HiResCAM's, which keeps each position's "
+                "own gradient.")
+    return Explanation(layers, layer, heat_overlay(image, heat), method, maps,
+                       first_conv_filters(model), note)

@@ -155,16 +155,17 @@ class CanvasView(QGraphicsView):
     # Adding layers: drop from the palette, or quick-add by name
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
+        """Take layers from the palette; leave anything else (files) to the window."""
         if event.mimeData().hasFormat(LAYER_MIME):
             event.acceptProposedAction()
         else:
-            super().dragEnterEvent(event)
+            event.ignore()
 
     dragMoveEvent = dragEnterEvent
 
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
         if not event.mimeData().hasFormat(LAYER_MIME):
-            super().dropEvent(event)
+            event.ignore()
             return
         layer_type = bytes(event.mimeData().data(LAYER_MIME)).decode()
         self.canvas.clearSelection()

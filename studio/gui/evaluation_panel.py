@@ -35,7 +35,6 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QButtonGroup,
-    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -61,6 +60,7 @@ from studio.core.run_history import RunSummary
 from studio.core.runs import PROJECT_FILE
 from studio.gui.data_form import hint, narrow_box
 from studio.gui.images import array_pixmap
+from studio.gui.run_picker import offer_runs
 from studio.gui.worker import Worker
 
 COUNT_ROLE = Qt.ItemDataRole.UserRole
@@ -377,24 +377,6 @@ def per_class_model(evaluation: Evaluation) -> QStandardItemModel:
                   int(wrong[worst])),
         ])
     return model
-
-
-def offer_runs(box: QComboBox, runs: Sequence[RunSummary], keep: str | None) -> int:
-    """List ``runs`` in ``box`` as given (id and best validation accuracy; the run folder as
-    item data), or "No trained runs yet"; select the folder ``keep`` if listed, else the
-    first. Returns the index of ``keep``, -1 if it is not listed."""
-    box.clear()
-    for row, run in enumerate(runs):
-        score = run.best.get("val_accuracy")
-        box.addItem(run.id + (f"  ·  {score:.1%} val. accuracy" if score is not None else ""),
-                    str(run.path))
-        box.setItemData(row, f"{run.name}: {run.status}, {run.epochs} epochs",
-                        Qt.ItemDataRole.ToolTipRole)
-    if not runs:
-        box.addItem("No trained runs yet", None)
-    index = box.findData(keep) if keep else -1
-    box.setCurrentIndex(max(index, 0))
-    return index
 
 
 class EvaluationPanel(QWidget):

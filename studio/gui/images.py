@@ -5,23 +5,32 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtGui import QImage, QPixmap
 
+GAP_COLOR = 255
+
 
 def mosaic(images: np.ndarray, columns: int, gap: int = 2) -> np.ndarray:
-    """Tile uint8 images (N × H × W [× 1]) into one grey uint8 picture with white gaps."""
-    images = images.reshape(images.shape[:3])
-    count, height, width = images.shape
+    """Tile uint8 images (N × H × W, grey, or N × H × W × C) row by row into one picture,
+    ``columns`` across, with white gaps between them."""
+    count, height, width = images.shape[:3]
     rows = -(-count // columns)
-    out = np.full((rows * (height + gap) - gap, columns * (width + gap) - gap), 255, np.uint8)
+    out = np.full((rows * (height + gap) - gap, columns * (width + gap) - gap,
+                   *images.shape[3:]), GAP_COLOR, np.uint8)
     for index, image in enumerate(images):
         r, c = divmod(index, columns)
         top, left = r * (height + gap), c * (width + gap)
-        out[top : top + height, left : left + width] = 255 - image
+        out[top : top + height, left : left + width] = image
     return out
 
 
-def grey_pixmap(picture: np.ndarray, scale: int = 1) -> QPixmap:
-    """A pixmap of a 2-D uint8 array, enlarged ``scale`` times without blurring."""
-    picture = np.ascontiguousarray(np.kron(picture, np.ones((scale, scale), np.uint8)))
-    height, width = picture.shape
-    image = QImage(picture.data, width, height, width, QImage.Format.Format_Grayscale8)
-    return QPixmap.fromImage(image.copy())
+def array_pixmap(image: np.ndarray, scale: int = 1) -> QPixmap:
+    """A pixmap of a uint8 image: H × W or H × W × 1 (grey), H × W × 3 (RGB) or 4 (RGBA),
+    enlarged ``scale`` times without blurring."""
+    image = image if image.ndim == 3 else image[..., None]
+    if scale > 1:
+        image = image.repeat(scale, axis=0).repeat(scale, axis=1)
+    image = np.ascontiguousarray(image, np.uint8)
+    height, width, channels = image.shape
+    formats = {1: QImage.Format.Format_Grayscale8, 3: QImage.Format.Format_RGB888,
+               4: QImage.Format.Format_RGBA8888}
+    picture = QImage(image.data, width, height, width * channels, formats[channels])
+    return QPixmap.fromImage(picture.copy())

@@ -26,6 +26,7 @@ from studio.gui.canvas_view import ZOOM_STEP, CanvasView
 from studio.gui.data_form import scrolling
 from studio.gui.data_panel import DataPanel
 from studio.gui.document import ProjectDocument
+from studio.gui.evaluation_panel import EvaluationPanel
 from studio.gui.history_panel import HistoryPanel
 from studio.gui.inspector import Inspector
 from studio.gui.keras_files import KerasFiles
@@ -34,6 +35,7 @@ from studio.gui.model_summary import ModelSummary
 from studio.gui.palette import LayerPalette
 from studio.gui.template_gallery import TemplateGallery
 from studio.gui.training_panel import TrainingPanel
+from studio.gui.try_panel import TryPanel, local_paths, wants_answer
 from studio.gui.weights_download import WeightsDownload
 
 FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
@@ -78,6 +80,16 @@ class MainWindow(QMainWindow):
         self.views.addTab(self.data_panel, "Data")
         self.views.setTabToolTip(2, "The data to train on: source, options, samples, classes, "
                                     "health report and augmentation")
+        self.try_panel = TryPanel()
+        self.views.addTab(self.try_panel, "Try")
+        self.views.setTabToolTip(3, "Drop, paste or pick images and see what a trained model "
+                                    "answers")
+        self.evaluation = EvaluationPanel()
+        self.views.addTab(self.evaluation, "Evaluate")
+        self.views.setTabToolTip(4, "Score a trained run on its validation or test split: "
+                                    "confusion matrix, per-class scores and the most confident "
+                                    "mistakes")
+        self.setAcceptDrops(True)
         self.setCentralWidget(self.views)
         for corner in (Qt.Corner.BottomLeftCorner, Qt.Corner.BottomRightCorner):
             self.setCorner(corner, Qt.DockWidgetArea.BottomDockWidgetArea)  # curves want width
@@ -107,6 +119,8 @@ class MainWindow(QMainWindow):
         self.doc.path_changed.connect(self.runs.refresh)
         self.runs.resume_requested.connect(self._resume_run)
         self.runs.open_model_requested.connect(self.keras_files.import_path)
+        self.runs.refreshed.connect(self._runs_listed)
+        self.try_panel.runs_wanted.connect(self.runs.refresh)
         self.views.currentChanged.connect(self._view_changed)
         inspector.toggleViewAction().triggered.connect(self._inspector_toggled)
         self.palette.add_requested.connect(self.add_layer)
@@ -114,7 +128,7 @@ class MainWindow(QMainWindow):
         self.scene.selectionChanged.connect(self._canvas_selected)
         self.doc.path_changed.connect(self.canvas.show_model)
         for source in (self.model_list, self.training, self.scene, self.weights,
-                       self.keras_files):
+                       self.keras_files, self.try_panel, self.evaluation):
             source.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.doc.undo_stack.cleanChanged.connect(self._clean_changed)
         self.doc.path_changed.connect(self._update_title)
@@ -140,15 +154,39 @@ class MainWindow(QMainWindow):
         else:
             self.scene.add_layer(layer_type, self.canvas.visible_centre())
 
+    def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Accept images and folders dragged anywhere a view does not take them itself."""
+        paths = local_paths(event.mimeData())
+        if paths and all(wants_answer(p) for p in paths):
+            event.acceptProposedAction()
+
+    dragMoveEvent = dragEnterEvent
+
+    def dropEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Show the dropped images or folders to the model, in the Try view."""
+        paths = local_paths(event.mimeData())
+        if paths and all(wants_answer(p) for p in paths):
+            event.acceptProposedAction()
+            self.views.setCurrentWidget(self.try_panel)
+            self.try_panel.add_paths(paths)
+
+    @Slot()
+    def _runs_listed(self) -> None:
+        """Offer the runs just listed to the views that answer with them."""
+        for view in (self.try_panel, self.evaluation):
+            view.set_runs(self.runs.model.runs)
+
     @Slot(int)
     def _view_changed(self, index: int) -> None:
-        """Give the Data tab the inspector's room (nothing to inspect there); bring the
-        inspector back on leaving it, unless the person had closed it."""
-        on_data = self.views.widget(index) is self.data_panel
-        if on_data and not self.inspector_dock.isHidden():
+        """Give the Data, Try and Evaluate views the inspector's room (nothing to inspect
+        there); bring it back on leaving them, unless the person had closed it."""
+        roomy = self.views.widget(index) in (self.data_panel, self.try_panel, self.evaluation)
+        if self.views.widget(index) in (self.try_panel, self.evaluation):
+            self.runs.refresh()  # the runs to answer with, as they are now
+        if roomy and not self.inspector_dock.isHidden():
             self.inspector_dock.hide()
             self._inspector_put_away = True
-        elif not on_data and self._inspector_put_away:
+        elif not roomy and self._inspector_put_away:
             self.inspector_dock.show()
             self._inspector_put_away = False
 
@@ -375,5 +413,7 @@ class MainWindow(QMainWindow):
         self.data_panel.shutdown()
         self.keras_files.shutdown()
         self.weights.shutdown()
+        self.try_panel.shutdown()
+        self.evaluation.shutdown()
         QSettings().setValue("window/geometry", self.saveGeometry())
         event.accept()

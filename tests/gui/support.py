@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QSettings, Qt
-from PySide6.QtWidgets import QAbstractSpinBox, QTreeWidgetItem, QWidget
+from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QTreeWidgetItem, QWidget
 
 from studio.core import runs
 from studio.gui.model_list import ID_ROLE
@@ -87,3 +89,27 @@ def run_folders(root: Path) -> list[Path]:
     if not root.exists():
         return []
     return sorted(p for p in root.iterdir() if p.is_dir())
+
+
+def drop_on(widget: QWidget, paths: list[Path]) -> bool:
+    """Drag ``paths`` onto the middle of ``widget`` and let go, as the system would: the
+    events go to the widget under the pointer and travel up until one takes them. True if
+    the drop was taken."""
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    point = QPoint(widget.width() // 2, widget.height() // 2)
+    buttons, keys = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    enter = QDragEnterEvent(point, Qt.DropAction.CopyAction, mime, buttons, keys)
+    QApplication.sendEvent(widget, enter)
+    if not enter.isAccepted():
+        return False
+    drop = QDropEvent(QPointF(point), Qt.DropAction.CopyAction, mime, buttons, keys)
+    QApplication.sendEvent(widget, drop)
+    return drop.isAccepted()
+
+
+def copied_run(run: Path, runs_folder: Path) -> Path:
+    """A copy of the run folder ``run`` in ``runs_folder`` (shared runs stay untouched)."""
+    target = runs_folder / run.name
+    shutil.copytree(run, target)
+    return target

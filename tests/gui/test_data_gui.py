@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
-from PySide6.QtCore import QMimeData, QPoint, QPointF, QSize, Qt, QUrl
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage, QPixmap
-from PySide6.QtWidgets import QApplication, QFileDialog
+from PySide6.QtCore import QPoint, QSize, Qt
+from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtWidgets import QFileDialog
 
 from studio.core import data
 from studio.core.data import DataError
@@ -21,6 +21,7 @@ from studio.gui.data_images import framed, pixmap
 from tests.gui.support import (
     RUN_TIMEOUT_MS,
     click_row,
+    drop_on,
     isolate_settings,
     run_status,
     show_tab,
@@ -159,26 +160,10 @@ def test_dropping_a_folder_or_csv_file_picks_it(window, qtbot, tmp_path):
     picture = folder / "round" / "round_0.png"
     panel = open_data_view(qtbot, window)
 
-    def drop(path: Path) -> bool:
-        mime = QMimeData()
-        mime.setUrls([QUrl.fromLocalFile(str(path))])
-        point = QPoint(panel.width() // 2, panel.height() // 2)
-        enter = QDragEnterEvent(point, Qt.DropAction.CopyAction, mime, LEFT,
-                                Qt.KeyboardModifier.NoModifier)
-        QApplication.sendEvent(panel, enter)
-        if not enter.isAccepted():
-            return False
-        dropped = QDropEvent(QPointF(point), Qt.DropAction.CopyAction, mime, LEFT,
-                             Qt.KeyboardModifier.NoModifier)
-        QApplication.sendEvent(panel, dropped)
-        return dropped.isAccepted()
-
-    assert not drop(picture)  # one image is not a dataset
-    assert window.doc.project.dataset.source == "bundled"
-    assert drop(folder)
+    assert drop_on(panel, [folder])
     assert window.doc.project.dataset.path == str(folder)
     wait_read(qtbot, panel, lambda loaded: loaded.info.class_names == ("round", "square"))
-    assert drop(table)
+    assert drop_on(panel, [table])
     choice = window.doc.project.dataset
     assert (choice.source, choice.path, choice.label_column) == ("csv", str(table), "")
     wait_read(qtbot, panel, lambda loaded: loaded.info.kind == "table")
@@ -186,6 +171,10 @@ def test_dropping_a_folder_or_csv_file_picks_it(window, qtbot, tmp_path):
     assert [header(0).text(), header(1).text()] == ["width", "width (2)"]
     box = panel.source.label_column  # named as reading names them
     assert [box.itemText(i) for i in range(box.count())] == ["width", "width (2)", "kind"]
+
+    assert drop_on(panel, [picture])  # not a dataset: the window shows it to a model
+    assert window.views.currentWidget() is window.try_panel
+    assert window.doc.project.dataset.path == str(table)
 
 
 def test_a_folder_with_one_class_or_none_explains_itself(window, qtbot, tmp_path, monkeypatch):

@@ -26,7 +26,7 @@ from studio.gui.evaluation_panel import (
     EvaluationPanel,
     percent,
 )
-from tests.gui.support import RUN_TIMEOUT_MS
+from tests.gui.support import RUN_TIMEOUT_MS, copied_run
 
 LEFT = Qt.MouseButton.LeftButton
 
@@ -34,9 +34,7 @@ LEFT = Qt.MouseButton.LeftButton
 @pytest.fixture
 def run_dir(cnn_run, tmp_path) -> Path:
     """A copy of the small CNN's run (the session's run stays untouched)."""
-    target = tmp_path / "runs" / cnn_run.name
-    shutil.copytree(cnn_run, target)
-    return target
+    return copied_run(cnn_run, tmp_path / "runs")
 
 
 @pytest.fixture

@@ -1,0 +1,109 @@
+"""From dropping one image on the window to its probability bars drawn, with the demo CNN.
+
+Trains the demo CNN for one epoch in a temporary workspace, opens the real window on it
+(offscreen), lets the Try view load the run's model, then drops one MNIST digit PNG at a time
+onto the canvas as a file URL and times each drop until the new card's bars have painted.
+Prints the median and 90th percentile over the drops (after two warm-up drops).
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/inference_latency.py [--drops 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from gui_session import close_discarding, open_demo_window, wait_for  # noqa: E402
+from PIL import Image  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QMimeData, QPoint, QPointF, Qt, QUrl  # noqa: E402
+from PySide6.QtGui import QDragEnterEvent, QDropEvent  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from studio.core.data import load_arrays  # noqa: E402
+from studio.core.project import DatasetChoice  # noqa: E402
+from studio.core.templates import demo_project  # noqa: E402
+from studio.core.training import train  # noqa: E402
+from studio.gui import result_card  # noqa: E402
+
+WARM_UP = 2
+
+
+class PaintClock:
+    """Notes when a newly made card's bars first paint."""
+
+    def __init__(self) -> None:
+        self.painted_at: float | None = None
+        original = result_card.ProbabilityBars.paintEvent
+
+        def timed(bars, event) -> None:
+            original(bars, event)
+            if self.painted_at is None:
+                self.painted_at = time.perf_counter()
+
+        result_card.ProbabilityBars.paintEvent = timed
+
+
+def drop(widget, path: Path) -> None:
+    """Drag ``path`` onto ``widget`` and let go, as the system would."""
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    point = QPoint(widget.width() // 2, widget.height() // 2)
+    modifiers = Qt.KeyboardModifier.NoModifier
+    QApplication.sendEvent(widget, QDragEnterEvent(point, Qt.DropAction.CopyAction, mime,
+                                                   Qt.MouseButton.LeftButton, modifiers))
+    QApplication.sendEvent(widget, QDropEvent(QPointF(point), Qt.DropAction.CopyAction, mime,
+                                              Qt.MouseButton.LeftButton, modifiers))
+
+
+def time_drops(window, images: list[Path]) -> list[float]:
+    """Seconds from each drop to its bars painted."""
+    clock = PaintClock()
+    target = window.canvas.viewport()
+    seconds = []
+    for path in images:
+        clock.painted_at = None
+        window.views.setCurrentIndex(0)  # drop on the canvas, as a person would
+        started = time.perf_counter()
+        drop(target, path)
+        while clock.painted_at is None:
+            QCoreApplication.processEvents()
+        seconds.append(clock.painted_at - started)
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--drops", type=int, default=50)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="layer-studio-latency-") as temp:
+        os.environ["LAYER_STUDIO_HOME"] = temp
+        project = demo_project()
+        project.training.epochs = 1
+        train(project, Path(temp) / "runs")
+        x, _ = load_arrays(DatasetChoice())
+        images = []
+        for index in range(args.drops + WARM_UP):
+            path = Path(temp) / f"digit-{index}.png"
+            Image.fromarray(x[index, ..., 0]).save(path)
+            images.append(path)
+        window = open_demo_window()
+        window.views.setCurrentWidget(window.try_panel)
+        wait_for(window.try_panel.model_ready)
+        seconds = time_drops(window, images)[WARM_UP:]
+        close_discarding(window)
+    ms = sorted(s * 1000 for s in seconds)
+    print(f"drop to bars drawn, demo CNN, {len(ms)} drops: median {statistics.median(ms):.1f} ms,"
+          f" 90th percentile {ms[int(0.9 * (len(ms) - 1))]:.1f} ms, worst {ms[-1]:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

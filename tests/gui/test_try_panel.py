@@ -1,0 +1,222 @@
+"""The Try view: images dropped on the window, pasted or picked are answered by a trained
+model; a folder is answered as a batch into a table that sorts and exports."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+from PIL import Image
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QGuiApplication, QImage
+from PySide6.QtWidgets import QFileDialog
+
+from studio.core.data import load_arrays
+from studio.core.image_pipeline import preprocess_image_files
+from studio.core.project import DatasetChoice
+from studio.gui.preprocessing_dialog import PreprocessingDialog
+from tests.gui.support import RUN_TIMEOUT_MS, copied_run, drop_on
+
+LEFT = Qt.MouseButton.LeftButton
+
+
+@pytest.fixture
+def run_dir(cnn_run, private_workspace) -> Path:
+    """The small CNN's run, copied where the window looks for runs of an unsaved project."""
+    return copied_run(cnn_run, private_workspace / "runs")
+
+
+@pytest.fixture
+def digits(tmp_path) -> dict[str, Path]:
+    """MNIST digits of four classes as PNG files, by label (7 is among them)."""
+    x, y = load_arrays(DatasetChoice())
+    folder = tmp_path / "digits"
+    folder.mkdir()
+    paths = {}
+    for index, label in enumerate(y):
+        if str(label) not in paths:
+            paths[str(label)] = folder / f"digit {index} is a {label}.png"
+            Image.fromarray(x[index, ..., 0]).save(paths[str(label)])
+        if len(paths) == 4:
+            return paths
+    raise AssertionError("MNIST-10k has more than three classes")
+
+
+def wait_cards(qtbot, panel, count: int) -> None:
+    qtbot.waitUntil(lambda: len(panel.cards) >= count, timeout=RUN_TIMEOUT_MS)
+
+
+def test_images_dropped_on_the_canvas_are_answered_with_bars(window, qtbot, run_dir, digits):
+    panel = window.try_panel
+    with qtbot.waitSignal(panel.answered, timeout=RUN_TIMEOUT_MS) as answered:
+        assert drop_on(window.canvas.viewport(), list(digits.values()))
+    assert window.views.currentWidget() is panel
+    predictions = answered.args[0]
+    assert [Path(p.source) for p in predictions] == list(digits.values())
+    assert run_dir.name in panel.status.text()
+    # Keras is the oracle: the run's model on the images read as its validation split reads
+    model = keras.saving.load_model(run_dir / "model.keras")
+    prep = json.loads((run_dir / "preprocessing.json").read_text())
+    expected = np.asarray(model(preprocess_image_files(prep, list(digits.values()))))
+    for row, prediction in zip(expected, predictions, strict=True):
+        assert prediction.error is None
+        assert len(prediction.labels) == 5 == len(prediction.probabilities)
+        assert prediction.labels[0] == str(row.argmax())
+        assert prediction.probabilities[0] == pytest.approx(row.max(), abs=1e-5)
+        assert prediction.probabilities == sorted(prediction.probabilities, reverse=True)
+    card = panel.cards[0]
+    assert card.bars is not None and card.bars.labels == predictions[-1].labels
+    assert card.thumbnail.pixmap() is not None and not card.thumbnail.pixmap().isNull()
+    assert card.time.text().endswith(" ms")
+
+
+def test_a_bad_file_in_a_drop_says_why_and_the_others_are_answered(
+    window, qtbot, run_dir, digits, tmp_path
+):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a picture")
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(digits["7"].read_bytes()[:60])
+    panel = window.try_panel
+    dropped = [notes, digits["7"], broken]
+    with qtbot.waitSignal(panel.answered, timeout=RUN_TIMEOUT_MS) as answered:
+        assert drop_on(panel, dropped)
+    by_name = {Path(p.source).name: p for p in answered.args[0]}
+    assert by_name["notes.txt"].error and by_name["broken.png"].error
+    assert by_name[digits["7"].name].error is None and by_name[digits["7"].name].labels
+    errors = [c for c in panel.cards if c.bars is None]
+    assert len(errors) == 2
+    assert all(c.thumbnail.text() == "no image" for c in errors)
+
+
+def test_picking_a_checkpoint_answers_with_it(window, qtbot, run_dir, digits):
+    panel = window.try_panel
+    with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS):
+        window.views.setCurrentWidget(panel)
+    texts = [panel.model_box.itemText(i) for i in range(panel.model_box.count())]
+    assert texts[0] == "Final model" and len(texts) == 3
+    with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS) as ready:
+        panel.model_box.setCurrentIndex(2)
+        panel.model_box.activated.emit(2)
+    assert "epoch 1" in ready.args[0].lower()
+    assert panel.predictor.path.name == "epoch-0001.keras"
+
+
+def test_a_folder_is_answered_in_a_sortable_table_and_exported(
+    window, qtbot, run_dir, digits, tmp_path, monkeypatch
+):
+    folder = next(iter(digits.values())).parent
+    (folder / "inner").mkdir()
+    shutil.copy(digits["7"], folder / "inner" / "again.png")
+    (folder / "readme.txt").write_text("not an image")
+    panel = window.try_panel
+    with qtbot.waitSignal(panel.folder_done, timeout=RUN_TIMEOUT_MS) as done:
+        assert drop_on(window.canvas.viewport(), [folder])
+    assert panel.tabs.currentIndex() == 1
+    result = done.args[0]
+    assert not result.stopped
+    assert len(result.predictions) == 5  # four digits and the copy; text files are not images
+    assert panel.table_model.rowCount() == 5
+    assert "Answered 5 images" in panel.progress.text()
+
+    header = panel.table.horizontalHeader()
+    qtbot.mouseClick(header.viewport(), LEFT, pos=QPoint(header.sectionViewportPosition(2) + 5,
+                                                         header.height() // 2))
+    proxy = panel.table.model()
+    shown = [proxy.index(r, 2).data(Qt.ItemDataRole.UserRole) for r in range(5)]
+    assert shown in (sorted(shown), sorted(shown, reverse=True))
+
+    target = tmp_path / "answers.csv"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
+    qtbot.mouseClick(panel.export_button, LEFT)
+    with target.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    assert len(rows) == 6
+    assert {Path(row[0]).name for row in rows[1:]} == {p.name for p in digits.values()} | {
+        "again.png"}
+
+
+def test_cancel_stops_a_folder_and_keeps_what_was_answered(window, qtbot, run_dir, tmp_path):
+    folder = tmp_path / "many"
+    folder.mkdir()
+    x, _ = load_arrays(DatasetChoice())
+    for index in range(600):
+        Image.fromarray(x[index, ..., 0]).save(folder / f"{index:04d}.png")
+    panel = window.try_panel
+    with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS):
+        window.views.setCurrentWidget(panel)
+    with qtbot.waitSignal(panel.folder_done, timeout=RUN_TIMEOUT_MS) as done:
+        panel.answer_folders([folder])
+        assert panel.cancel_button.isEnabled()
+        qtbot.mouseClick(panel.cancel_button, LEFT)
+    result = done.args[0]
+    assert result.stopped
+    assert len(result.predictions) < 600
+    assert panel.table_model.rowCount() == len(result.predictions)
+    assert panel.progress.text().startswith("Stopped after")
+    assert not panel.cancel_button.isEnabled()
+
+
+def test_a_pasted_image_is_answered(window, qtbot, run_dir, digits):
+    panel = window.try_panel
+    with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS):
+        window.views.setCurrentWidget(panel)
+    QGuiApplication.clipboard().setImage(QImage(str(digits["7"])))
+    panel.top_k.setValue(3)
+    with qtbot.waitSignal(panel.answered, timeout=RUN_TIMEOUT_MS) as answered:
+        panel.tabs.setFocus()
+        qtbot.keyClick(panel.tabs, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    (prediction,) = answered.args[0]
+    assert prediction.source.startswith("Pasted image")
+    assert prediction.error is None and len(prediction.labels) == 3
+
+
+def test_a_model_file_without_preprocessing_asks_how_images_were_prepared(
+    window, qtbot, run_dir, digits, tmp_path, monkeypatch
+):
+    bare = tmp_path / "bare.keras"
+    shutil.copy(run_dir / "model.keras", bare)
+    asked = []
+
+    def answer(dialog):
+        asked.append((dialog.height_box.value(), dialog.width_box.value(),
+                      dialog.color.currentData()))
+        return True
+
+    monkeypatch.setattr(PreprocessingDialog, "exec", answer)
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(bare), ""))
+    panel = window.try_panel
+    window.views.setCurrentWidget(panel)
+    with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS):
+        qtbot.mouseClick(panel.open_button, LEFT)
+    qtbot.waitUntil(lambda: panel.predictor is not None and panel.predictor.path == bare,
+                    timeout=RUN_TIMEOUT_MS)
+    assert asked == [(28, 28, "grayscale")]  # filled in from the model's input, then asked
+    with qtbot.waitSignal(panel.answered, timeout=RUN_TIMEOUT_MS) as answered:
+        panel.add_paths([digits["7"]])
+    assert answered.args[0][0].error is None
+
+
+def test_a_file_that_is_not_a_model_says_so(window, qtbot, tmp_path, monkeypatch):
+    fake = tmp_path / "fake.keras"
+    fake.write_bytes(np.arange(256, dtype=np.uint8).tobytes())
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(fake), ""))
+    panel = window.try_panel
+    window.views.setCurrentWidget(panel)
+    qtbot.mouseClick(panel.open_button, LEFT)
+    qtbot.waitUntil(lambda: "fake.keras" in panel.status.text()
+                    and "Loading" not in panel.status.text(), timeout=RUN_TIMEOUT_MS)
+    assert panel.predictor is None
+    assert "#b3261e" in panel.status.styleSheet()
+
+
+def test_a_drop_with_no_trained_model_explains_what_to_do(window, qtbot, digits):
+    panel = window.try_panel
+    assert drop_on(window.canvas.viewport(), [digits["7"]])
+    qtbot.waitUntil(lambda: "train a model" in panel.status.text(), timeout=RUN_TIMEOUT_MS)
+    assert panel.cards == []
