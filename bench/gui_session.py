@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -10,7 +11,9 @@ from studio.core.runtime import configure_environment  # noqa: E402
 
 configure_environment()
 
+from pyqtgraph.util.garbage_collector import GarbageCollector  # noqa: E402
 from PySide6.QtCore import QEventLoop, QObject, QTimer, Slot  # noqa: E402
+from PySide6.QtWidgets import QWidget  # noqa: E402
 
 from studio.core.project import Project  # noqa: E402
 from studio.core.templates import demo_project  # noqa: E402
@@ -19,9 +22,11 @@ from studio.gui.main_window import MainWindow  # noqa: E402
 
 
 def open_demo_window(project: Project | None = None) -> MainWindow:
-    """The main window on ``project`` (the demo by default), shown, Qt's event loop ready."""
+    """The main window on ``project`` (the demo by default), shown, Qt's event loop ready,
+    with garbage collected on the GUI thread as the app does (``run_app``)."""
     create_application()
     window = MainWindow(project or demo_project())
+    window.collector = GarbageCollector(interval=1.0)
     window.show()
     return window
 
@@ -65,3 +70,19 @@ def warm_up(window: MainWindow) -> None:
     warmup = window.training.warmup
     if warmup is not None:
         wait_for(warmup.done)
+
+
+def drop(widget: QWidget, paths: list[Path]) -> None:
+    """Drag ``paths`` onto the middle of ``widget`` and let go, as the system would."""
+    from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+    from PySide6.QtWidgets import QApplication
+
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    point = QPoint(widget.width() // 2, widget.height() // 2)
+    buttons, keys = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    QApplication.sendEvent(widget, QDragEnterEvent(point, Qt.DropAction.CopyAction, mime,
+                                                   buttons, keys))
+    QApplication.sendEvent(widget, QDropEvent(QPointF(point), Qt.DropAction.CopyAction, mime,
+                                              buttons, keys))

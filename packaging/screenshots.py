@@ -7,7 +7,9 @@ invalid-model.png (a model with a problem, Start disabled), data-view.png (the D
 the bundled MNIST-10k, previewing rotation and zoom), data-health.png (the health report of
 a small image folder with a corrupt file and a copy), branched-model.png (the small
 ResNet template around a skip connection), training.png (the Training dock after a run with
-a cosine schedule and warm-up) and runs.png (the Runs dock overlaying two runs' curves).
+a cosine schedule and warm-up), runs.png (the Runs dock overlaying two runs' curves), try.png
+(four dropped digits answered, with the heat map of one) and evaluate.png (the Evaluate view
+on the validation split).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import numpy as np  # noqa: E402
-from gui_session import close_discarding, open_demo_window, wait_for, warm_up  # noqa: E402
+from gui_session import close_discarding, drop, open_demo_window, wait_for, warm_up  # noqa: E402
 from PIL import Image, ImageDraw  # noqa: E402
 from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer  # noqa: E402
 
@@ -138,6 +140,32 @@ def training_screenshots(window, first_run: str) -> None:
     window.resizeDocks([window.training_dock], [height], Qt.Orientation.Vertical)
 
 
+def answer_screenshots(window, folder: Path) -> None:
+    """The Try view answering four dropped digits with the heat map of one, then the
+    Evaluate view on the validation split with a confusion cell opened."""
+    from studio.core.data import load_arrays
+    from studio.core.project import DatasetChoice
+
+    x, y = load_arrays(DatasetChoice())
+    paths = []
+    for index in (1, 3, 4, 5):
+        paths.append(folder / f"digit-{index}.png")
+        Image.fromarray(x[index, ..., 0]).save(paths[-1])
+    panel = window.try_panel
+    drop(window.canvas.viewport(), paths)
+    wait_for(panel.answered)
+    wait_for(panel.explain.explained)
+    grab(window, "try.png")
+
+    view = window.evaluation
+    window.views.setCurrentWidget(view)
+    wait_until(lambda: view.evaluate_button.isEnabled())
+    view.evaluate_button.click()
+    wait_for(view.evaluated)
+    grab(window, "evaluate.png")
+    window.views.setCurrentIndex(0)
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="layer-studio-settings-") as settings:
@@ -165,6 +193,8 @@ def grab_all() -> None:
     window.undo_action.trigger()
 
     training_screenshots(window, first_run)
+    with tempfile.TemporaryDirectory(prefix="layer-studio-digits-") as digits:
+        answer_screenshots(window, Path(digits))
     data_screenshots(window)
 
     window.doc.replace(from_template("resnet"), None)

@@ -15,13 +15,16 @@ from pathlib import Path
 
 from studio.core.files import atomic_write_text
 from studio.core.image_check import UnusableImage, inspect_image
-from studio.core.image_folder import WORKERS, is_image_name
+from studio.core.image_folder import is_image_name
 from studio.core.predictor import DEFAULT_TOP_K, Prediction, Predictor, thumbnail_of
 
 BATCH = 128
 """Images read and answered at once."""
 CHECK_CHUNK = 512
 """Files checked between looks at the stop signal."""
+CHECKERS = 2
+"""Threads checking files: checking is mostly Python, and more threads than this starve the
+GUI thread of the interpreter lock (bench/inference_latency.py)."""
 Progress = Callable[[str, int, int], None]
 
 
@@ -57,17 +60,17 @@ def _problem(path: Path) -> str | None:
 def predict_folder(predictor: Predictor, paths: Sequence[Path], top_k: int = DEFAULT_TOP_K,
                    on_progress: Progress | None = None, stop: threading.Event | None = None,
                    batch_size: int = BATCH, thumbnails: bool = False) -> BatchResult:
-    """Answer image files in batches; unusable files get their reason and the rest go on.
+    """Answer image files in batches, read by the predictor's traced reader (a new
+    ``tf.data`` pipeline would be traced anew, holding the interpreter lock for a quarter
+    second); unusable files get their reason and the rest go on.
     Stopping keeps the answers so far (in file order, the unanswered left out). Thumbnails
     are kept only if asked (they take memory)."""
-    from studio.core.image_pipeline import standard_image_files
-
     started = time.perf_counter()
     on_progress = on_progress or (lambda what, done, total: None)
     paths = [Path(p) for p in paths]
     total, result = len(paths), BatchResult()
     problems: list[str | None] = []
-    with ThreadPoolExecutor(WORKERS) as pool:
+    with ThreadPoolExecutor(CHECKERS) as pool:
         for begin in range(0, total, CHECK_CHUNK):
             if stop is not None and stop.is_set():
                 break
@@ -75,18 +78,16 @@ def predict_folder(predictor: Predictor, paths: Sequence[Path], top_k: int = DEF
             on_progress("Checking images", len(problems), total)
     good = [p for p, problem in zip(paths, problems, strict=False) if problem is None]
     answers: list[Prediction] = []
-    if good and not (stop is not None and stop.is_set()):
-        batches = standard_image_files(predictor.prep, good, batch_size).prefetch(2)
-        for images in batches:
-            images = images.numpy()
-            outputs = predictor.outputs(predictor.normalised(images))
-            for image, answer in zip(images, predictor.answers(outputs, top_k), strict=True):
-                answers.append(Prediction(
-                    str(good[len(answers)]),
-                    thumbnail=thumbnail_of(image) if thumbnails else None, **answer))
-            on_progress("Answering images", len(answers), len(good))
-            if stop is not None and stop.is_set() and len(answers) < len(good):
-                break
+    for begin in range(0, len(good), batch_size):
+        if stop is not None and stop.is_set():
+            break
+        images = predictor.standard_files(good[begin:begin + batch_size])
+        outputs = predictor.outputs(predictor.normalised(images))
+        for image, answer in zip(images, predictor.answers(outputs, top_k), strict=True):
+            answers.append(Prediction(str(good[len(answers)]),
+                                      thumbnail=thumbnail_of(image) if thumbnails else None,
+                                      **answer))
+        on_progress("Answering images", len(answers), len(good))
     result.stopped = len(problems) < total or len(answers) < len(good)
     read = len(answers) + sum(problem is not None for problem in problems)
     share = (time.perf_counter() - started) / max(1, read)

@@ -175,13 +175,17 @@ class Predictor:
         return value[0] if isinstance(value, list | tuple) else value
 
     def _compiled(self):
-        """The model's forward pass as one traced function of a batch."""
+        """The model's forward pass as one function traced once for any batch size (tracing
+        again for a new size would hold the interpreter lock, and stall the GUI, for a
+        quarter of a second)."""
         import tensorflow as tf
 
         inputs = len(self.model.inputs)
         model = self.model
+        shape = [None, *self.model.inputs[0].shape[1:]]
+        dtype = tf.as_dtype(self.prep.get("input_dtype") or "float32")
 
-        @tf.function(reduce_retracing=True)
+        @tf.function(input_signature=[tf.TensorSpec(shape, dtype)])
         def call(x):
             return model(x if inputs == 1 else (x,) * inputs, training=False)
 

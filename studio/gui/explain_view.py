@@ -21,6 +21,7 @@ GRID_WIDTH = 330
 """The width the activation maps and filters are drawn in."""
 MAX_MAPS = 64
 MAX_FILTERS = 64
+METHOD_NAMES = {"grad-cam": "Grad-CAM", "hires-cam": "HiResCAM"}
 
 
 def _explain(predictor: Predictor, prediction: Prediction, class_index: int,
@@ -67,8 +68,9 @@ class ExplainView(QWidget):
         self.layer_box.setToolTip("The layer whose activation maps are shown for this image")
         self.layer_box.activated.connect(lambda _: self._start())
         self.image = self._picture("The image as the model was shown it")
-        self.heat = self._picture("Grad-CAM: red where the image most raised the model's score "
-                                  "for the class chosen above")
+        self.heat = self._picture("Red where the image most raised the model's score for the "
+                                  "class chosen above (Grad-CAM, or HiResCAM when Grad-CAM "
+                                  "finds nothing)")
         self.maps = QLabel()
         self.maps.setObjectName("explain-maps")
         self.maps.setToolTip("Each tile is one channel of the layer's output for this image: "
@@ -83,7 +85,8 @@ class ExplainView(QWidget):
         pictures.addWidget(self.image, 0, 0)
         pictures.addWidget(self.heat, 0, 1)
         pictures.addWidget(hint("Image"), 1, 0, Qt.AlignmentFlag.AlignHCenter)
-        pictures.addWidget(hint("Grad-CAM"), 1, 1, Qt.AlignmentFlag.AlignHCenter)
+        self.heat_caption = hint("Heat map")
+        pictures.addWidget(self.heat_caption, 1, 1, Qt.AlignmentFlag.AlignHCenter)
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
         layout.addLayout(form)
@@ -147,6 +150,7 @@ class ExplainView(QWidget):
             self.layer_box.addItem(name, name)
         self.layer_box.setCurrentIndex(max(0, self.layer_box.findData(explanation.layer)))
         self.heat.setPixmap(self._fit(explanation.overlay))
+        self.heat_caption.setText(METHOD_NAMES.get(explanation.method, "No heat map"))
         maps = explanation.maps
         self.maps.setPixmap(self._tiles(None if maps is None else _to_uint8(maps[:MAX_MAPS])))
         filters = explanation.filters

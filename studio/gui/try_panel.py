@@ -175,7 +175,8 @@ class TryPanel(QWidget):
         self.table = QTableView()
         self.table.setObjectName("try-table")
         self.table.setModel(proxy)
-        self.table.setSortingEnabled(True)
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        self.table.setSortingEnabled(True)  # in file order until a header is clicked
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
