@@ -34,6 +34,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/folder_throughput.py
 	$(BIN)/python bench/checkpoint_cost.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/history_open.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/inference_latency.py
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python packaging/screenshots.py
