@@ -14,11 +14,14 @@ import pytest
 from PIL import Image
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication, QImage
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QPushButton
 
 from studio.core.data import load_arrays
+from studio.core.graph import Graph, Node
 from studio.core.image_pipeline import preprocess_image_files
-from studio.core.project import DatasetChoice
+from studio.core.project import DatasetChoice, Project
+from studio.core.table_pipeline import preprocess_rows
+from studio.core.training import train
 from studio.gui.preprocessing_dialog import PreprocessingDialog
 from tests.gui.support import RUN_TIMEOUT_MS, copied_run, drop_on
 
@@ -220,3 +223,60 @@ def test_a_drop_with_no_trained_model_explains_what_to_do(window, qtbot, digits)
     assert drop_on(window.canvas.viewport(), [digits["7"]])
     qtbot.waitUntil(lambda: "train a model" in panel.status.text(), timeout=RUN_TIMEOUT_MS)
     assert panel.cards == []
+
+
+def test_clicking_an_answer_shows_why_with_a_heat_map_activations_and_filters(
+    window, qtbot, run_dir, digits
+):
+    panel = window.try_panel
+    view = panel.explain
+    with qtbot.waitSignal(view.explained, timeout=RUN_TIMEOUT_MS):
+        assert drop_on(window.canvas.viewport(), [digits["7"], digits["3"]])
+    with qtbot.waitSignal(view.explained, timeout=RUN_TIMEOUT_MS):
+        qtbot.mouseClick(panel.cards[0], LEFT)  # the newest card: the "3"
+    explanation = view.explanation
+    assert view.prediction.source == str(digits["3"])
+    assert view.title.text().startswith("<b>Why digit")
+    assert explanation.layer == "conv2d_1" and explanation.method in ("grad-cam", "hires-cam")
+    assert explanation.overlay.shape[-1] == 3 and explanation.maps.shape == (8, 26, 26)
+    assert explanation.filters.shape == (8, 3, 3, 1)
+    for label in (view.heat, view.maps, view.filters):
+        assert not label.pixmap().isNull() and label.pixmap().width() > 1
+    assert [view.class_box.itemText(i) for i in range(view.class_box.count())] == \
+        view.prediction.labels
+    with qtbot.waitSignal(view.explained, timeout=RUN_TIMEOUT_MS):
+        view.class_box.setCurrentIndex(1)
+        view.class_box.activated.emit(1)  # the heat map of the second most likely class
+    assert view.class_box.currentText() == view.prediction.labels[1]
+
+
+def test_a_table_model_answers_an_example_typed_in_its_form(window, qtbot, private_workspace,
+                                                            tmp_path):
+    rng = np.random.default_rng(0)
+    rows = [(a, b, "big" if a + b > 0 else "small") for a, b in rng.normal(size=(120, 2))]
+    table = tmp_path / "sizes.csv"
+    table.write_text("width,height,size\n" + "\n".join(f"{a:.3f},{b:.3f},{c}"
+                                                       for a, b, c in rows))
+    project = Project(name="Sizes", graph=Graph.from_chain([
+        Node("input_1", "Input", {"shape": [2]}),
+        Node("dense_1", "Dense", {"units": 2, "activation": "softmax"}),
+    ]))
+    project.dataset = DatasetChoice(source="csv", path=str(table), label_column="size")
+    project.training.epochs = 1
+    run = train(project, private_workspace / "runs").run_dir
+    panel = window.try_panel
+    with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS):
+        window.views.setCurrentWidget(panel)
+    assert panel.tabs.currentIndex() == 2 and not panel.tabs.isTabVisible(1)
+    assert list(panel.form_fields) == ["width", "height"]
+    qtbot.mouseClick(panel.form_fields["width"], LEFT)
+    qtbot.keyClicks(panel.form_fields["width"], "2.5")  # height left empty: the mean
+    with qtbot.waitSignal(panel.answered, timeout=RUN_TIMEOUT_MS) as answered:
+        qtbot.mouseClick(panel.findChild(QPushButton, "try-predict"), LEFT)
+    (prediction,) = answered.args[0]
+    prep = json.loads((run / "preprocessing.json").read_text())
+    model = keras.saving.load_model(run / "model.keras")
+    expected = np.asarray(model(preprocess_rows(prep, [{"width": "2.5", "height": ""}])))[0]
+    assert prediction.labels[0] == prep["class_names"][int(expected.argmax())]
+    assert prediction.probabilities[0] == pytest.approx(expected.max(), abs=1e-5)
+    assert panel.cards[0].bars is not None
