@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from gui_session import close_discarding, drop, open_demo_window, wait_for  # noqa: E402
+from gui_session import close_discarding, drop, open_demo_window, wait_for, warm_up  # noqa: E402
 from gui_stalls import LatenessProbe, summary  # noqa: E402
 from PIL import Image  # noqa: E402
 from PySide6.QtCore import QCoreApplication  # noqa: E402
@@ -89,6 +89,7 @@ def main() -> None:
             Image.fromarray(x[index % len(x), ..., 0]).save(path)
             images.append(path)
         window = open_demo_window()
+        warm_up(window)  # as the app does once the window shows
         window.views.setCurrentWidget(window.try_panel)
         wait_for(window.try_panel.model_ready)
         seconds = time_drops(window, images[: args.drops + WARM_UP])[WARM_UP:]

@@ -3,6 +3,7 @@ curves."""
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -214,6 +215,12 @@ class TrainingPanel(QWidget):
         if self.warmup is not None:
             self.warmup.wait()
             self.warmup = None
+        if not gc.get_freeze_count():
+            # TensorFlow and Keras leave a few hundred thousand long-lived objects; a full
+            # collection walking them held the GUI for up to 0.2 s (bench/gui_stalls.py).
+            # Frozen once, they are never scanned again.
+            gc.collect()
+            gc.freeze()
 
     def _edit(self, label: str, field: str, value) -> None:
         self.doc.edit(f"Set {label}", lambda p: setattr(p.training, field, value),
