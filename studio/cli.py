@@ -11,11 +11,19 @@ from pathlib import Path
 
 from studio.core.runtime import configure_environment
 
-COMMANDS = ("new", "train", "export-code", "import", "data", "runs")
+COMMANDS = ("new", "train", "export-code", "import", "data", "runs", "infer")
 
 
 class CliError(Exception):
-    """A one-line reason to exit non-zero."""
+    """A one-line reason to exit non-zero (``code``)."""
+
+    code = 1
+
+
+class UsageError(CliError):
+    """A model or arguments that cannot be used: exit code 2."""
+
+    code = 2
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -65,7 +73,36 @@ def _parser() -> argparse.ArgumentParser:
                              "epochs and best validation scores")
     history.add_argument("project", type=Path)
     history.add_argument("--json", action="store_true", help="print the runs as a JSON list")
+    _infer_parser(sub)
     return parser
+
+
+def _infer_parser(sub) -> None:
+    infer = sub.add_parser(
+        "infer", help="answer image files, folders or CSV rows with a trained model",
+        description="Answer inputs with a run's model or a Keras file, one line each. Exit "
+        "code 0 when every input was answered, 1 when some could not be (the others are "
+        "still printed), 2 for a model or arguments that cannot be used.")
+    infer.add_argument("model", metavar="RUN_OR_MODEL",
+                       help="a run folder, a run's id (or the start of it) among the "
+                       "workspace's runs (or --project's), or a .keras/.h5 file")
+    infer.add_argument("inputs", metavar="INPUT", nargs="+", type=Path,
+                       help="image files and folders (searched at any depth); for table "
+                       "and text models, CSV files whose rows are answered")
+    infer.add_argument("--top-k", type=int, default=5, metavar="K",
+                       help="how many classes to show for each input (default 5)")
+    infer.add_argument("--json", action="store_true", help="print the answers as a JSON list")
+    infer.add_argument("--project", type=Path, help="look for RUN among this project's runs")
+    infer.add_argument("--column", help="text models: the CSV column holding the texts "
+                       "(default: the run's text column, or the file's only one)")
+    described = infer.add_argument_group(
+        "a model file without preprocessing.json beside it: how its images were prepared")
+    described.add_argument("--size", nargs=2, type=int, metavar=("H", "W"))
+    described.add_argument("--color", choices=("grayscale", "rgb"))
+    described.add_argument("--normalization", choices=("unit", "symmetric"),
+                           help="pixels scaled to 0..1 (unit) or -1..1 (symmetric)")
+    described.add_argument("--resize", choices=("squash", "crop", "pad"), default="squash",
+                           help="how images of another shape are fitted (default squash)")
 
 
 def _positive(value: int | None, name: str) -> None:
@@ -329,6 +366,111 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _model_to_answer(args: argparse.Namespace) -> Path:
+    """RUN_OR_MODEL as a path: as given if it exists, else a run id among the runs."""
+    from studio.core.run_history import RunNotFoundError, find_run
+    from studio.core.runs import runs_root
+
+    if Path(args.model).exists():
+        return Path(args.model)
+    try:
+        return find_run(runs_root(args.project), args.model)
+    except RunNotFoundError as exc:
+        raise UsageError(f"{args.model} is not a file or folder, nor a run: {exc}") from None
+
+
+def _described(args: argparse.Namespace) -> dict | None:
+    """The preprocessing --size, --color and --normalization describe, if given."""
+    from studio.core.predictor import image_preprocessing
+
+    given = (args.size, args.color, args.normalization)
+    if not any(given):
+        return None
+    if not all(given):
+        raise UsageError("describe the model's images with all three of --size H W, "
+                         "--color and --normalization.")
+    if min(args.size) < 1:
+        raise UsageError(f"--size must be at least 1 pixel, not {args.size[0]} {args.size[1]}.")
+    return image_preprocessing(args.size, args.color, args.normalization, args.resize)
+
+
+def _load_predictor(args: argparse.Namespace):
+    from studio.core.predictor import ModelFileError, Predictor, PreprocessingMissing
+
+    try:
+        return Predictor.load(_model_to_answer(args), _described(args))
+    except PreprocessingMissing as missing:
+        shape = missing.input_shape
+        if len(shape) != 3:
+            raise UsageError(str(missing)) from None
+        height, width = (d or "H" for d in shape[:2])
+        color = {1: "grayscale", 3: "rgb"}.get(shape[2], "grayscale|rgb")
+        raise UsageError(f"{missing} Give: --size {height} {width} --color {color} "
+                         "--normalization unit|symmetric (0..1 or -1..1).") from None
+    except ModelFileError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _answer_line(prediction) -> str:
+    """One line: the input, its top classes with probabilities (or its value) and time, or
+    why it could not be answered."""
+    if prediction.error is not None:
+        return f"{prediction.source}: error: {prediction.error}"
+    if prediction.value is not None:
+        answer = "value " + ", ".join(f"{v:.6g}" for v in prediction.value)
+    else:
+        answer = "  ".join(f"{label} {p:.1%}" for label, p in
+                           zip(prediction.labels, prediction.probabilities, strict=True))
+    return f"{prediction.source}: {answer}  ({prediction.seconds * 1000:.1f} ms)"
+
+
+def _answer_inputs(args: argparse.Namespace, predictor, stop: threading.Event) -> list:
+    """Each input's predictions, in the order given: folders expanded to their images,
+    CSV files to their rows."""
+    from studio.core.batch_inference import image_files, predict_csv, predict_folder
+    from studio.core.data import DataError
+    from studio.core.predictor import Prediction
+
+    if predictor.kind != "image":
+        predictions = []
+        for path in args.inputs:
+            try:
+                predictions += predict_csv(predictor, path, args.top_k, args.column)
+            except DataError as exc:
+                predictions.append(Prediction(str(path), error=str(exc)))
+        return predictions
+    items: list = []
+    for path in args.inputs:
+        found = image_files(path, stop) if path.is_dir() else [path]
+        items += found or [Prediction(str(path), error="a folder with no image files")]
+    paths = [item for item in items if isinstance(item, Path)]
+    answers = iter(predict_folder(predictor, paths, args.top_k, stop=stop).predictions)
+    predictions = [item if isinstance(item, Prediction) else next(answers, None)
+                   for item in items]
+    return [p for p in predictions if p is not None]
+
+
+def cmd_infer(args: argparse.Namespace) -> int:
+    """Answer images, folders or CSV rows; one line (or JSON object) per answer; exit 1 if
+    some input could not be answered."""
+    if args.top_k < 1:
+        raise UsageError(f"--top-k must be at least 1, not {args.top_k}.")
+    predictor = _load_predictor(args)
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        predictions = _answer_inputs(args, predictor, stop)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if args.json:
+        print(json.dumps([p.to_dict() for p in predictions], ensure_ascii=False, indent=2))
+    elif predictions:
+        print("\n".join(_answer_line(p) for p in predictions))
+    if stop.is_set():
+        print("studio: stopped before every input was answered.", file=sys.stderr)
+    return 1 if stop.is_set() or any(p.error is not None for p in predictions) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``studio`` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -340,8 +482,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         commands = {"new": cmd_new, "train": cmd_train, "export-code": cmd_export_code,
-                    "import": cmd_import, "data": cmd_data, "runs": cmd_runs}
+                    "import": cmd_import, "data": cmd_data, "runs": cmd_runs,
+                    "infer": cmd_infer}
         return commands[args.command](args)
     except CliError as exc:
         print(f"studio: error: {exc}", file=sys.stderr)
-        return 1
+        return exc.code

@@ -1,5 +1,6 @@
-"""Answering a folder of images as a batch: find the images, check them, stream the good
-ones through ``tf.data`` into the model, and write the answers as CSV."""
+"""Answering many inputs at once: find the images in a folder, check them, read the good
+ones in batches into the model, answer the rows of a CSV file with a table or text model, and
+write the answers as CSV."""
 
 from __future__ import annotations
 
@@ -13,10 +14,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from studio.core import runs
+from studio.core.data import DataError
 from studio.core.files import atomic_write_text
-from studio.core.image_check import UnusableImage, inspect_image
 from studio.core.image_folder import is_image_name
-from studio.core.predictor import DEFAULT_TOP_K, Prediction, Predictor, thumbnail_of
+from studio.core.predictor import (
+    DEFAULT_TOP_K,
+    Prediction,
+    Predictor,
+    image_problem,
+    thumbnail_of,
+)
 
 BATCH = 128
 """Images read and answered at once."""
@@ -49,60 +57,130 @@ def image_files(folder: Path, stop: threading.Event | None = None) -> list[Path]
     return sorted(found)
 
 
-def _problem(path: Path) -> str | None:
-    try:
-        inspect_image(path)
-    except UnusableImage as exc:
-        return exc.reason
-    return None
+def _check(paths: list[Path], on_progress: Progress, stop: threading.Event | None
+           ) -> list[str | None]:
+    """Each file's problem (None for a usable image), checked by CHECKERS threads; a prefix
+    of ``paths`` when stopped."""
+    problems: list[str | None] = []
+    with ThreadPoolExecutor(CHECKERS) as pool:
+        for begin in range(0, len(paths), CHECK_CHUNK):
+            if stop is not None and stop.is_set():
+                break
+            problems += pool.map(image_problem, paths[begin:begin + CHECK_CHUNK])
+            on_progress("Checking images", len(problems), len(paths))
+    return problems
 
 
 def predict_folder(predictor: Predictor, paths: Sequence[Path], top_k: int = DEFAULT_TOP_K,
                    on_progress: Progress | None = None, stop: threading.Event | None = None,
                    batch_size: int = BATCH, thumbnails: bool = False) -> BatchResult:
-    """Answer image files in batches, read by the predictor's traced reader (a new
-    ``tf.data`` pipeline would be traced anew, holding the interpreter lock for a quarter
-    second); unusable files get their reason and the rest go on.
-    Stopping keeps the answers so far (in file order, the unanswered left out). Thumbnails
-    are kept only if asked (they take memory)."""
+    """Answer image files in batches, in file order: all are checked first (two threads), then
+    the usable ones are read in batches by the predictor's traced reader (a new ``tf.data``
+    pipeline would be traced anew, holding the interpreter lock for a quarter second) and
+    answered. Unusable files get their reason and the rest go on. Stopping keeps the
+    answers so far (the files not reached are left out). Thumbnails are kept only if asked
+    (they take memory)."""
     started = time.perf_counter()
     on_progress = on_progress or (lambda what, done, total: None)
     paths = [Path(p) for p in paths]
-    total, result = len(paths), BatchResult()
-    problems: list[str | None] = []
-    with ThreadPoolExecutor(CHECKERS) as pool:
-        for begin in range(0, total, CHECK_CHUNK):
-            if stop is not None and stop.is_set():
-                break
-            problems += pool.map(_problem, paths[begin:begin + CHECK_CHUNK])
-            on_progress("Checking images", len(problems), total)
-    good = [p for p, problem in zip(paths, problems, strict=False) if problem is None]
-    answers: list[Prediction] = []
-    for begin in range(0, len(good), batch_size):
+    problems = dict(enumerate(_check(paths, on_progress, stop)))
+    good = [i for i, problem in problems.items() if problem is None]
+    answers: dict[int, Prediction] = {}
+    reached = 0
+    for reached in range(0, len(good), batch_size):
         if stop is not None and stop.is_set():
             break
-        images = predictor.standard_files(good[begin:begin + batch_size])
+        batch = good[reached:reached + batch_size]
+        read, images, errors = predictor.read_checked([paths[i] for i in batch])
+        problems.update({batch[j]: error for j, error in errors.items()})
         outputs = predictor.outputs(predictor.normalised(images))
-        for image, answer in zip(images, predictor.answers(outputs, top_k), strict=True):
-            answers.append(Prediction(str(good[len(answers)]),
-                                      thumbnail=thumbnail_of(image) if thumbnails else None,
-                                      **answer))
-        on_progress("Answering images", len(answers), len(good))
-    result.stopped = len(problems) < total or len(answers) < len(good)
-    read = len(answers) + sum(problem is not None for problem in problems)
-    share = (time.perf_counter() - started) / max(1, read)
-    answered = iter(answers)
-    for path, problem in zip(paths, problems, strict=False):
-        if problem is not None:
-            result.predictions.append(Prediction(str(path), error=problem, seconds=share))
-            continue
-        prediction = next(answered, None)
-        if prediction is None:
-            break
+        for j, image, answer in zip(read, images, predictor.answers(outputs, top_k),
+                                    strict=True):
+            answers[batch[j]] = Prediction(str(paths[batch[j]]), **answer,
+                                           thumbnail=thumbnail_of(image) if thumbnails else None)
+        on_progress("Answering images", reached + len(batch), len(good))
+    else:
+        reached = len(good)
+    end = good[reached] if reached < len(good) else len(problems)
+    share = (time.perf_counter() - started) / max(1, end)
+    result = BatchResult(stopped=end < len(paths))
+    for index in range(end):
+        prediction = answers.get(index) or Prediction(str(paths[index]), error=problems[index])
         prediction.seconds = share
         result.predictions.append(prediction)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def csv_records(path: Path) -> list[dict[str, str]]:
+    """The rows of a CSV file as {column: cell}, decoded, split and named as training reads
+    CSV files (empty rows skipped); DataError in plain words if it cannot be read."""
+    from studio.core import table_data
+
+    path = Path(path)
+    text, _ = table_data._decode(path)
+    reader = csv.reader(io.StringIO(text, newline=""),
+                        delimiter=table_data._sniff_delimiter(text))
+    try:
+        rows = [[cell.strip() for cell in row] for row in reader
+                if any(cell.strip() for cell in row)]
+    except csv.Error as exc:
+        raise DataError(f"{path.name} cannot be read as CSV near line {reader.line_num} "
+                        f"({exc}).") from None
+    names = table_data.csv_columns(path)
+    return [dict(zip(names, row, strict=False)) for row in rows[1:]]
+
+
+def _trained_text_column(model_path: Path) -> str:
+    """The text column of the run a model file belongs to, or "" if it is not in a run."""
+    from studio.core.project import ProjectFileError, load_project
+
+    for folder in (model_path.parent, model_path.parent.parent):
+        if (folder / runs.PROJECT_FILE).is_file():
+            try:
+                return load_project(folder / runs.PROJECT_FILE).dataset.text_column
+            except ProjectFileError:
+                return ""
+    return ""
+
+
+def _text_column(predictor: Predictor, path: Path, names: list[str], wanted: str | None
+                 ) -> str:
+    if wanted is None:
+        trained = _trained_text_column(predictor.path)
+        wanted = names[0] if len(names) == 1 else (trained if trained in names else None)
+    if wanted is None or wanted not in names:
+        asked = f"has no column {wanted!r}" if wanted else "has several columns"
+        raise DataError(f"{path.name} {asked} ({', '.join(names)}): say which one holds the "
+                        f"texts.")
+    return wanted
+
+
+def predict_csv(predictor: Predictor, path: Path, top_k: int = DEFAULT_TOP_K,
+                text_column: str | None = None) -> list[Prediction]:
+    """Answer each row of a CSV file with a table model (by column name; a missing or empty
+    cell takes the training mean) or a text model (its ``text_column``, by default the
+    run's own text column or the file's only one). Sources read ``file.csv row N``.
+    DataError if the file cannot be read or does not hold what the model needs."""
+    path = Path(path)
+    records = csv_records(path)
+    names = list(records[0]) if records else []
+    if not records:
+        raise DataError(f"{path.name} holds no rows to answer, only a header or nothing.")
+    if predictor.kind == "text":
+        column = _text_column(predictor, path, names, text_column)
+        predictions = predictor.predict_texts([r[column] for r in records], top_k)
+    elif predictor.kind == "table":
+        wanted = predictor.prep["columns"]
+        if not set(wanted) & set(names):
+            raise DataError(f"{path.name} has none of the columns the model was trained on "
+                            f"({', '.join(wanted)}).")
+        predictions = predictor.predict_rows(records, top_k)
+    else:
+        raise DataError(f"{path.name}: this model answers images, not CSV rows.")
+    for row, prediction in enumerate(predictions, 1):
+        prediction.source = f"{path} row {row}"
+    return predictions
 
 
 def write_predictions_csv(predictions: Sequence[Prediction], path: Path) -> None:

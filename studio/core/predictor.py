@@ -5,22 +5,26 @@ rows or texts, one input's failure never stopping the others."""
 from __future__ import annotations
 
 import json
+import re
 import time
+import zipfile
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from studio.core import runs
-from studio.core.image_check import UnusableImage, inspect_image
+from studio.core.image_check import CORRUPT, UnusableImage, inspect_image
 from studio.core.messages import first_line
 
 MODEL_SUFFIXES = (".keras", ".h5", ".hdf5")
 THUMBNAIL_SIDE = 128
 DEFAULT_TOP_K = 5
 NORMALIZATIONS = {"unit": (1 / 255.0, 0.0), "symmetric": (1 / 127.5, -1.0)}
+_UNKNOWN_CLASS = re.compile(r"Could not locate class '([^']+)'")
+_TF_FUNCTION = re.compile(r"\{\{[^}]*\}\}")
 
 
 class ModelFileError(ValueError):
@@ -32,9 +36,12 @@ class PreprocessingMissing(ValueError):
     ``input_shape`` is the model's input shape without the batch axis (None where free)."""
 
     def __init__(self, path: Path, input_shape: tuple) -> None:
-        super().__init__(f"{path.name} does not say how its images were prepared (no "
-                         f"{runs.PREPROCESSING_FILE} beside it): give the input size, colour "
-                         f"mode and pixel scaling.")
+        what = ("images were prepared" if len(input_shape) == 3
+                else "inputs were prepared (only image models can be told how)")
+        super().__init__(f"{path.name} does not say how its {what}: there is no "
+                         f"{runs.PREPROCESSING_FILE} beside it. It takes inputs of shape "
+                         f"{_shape_text(input_shape)}; give their size, colour mode and pixel "
+                         f"scaling.")
         self.input_shape = input_shape
 
 
@@ -53,9 +60,11 @@ class Prediction:
 
     def to_dict(self) -> dict[str, Any]:
         """The prediction as JSON-ready values (without the thumbnail)."""
-        out = asdict(self)
-        del out["thumbnail"]
-        return out
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "thumbnail"}
+
+
+def _shape_text(shape: Sequence[int | None]) -> str:
+    return " × ".join("any" if d is None else str(d) for d in shape)
 
 
 def answer_choices(run_dir: Path) -> list[tuple[str, Path]]:
@@ -88,7 +97,10 @@ def image_preprocessing(input_shape: Sequence[int], color: str, normalization: s
 
 def _preprocessing_beside(path: Path) -> dict[str, Any] | None:
     """The preprocessing recorded next to a model file, or in the run a checkpoint is of."""
-    for folder in (path.parent, path.parent.parent):
+    folders = [path.parent]
+    if path.parent.name == runs.CHECKPOINTS:
+        folders.append(path.parent.parent)
+    for folder in folders:
         record = folder / runs.PREPROCESSING_FILE
         if record.is_file():
             try:
@@ -107,25 +119,68 @@ def _model_file(path: Path) -> Path:
                                  f"pick one of its checkpoints.")
         raise ModelFileError(f"{path} holds no model: train a run, or pick a .keras file.")
     if not path.exists():
-        raise ModelFileError(f"{path} does not exist.")
+        raise ModelFileError(f"{path} does not exist: check the path.")
     if path.suffix.lower() not in MODEL_SUFFIXES:
         raise ModelFileError(f"{path.name} is not a Keras model file: Layer Studio answers "
                              f"with .keras and .h5 files.")
     return path
 
 
+def _is_container(path: Path) -> bool:
+    """Whether the file is the kind its name says: a zip archive (.keras) or HDF5 (.h5)."""
+    if path.suffix.lower() == ".keras":
+        return zipfile.is_zipfile(path)
+    import h5py
+
+    return bool(h5py.is_hdf5(path))
+
+
 def _load_model(path: Path) -> Any:
+    """The Keras model in ``path``, loaded in safe mode (no Python code from the file)."""
     import keras
 
+    if not _is_container(path):
+        raise ModelFileError(f"{path.name} is not a Keras model file: it is damaged, or "
+                             f"another kind of file named {path.suffix}.")
     try:
         return keras.saving.load_model(path, safe_mode=True, compile=False)
     except Exception as exc:  # noqa: BLE001 - every loading failure is said in words
         text = first_line(exc)
-        if "safe_mode" in text or "lambda" in text.lower():
-            raise ModelFileError(f"{path.name} holds Python code (a Lambda layer), which is "
-                                 f"never run from a file.") from None
-        raise ModelFileError(f"{path.name} is not a Keras model Layer Studio can load "
+        unknown = _UNKNOWN_CLASS.search(str(exc))
+        if unknown:
+            raise ModelFileError(f"{path.name} uses a layer Keras does not know "
+                                 f"({unknown[1]}): it was saved from custom Python code, "
+                                 f"which is not in the file.") from None
+        if "safe_mode" in str(exc) or "lambda" in text.lower():
+            raise ModelFileError(f"{path.name} holds Python code (a Lambda layer), which "
+                                 f"Layer Studio never runs from a file.") from None
+        raise ModelFileError(f"{path.name} cannot be loaded as a Keras model "
                              f"({text}).") from None
+
+
+def _check_fits(path: Path, model: Any, prep: dict[str, Any]) -> None:
+    """ModelFileError if the preprocessing makes inputs of another shape than the model's."""
+    wanted = tuple(model.inputs[0].shape[1:])
+    made = tuple(prep.get("sample_shape") or ())
+    if made and (len(made) != len(wanted) or any(
+            w is not None and w != m for w, m in zip(wanted, made, strict=True))):
+        raise ModelFileError(f"{path.name} takes inputs of shape {_shape_text(wanted)}, but "
+                             f"the preprocessing given makes {_shape_text(made)}: describe "
+                             f"the inputs this model was trained on.")
+
+
+def image_problem(path: Path) -> str | None:
+    """Why a file cannot be answered as an image, in plain words, or None if it can."""
+    path = Path(path)
+    if path.is_dir():
+        return "a folder, not an image file"
+    if not path.exists() and not path.is_symlink():
+        return "there is no such file"
+    try:
+        inspect_image(path)
+    except UnusableImage as exc:
+        return exc.reason
+    return None
 
 
 def thumbnail_of(image: np.ndarray) -> np.ndarray:
@@ -166,8 +221,8 @@ class Predictor:
         prep = preprocessing or _preprocessing_beside(model_path)
         model = _load_model(model_path)
         if prep is None:
-            shape = tuple(model.inputs[0].shape[1:]) if model.inputs else ()
-            raise PreprocessingMissing(model_path, shape)
+            raise PreprocessingMissing(model_path, tuple(model.inputs[0].shape[1:]))
+        _check_fits(model_path, model, prep)
         return cls(model_path, model, prep)
 
     @staticmethod
@@ -226,18 +281,19 @@ class Predictor:
         if self.kind != kind:
             raise ValueError(f"This model was trained on {self.kind} data, not {kind}s.")
 
-    def standard_files(self, paths: Sequence[Path]) -> np.ndarray:
+    def standard_files(self, paths: Sequence[Path], by_content: bool = False) -> np.ndarray:
         """Image files in the model's standard form (uint8), read exactly as training reads
-        them (its ``read_images``, traced once per decoder rather than per call)."""
+        them (its ``read_images``, traced once per decoder rather than per call), or each
+        decoded by its content whatever its name if ``by_content``."""
         import tensorflow as tf
 
-        from studio.core.image_pipeline import ImageForm, decoder_for, read_images
+        from studio.core.image_pipeline import ImageForm, decode_image, decoder_for, read_images
 
         form = ImageForm.from_prep(self.prep)
         if not paths:
             return np.zeros((0, *form.size, form.channels), np.uint8)
         paths = [Path(p) for p in paths]
-        decode = decoder_for(paths)
+        decode = decode_image if by_content else decoder_for(paths)
         if decode not in self._readers:
             self._readers[decode] = tf.function(
                 lambda names: read_images(names, form, decode),
@@ -250,6 +306,26 @@ class Predictor:
 
         return normalised(images, self.prep["scale"], self.prep["offset"]).numpy()
 
+    def read_checked(self, paths: Sequence[Path]
+                     ) -> tuple[list[int], np.ndarray, dict[int, str]]:
+        """Read files that passed ``image_problem``: the positions read, their images in
+        the standard form, and why each other position could not be decoded. The files are
+        read in one batch; if TensorFlow fails on one of them, each is read on its own,
+        decoded by its content (a BMP named .png is answered)."""
+        try:
+            return list(range(len(paths))), self.standard_files(paths), {}
+        except Exception:  # noqa: BLE001 - find the file TensorFlow cannot decode
+            pass
+        read, images, errors = [], [], {}
+        for index, path in enumerate(paths):
+            try:
+                images.append(self.standard_files([path], by_content=True))
+                read.append(index)
+            except Exception as exc:  # noqa: BLE001 - said in words for that file only
+                reason = _TF_FUNCTION.sub("", first_line(exc)).strip()
+                errors[index] = f"{CORRUPT}: the image cannot be decoded ({reason})"
+        return read, np.concatenate([self.standard_files([]), *images]), errors
+
     def model_inputs(self, paths: Sequence[Path]) -> np.ndarray:
         """Image files as the model's input batch (for predictions and explanations)."""
         return self.normalised(self.standard_files(paths))
@@ -260,36 +336,21 @@ class Predictor:
         saying why, and the others are still answered."""
         self._need("image")
         started = time.perf_counter()
-        results: dict[int, Prediction] = {}
-        good: list[int] = []
-        for index, path in enumerate(paths):
-            try:
-                inspect_image(path)
-                good.append(index)
-            except UnusableImage as exc:
-                results[index] = Prediction(str(path), error=exc.reason)
-        chosen = [Path(paths[i]) for i in good]
-        try:
-            batches = [self.standard_files(chosen)]
-            groups = [good]
-        except Exception:  # noqa: BLE001 - one file TensorFlow cannot decode: read singly
-            batches, groups = [], []
-            for index in good:
-                try:
-                    batches.append(self.standard_files([Path(paths[index])]))
-                    groups.append([index])
-                except Exception as exc:  # noqa: BLE001
-                    results[index] = Prediction(str(paths[index]), error=(
-                        f"The image cannot be decoded ({first_line(exc)})."))
-        for indices, images in zip(groups, batches, strict=True):
-            answered = self._answered([str(paths[i]) for i in indices], self.normalised(images),
-                                      top_k, started, [thumbnail_of(im) for im in images])
-            results.update(zip(indices, answered, strict=True))
+        results = {i: Prediction(str(path), error=problem) for i, path in enumerate(paths)
+                   if (problem := image_problem(path)) is not None}
+        good = [i for i in range(len(paths)) if i not in results]
+        read, images, errors = self.read_checked([Path(paths[i]) for i in good])
+        results.update({good[i]: Prediction(str(paths[good[i]]), error=error)
+                        for i, error in errors.items()})
+        answered = self._answered([str(paths[good[i]]) for i in read], self.normalised(images),
+                                  top_k, started, [thumbnail_of(image) for image in images])
+        results.update(zip((good[i] for i in read), answered, strict=True))
         return [results[i] for i in range(len(paths))]
 
     def predict_images(self, images: Sequence[np.ndarray], names: Sequence[str],
                        top_k: int = DEFAULT_TOP_K) -> list[Prediction]:
-        """Answer in-memory uint8 images (H × W or H × W × C, any size and 1 to 4 channels)."""
+        """Answer in-memory uint8 images (H × W or H × W × C, any size and 1 to 4
+        channels); an array that is not such an image gets an error, the others answers."""
         from studio.core.image_pipeline import ImageForm, standard_images
 
         self._need("image")
@@ -297,9 +358,13 @@ class Predictor:
         out = []
         for image, name in zip(images, names, strict=True):
             started = time.perf_counter()
-            pixels = np.asarray(image, np.uint8)
+            pixels = np.asarray(image)
             pixels = pixels if pixels.ndim == 3 else pixels[..., None]
-            standard = standard_images(pixels[None], form).numpy()
+            if pixels.ndim != 3 or not 1 <= pixels.shape[-1] <= 4 or not pixels.size:
+                out.append(Prediction(name, error=f"not an image: an array of shape "
+                                                  f"{_shape_text(np.shape(image))}"))
+                continue
+            standard = standard_images(pixels[None].astype(np.uint8), form).numpy()
             out += self._answered([name], self.normalised(standard), top_k, started,
                                   [thumbnail_of(standard[0])])
         return out
