@@ -323,7 +323,8 @@ class Predictor:
                 read.append(index)
             except Exception as exc:  # noqa: BLE001 - said in words for that file only
                 reason = _TF_FUNCTION.sub("", first_line(exc)).strip()
-                errors[index] = f"{CORRUPT}: the image cannot be decoded ({reason})"
+                errors[index] = (image_problem(path)  # changed since it was checked
+                                 or f"{CORRUPT}: the image cannot be decoded ({reason})")
         return read, np.concatenate([self.standard_files([]), *images]), errors
 
     def model_inputs(self, paths: Sequence[Path]) -> np.ndarray:
