@@ -214,10 +214,10 @@ def test_every_bad_file_says_why_and_the_others_in_the_call_are_answered(cnn, cn
     cut_jpeg = tmp_path / "cut.jpg"
     Image.fromarray(np.tile(x[5], (4, 4, 3))).save(cut_jpeg, quality=90)
     cut_jpeg.write_bytes(cut_jpeg.read_bytes()[:600])
-    huge = tmp_path / "huge.png"
-    pixels = np.zeros((4000, 6000, 3), np.uint8)
-    pixels[500:3500, 2000:4000] = 255
-    Image.fromarray(pixels).save(huge, compress_level=1)
+    huge = tmp_path / "huge.jpg"
+    pixels = np.zeros((4000, 5000, 3), np.uint8)
+    pixels[500:3500, 1500:3500] = 255
+    Image.fromarray(pixels).save(huge, quality=80)
     rgba = tmp_path / "rgba.png"
     Image.fromarray(np.dstack([x[3]] * 3 + [np.full_like(x[3], 200)])).save(rgba)
     bmp_named_png = tmp_path / "really-a-bmp.png"
@@ -241,7 +241,7 @@ def test_every_bad_file_says_why_and_the_others_in_the_call_are_answered(cnn, cn
     assert all(p.thumbnail is None and not p.labels for p in predictions if p.error)
     answered = [p for p in predictions if p.error is None]
     names = [Path(p.source).name for p in answered]
-    assert names == [good[0].name, good[1].name, "huge.png", "rgba.png", "really-a-bmp.png",
+    assert names == [good[0].name, good[1].name, "huge.jpg", "rgba.png", "really-a-bmp.png",
                      good[2].name]
     readable = [good[0], good[1], huge, rgba, good[2]]
     expected = keras_answers(cnn_run / runs.MODEL_FILE,
