@@ -14,11 +14,13 @@ from studio.cli import main
 from studio.core import runs
 from studio.core.image_pipeline import preprocess_image_files
 from studio.core.runs import runs_root
+from studio.core.table_pipeline import preprocess_texts
 from tests.core.test_predictor import (
     keras_answers,
     run_prep,
     saved_model,
     table_model_and_prep,
+    trained_text_run,
     write_digits,
 )
 
@@ -152,3 +154,17 @@ def test_csv_rows_are_answered_by_a_table_model(tmp_path, capsys):
     assert code == 1 and len(lines) == 3
     assert lines[0] == f"{tmp_path / 'gone.csv'}: error: The CSV file {tmp_path / 'gone.csv'} " \
                        "does not exist."
+
+
+def test_a_text_run_answers_each_row_of_a_csv_with_a_label_column(tmp_path, capsys):
+    run = trained_text_run(tmp_path)
+    reviews = tmp_path / "new reviews.csv"
+    reviews.write_text('review,label\n"Loved it, great fun",good\nawful mess,bad\n',
+                       encoding="utf-8")
+    code, lines, err = infer(capsys, run, reviews, "--top-k", "1")
+    assert code == 0 and err == ""
+    matches = [LINE.match(line) for line in lines]
+    assert [m["source"] for m in matches] == [f"{reviews} row 1", f"{reviews} row 2"]
+    x = preprocess_texts(run_prep(run), ["Loved it, great fun", "awful mess"])
+    best = keras_answers(run / runs.MODEL_FILE, x).argmax(axis=1)
+    assert [m["answer"].split()[0] for m in matches] == [["bad", "good"][i] for i in best]

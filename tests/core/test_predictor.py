@@ -17,6 +17,7 @@ from PIL import Image
 
 from studio.core import data, runs
 from studio.core.data import load_arrays
+from studio.core.graph import Graph, Node
 from studio.core.image_pipeline import image_datasets, preprocess_image_files, preprocess_images
 from studio.core.predictor import (
     ModelFileError,
@@ -26,8 +27,9 @@ from studio.core.predictor import (
     image_preprocessing,
     thumbnail_of,
 )
-from studio.core.project import DatasetChoice
+from studio.core.project import DatasetChoice, Project
 from studio.core.table_pipeline import preprocess_rows, preprocess_texts
+from studio.core.training import train
 from tests.keras_models import lambda_model
 
 
@@ -295,6 +297,28 @@ def test_in_memory_images_of_any_size_and_channels_are_answered(cnn, cnn_run):
     assert predictions[3].thumbnail.shape == (28, 28, 1)
 
 
+def test_in_memory_images_answer_as_the_same_pixels_saved_as_png_files(cnn, tmp_path):
+    rng = np.random.default_rng(8)
+    colour = rng.integers(0, 256, (40, 30, 4), dtype=np.uint8)
+    images = [colour[..., 0], colour[..., :1], colour[..., :3], colour]
+    paths = [tmp_path / f"pasted {i} – chat noir ü 狗.png" for i in range(len(images))]
+    for image, path in zip(images, paths, strict=True):
+        Image.fromarray(image[..., 0] if image.shape[-1:] == (1,) else image).save(path)
+    from_files = cnn.predict_files(paths, top_k=10)
+    in_memory = cnn.predict_images(images, [p.name for p in paths], top_k=10)
+    assert [p.source for p in from_files] == [str(p) for p in paths]
+    pixels = [image if image.ndim == 3 else image[..., None] for image in images]
+    assert np.array_equal(cnn.model_inputs(paths), np.concatenate(
+        [preprocess_images(cnn.prep, image[None]) for image in pixels]))
+    for file_answer, memory_answer in zip(from_files, in_memory, strict=True):
+        assert file_answer.error is None and memory_answer.error is None
+        assert file_answer.labels == memory_answer.labels
+        assert file_answer.probabilities == pytest.approx(memory_answer.probabilities,
+                                                          abs=1e-5)
+        assert np.array_equal(file_answer.thumbnail, memory_answer.thumbnail)
+    assert not np.array_equal(from_files[0].thumbnail, from_files[3].thumbnail)
+
+
 def test_thumbnails_are_at_most_128_pixels_a_side():
     assert thumbnail_of(np.zeros((600, 400, 3), np.uint8)).shape == (128, 85, 3)
     assert thumbnail_of(np.zeros((30, 900, 1), np.uint8)).shape == (4, 128, 1)
@@ -425,3 +449,56 @@ def test_a_preprocessing_that_does_not_fit_the_model_is_refused(cnn_run):
     with pytest.raises(ModelFileError, match=r"model.keras takes inputs of shape 28 × 28 × 1, "
                                              r"but the preprocessing given makes 32 × 32 × 3"):
         Predictor.load(cnn_run, wrong)
+
+
+def trained_csv_run(tmp_path: Path, header: str, lines: list[str], nodes: list[Node],
+                    **dataset) -> Path:
+    """A finished one-epoch run of ``nodes`` on a CSV file of ``lines`` under ``header``."""
+    path = tmp_path / "data.csv"
+    path.write_text(header + "\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    project = Project(name="CSV", graph=Graph.from_chain(nodes))
+    project.dataset = DatasetChoice(source="csv", path=str(path), **dataset)
+    project.training.epochs = 1
+    result = train(project, tmp_path / "runs")
+    assert result.status == "finished"
+    return result.run_dir
+
+
+def test_a_trained_table_run_answers_rows_as_its_model_does(tmp_path):
+    rng = np.random.default_rng(1)
+    lines = [f"{a:.3f},{b:.3f},{'big' if a + b > 1 else 'small'}"
+             for a, b in rng.uniform(0, 1, (60, 2))]
+    run = trained_csv_run(tmp_path, "a,b,size", lines, [
+        Node("input_1", "Input", {"shape": [2]}),
+        Node("dense_1", "Dense", {"units": 2, "activation": "softmax"})])
+    predictor = Predictor.load(run)
+    assert predictor.kind == "table" and predictor.class_names == ["big", "small"]
+    rows = [{"a": "0.9", "b": "0.8", "size": "big"}, {"a": 0.1, "b": ""}, {"b": "NA"}]
+    predictions = predictor.predict_rows(rows, top_k=2)
+    expected = keras_answers(run / runs.MODEL_FILE, preprocess_rows(predictor.prep, rows))
+    assert_answers_match(predictions, expected, predictor.class_names)
+
+
+def trained_text_run(tmp_path: Path) -> Path:
+    """A finished one-epoch run of a small embedding model on reviews (``review,label``)."""
+    words = {"good": ["great fun", "loved it", "very good"],
+             "bad": ["awful mess", "hated it", "very bad"]}
+    lines = [f'"{text} {i}",{label}' for i in range(6) for label, texts in words.items()
+             for text in texts]
+    return trained_csv_run(tmp_path, "review,label", lines, [
+        Node("input_1", "Input", {"shape": [6]}),
+        Node("embedding_1", "Embedding", {"input_dim": 40, "output_dim": 4}),
+        Node("flatten_1", "Flatten", {}),
+        Node("dense_1", "Dense", {"units": 2, "activation": "softmax"})],
+        text_column="review", max_tokens=40, sequence_length=6)
+
+
+def test_a_trained_text_run_answers_texts_as_its_model_does(tmp_path):
+    run = trained_text_run(tmp_path)
+    predictor = Predictor.load(run)
+    assert predictor.kind == "text" and predictor.class_names == ["bad", "good"]
+    texts = ["Great FUN!", "hated it, very bad", "", "words it never saw"]
+    predictions = predictor.predict_texts(texts, top_k=2)
+    expected = keras_answers(run / runs.MODEL_FILE, preprocess_texts(predictor.prep, texts))
+    assert_answers_match(predictions, expected, predictor.class_names)
+    assert [p.source for p in predictions] == texts
