@@ -254,6 +254,8 @@ class Predictor:
 
     def answers(self, outputs: np.ndarray, top_k: int) -> list[dict[str, Any]]:
         """Each output row as labels and probabilities (top ``top_k``) or values."""
+        if not len(outputs):  # nothing was readable: no row to answer
+            return []
         if self.task == "regression":
             return [{"value": [float(v) for v in row]} for row in outputs]
         if outputs.shape[-1] == 1:  # one sigmoid unit: the second class's probability

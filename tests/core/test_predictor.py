@@ -256,6 +256,14 @@ def test_every_bad_file_says_why_and_the_others_in_the_call_are_answered(cnn, cn
     assert answered[2].thumbnail.shape == (28, 28, 1)
 
 
+def test_a_call_with_no_usable_file_gives_only_reasons(cnn, tmp_path):
+    notes = tmp_path / "notes.png"
+    notes.write_text("not a picture")
+    assert [p.error for p in cnn.predict_files([notes])] == [
+        "not a JPEG, PNG, GIF, BMP, WebP or TIFF image"]
+    assert cnn.predict_files([]) == []
+
+
 def test_a_file_that_cannot_be_read_in_a_batch_is_read_alone(cnn, tmp_path, monkeypatch):
     paths = write_digits(tmp_path, 4)
     original = Predictor.standard_files
