@@ -405,6 +405,20 @@ def test_logits_become_probabilities_and_regression_gives_values(tmp_path):
         values[0].tolist(), abs=1e-6)
 
 
+def test_one_sigmoid_unit_in_an_h5_file_answers_two_classes(tmp_path):
+    model = keras.Sequential([keras.Input((4, 4, 3)), keras.layers.Flatten(),
+                              keras.layers.Dense(1, activation="sigmoid")])
+    model.save(tmp_path / "binary.h5")
+    prep = image_preprocessing((4, 4, 3), "rgb", "symmetric", class_names=["cat", "dog"])
+    predictor = Predictor.load(tmp_path / "binary.h5", prep)
+    images = np.random.default_rng(3).integers(0, 256, (2, 4, 4, 3), dtype=np.uint8)
+    dog = np.asarray(model(preprocess_images(prep, images)))[:, 0]
+    predictions = predictor.predict_images(list(images), ["a", "b"], top_k=5)
+    expected = np.stack([1 - dog, dog], axis=1)
+    assert_answers_match(predictions, expected, ["cat", "dog"])
+    assert all(len(p.labels) == 2 for p in predictions)
+
+
 def test_model_files_that_cannot_answer_are_refused_in_words(cnn_run, tmp_path):
     junk = tmp_path / "junk.keras"
     junk.write_text("not a model")
