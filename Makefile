@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/checkpoint_cost.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/history_open.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/inference_latency.py
+	$(BIN)/python bench/batch_inference.py
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python packaging/screenshots.py

@@ -56,7 +56,8 @@ class ExplainView(QWidget):
         self.prediction: Prediction | None = None
         self.explanation: Explanation | None = None
         self._worker: Worker | None = None
-        self._retired: list[Worker] = []
+        self._busy = False
+        self._stale = False
         self.title = QLabel("<b>Why</b>")
         self.title.setWordWrap(True)
         self.class_box = narrow_box()
@@ -127,23 +128,42 @@ class ExplainView(QWidget):
         self._start()
 
     def _start(self) -> None:
+        """Explain the chosen image, class and layer. One explanation is worked out at a time
+        (each holds the interpreter for a while): a request made meanwhile waits for the one
+        under way to end, whose pictures are then dropped, and only the newest request runs."""
         predictor, prediction = self.predictor, self.prediction
         if predictor is None or prediction is None or self.class_box.currentData() is None:
             return
-        class_index, layer = self.class_box.currentData(), self.layer_box.currentData()
-        if self._worker is not None:
-            self._worker.discard()
-            self._retired.append(self._worker)
         self.note.setText("Working out why…")
+        if self._busy:
+            self._stale = True
+            return
+        self._busy, self._stale = True, False
+        class_index, layer = self.class_box.currentData(), self.layer_box.currentData()
         worker = Worker(lambda on_event, stop: _explain(predictor, prediction, class_index,
                                                         layer))
         worker.succeeded.connect(self._show)
-        worker.failed.connect(lambda text: self._clear(f"Could not explain: {text}"))
+        worker.failed.connect(self._failed)
+        worker.done.connect(self._worker_done)
         self._worker = worker
         worker.start()
 
+    @Slot()
+    def _worker_done(self) -> None:
+        self._worker.wait()  # its thread is quitting: wait for it before another replaces it
+        self._busy = False
+        if self._stale:
+            self._start()
+
+    @Slot(str)
+    def _failed(self, text: str) -> None:
+        if not self._stale:
+            self._clear(f"Could not explain: {text}")
+
     @Slot(object)
     def _show(self, explanation: Explanation) -> None:
+        if self._stale:
+            return
         self.explanation = explanation
         self.layer_box.clear()
         for name in explanation.layers:
@@ -186,8 +206,7 @@ class ExplainView(QWidget):
         return array_pixmap(grid, scale)
 
     def shutdown(self) -> None:
-        """Drop work under way and wait for its threads (the window is closing)."""
-        for worker in (self._worker, *self._retired):
-            if worker is not None:
-                worker.discard()
-                worker.wait()
+        """Drop work under way and wait for its thread (the window is closing)."""
+        if self._worker is not None:
+            self._worker.discard()
+            self._worker.wait()

@@ -250,6 +250,41 @@ def test_clicking_an_answer_shows_why_with_a_heat_map_activations_and_filters(
     assert view.class_box.currentText() == view.prediction.labels[1]
 
 
+def test_clicks_while_an_explanation_works_wait_and_only_the_last_one_is_explained(
+    window, qtbot, run_dir, digits, monkeypatch
+):
+    from studio.core import explain
+
+    running, most, explained = [], [], []
+    real = explain.explain_image
+
+    def counted(model, x, thumbnail, *args):
+        running.append(thumbnail)
+        most.append(len(running))
+        try:
+            result = real(model, x, thumbnail, *args)
+        finally:
+            running.remove(thumbnail)
+        explained.append((result, thumbnail))
+        return result
+
+    panel, view = window.try_panel, window.try_panel.explain
+    with qtbot.waitSignal(view.explained, timeout=RUN_TIMEOUT_MS):
+        assert drop_on(window.canvas.viewport(), list(digits.values()))
+    monkeypatch.setattr(explain, "explain_image", counted)
+    with qtbot.waitSignal(view.explained, timeout=RUN_TIMEOUT_MS):
+        for card in panel.cards[:3]:
+            qtbot.mouseClick(card, LEFT)
+    qtbot.waitUntil(lambda: not view._busy, timeout=RUN_TIMEOUT_MS)
+    last = panel.cards[2].prediction
+    assert view.prediction is last
+    assert max(most) == 1  # never two at once
+    assert len(explained) == 2  # the first click's, then the newest; the middle one skipped
+    shown, thumbnail = explained[-1]
+    assert shown is view.explanation and thumbnail is last.thumbnail
+    assert view.note.text() != "Working out why…"
+
+
 def test_a_table_model_answers_an_example_typed_in_its_form(window, qtbot, private_workspace,
                                                             tmp_path):
     rng = np.random.default_rng(0)
