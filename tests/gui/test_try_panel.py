@@ -144,6 +144,27 @@ def test_a_folder_is_answered_in_a_sortable_table_and_exported(
         "again.png"}
 
 
+def test_images_and_a_folder_picked_in_dialogs_are_answered(window, qtbot, run_dir, digits,
+                                                           monkeypatch):
+    panel = window.try_panel
+    with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS):
+        window.views.setCurrentWidget(panel)
+    picked = [str(digits["7"]), str(digits["3"])]
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *a, **k: (picked, ""))
+    with qtbot.waitSignal(panel.answered, timeout=RUN_TIMEOUT_MS) as answered:
+        qtbot.mouseClick(panel.add_button, LEFT)
+    assert [p.source for p in answered.args[0]] == picked
+    assert len(panel.cards) == 2 and all(card.bars is not None for card in panel.cards)
+
+    folder = digits["7"].parent
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(folder))
+    with qtbot.waitSignal(panel.folder_done, timeout=RUN_TIMEOUT_MS) as done:
+        qtbot.mouseClick(panel.folder_button, LEFT)
+    assert {Path(p.source).name for p in done.args[0].predictions} == {
+        p.name for p in digits.values()}
+    assert panel.table_model.rowCount() == 4
+
+
 def test_cancel_stops_a_folder_and_keeps_what_was_answered(window, qtbot, run_dir, tmp_path):
     folder = tmp_path / "many"
     folder.mkdir()
