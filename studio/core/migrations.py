@@ -31,7 +31,13 @@ def _v3_to_v4(document: Document) -> Document:
     return {**document, "format_version": 4, "training": training}
 
 
-STEPS: dict[int, Callable[[Document], Document]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+def _v4_to_v5(document: Document) -> Document:
+    """Format 5 adds an optional hyperparameter search; a v4 project has none."""
+    return {**document, "format_version": 5}
+
+
+STEPS: dict[int, Callable[[Document], Document]] = {
+    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
 """Format version -> the step that turns such a document into the next version."""
 
 

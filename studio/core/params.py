@@ -20,6 +20,7 @@ class Param:
     minimum: float | None = None
     maximum: float | None = None
     exclusive_maximum: bool = False
+    exclusive_minimum: bool = False
     choices: tuple[str, ...] = field(default_factory=tuple)
     optional: bool = False
     allow_wildcard: bool = False
@@ -48,8 +49,11 @@ class Param:
                 return f"{self.label} must be a number, not {value!r}."
             if not math.isfinite(value):
                 return f"{self.label} must be a finite number."
-        if self.minimum is not None and value < self.minimum:
-            return f"{self.label} must be at least {_fmt(self.minimum)}, not {_fmt(value)}."
+        if self.minimum is not None:
+            if self.exclusive_minimum and value <= self.minimum:
+                return f"{self.label} must be more than {_fmt(self.minimum)}, not {_fmt(value)}."
+            if value < self.minimum:
+                return f"{self.label} must be at least {_fmt(self.minimum)}, not {_fmt(value)}."
         if self.maximum is not None:
             if self.exclusive_maximum and value >= self.maximum:
                 return f"{self.label} must be less than {_fmt(self.maximum)}, not {_fmt(value)}."

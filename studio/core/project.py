@@ -17,7 +17,7 @@ from studio.core.graph import Graph, Node
 from studio.core.layers import REGISTRY
 from studio.core.migrations import migrate
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 SUFFIX = ".studio.json"
 SCHEMA_PATH = Path(__file__).with_name("project.schema.json")
 
@@ -39,6 +39,9 @@ RESIZE_MODES = ("squash", "crop", "pad")
 NORMALIZATIONS = ("unit", "symmetric", "standardize")
 CACHES = ("auto", "none", "memory", "disk")
 TASKS = ("classification", "regression")
+STRATEGIES = ("grid", "random", "bayes", "hyperband")
+METRICS = ("val_accuracy", "val_loss", "accuracy", "loss")
+SCALES = ("linear", "log")
 
 
 @dataclass
@@ -197,6 +200,54 @@ class TrainingSettings:
 
 
 @dataclass
+class Dimension:
+    """One searched value of the project: a list of ``values``, or a range (see the module)."""
+
+    target: str
+    values: list[Any] | None = None
+    low: float | None = None
+    high: float | None = None
+    scale: str = "linear"
+    step: float | None = None
+    count: int | None = None
+
+    @property
+    def is_range(self) -> bool:
+        """True for a range, False for a list of values."""
+        return self.values is None
+
+
+@dataclass
+class SearchSettings:
+    """A project's search: its dimensions, the strategy, how many trials (random, bayes and
+    hyperband; a grid tries every combination), the sampler's seed, how many trials run at
+    once, and the metric to optimise (losses are minimised, accuracies maximised)."""
+
+    dimensions: list[Dimension] = field(default_factory=list)
+    strategy: str = "grid"
+    trials: int = 10
+    seed: int = 0
+    workers: int = 1
+    metric: str = "val_accuracy"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form stored in the project."""
+        return asdict(self)
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> SearchSettings:
+        """Settings from their JSON form."""
+        fields = dict(data)
+        fields["dimensions"] = [Dimension(**d) for d in fields.get("dimensions", [])]
+        return SearchSettings(**fields)
+
+    @property
+    def minimize(self) -> bool:
+        """Whether a smaller metric is better."""
+        return "loss" in self.metric
+
+
+@dataclass
 class Project:
     """Everything a person designs: the model, the data and the training settings.
 
@@ -209,6 +260,7 @@ class Project:
     dataset: DatasetChoice = field(default_factory=DatasetChoice)
     training: TrainingSettings = field(default_factory=TrainingSettings)
     positions: dict[str, list[float]] = field(default_factory=dict)
+    search: SearchSettings = field(default_factory=SearchSettings)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document for this project."""
@@ -225,6 +277,7 @@ class Project:
             "dataset": asdict(self.dataset),
             "training": asdict(self.training),
             "positions": _kept_positions(self.positions, self.graph),
+            "search": self.search.to_dict(),
         }
 
     @staticmethod
@@ -245,6 +298,7 @@ class Project:
             dataset=DatasetChoice.from_dict(data["dataset"]),
             training=TrainingSettings.from_dict(data["training"]),
             positions=_kept_positions(data.get("positions", {}), graph),
+            search=SearchSettings.from_dict(data.get("search", {})),
         )
 
     def copy(self) -> Project:

@@ -1,0 +1,133 @@
+"""Search spaces: dimensions over training settings and layer parameters, their grid points,
+the plain-words refusals of spaces that cannot be searched, and how they are saved."""
+
+from __future__ import annotations
+
+import pytest
+
+from studio.core.project import Dimension, Project, SearchSettings, load_project, save_project
+from studio.core.search_space import (
+    SearchSpaceError,
+    apply_values,
+    check_dimension,
+    current_value,
+    estimated_seconds,
+    layer_target,
+    problems,
+    target_label,
+    training_target,
+    trial_count,
+)
+from studio.core.templates import demo_project
+
+LR = training_target("learning_rate")
+
+
+@pytest.fixture
+def project() -> Project:
+    return demo_project()
+
+
+def dense_id(project: Project) -> str:
+    return next(n.id for n in project.graph.nodes if n.type == "Dense")
+
+
+def test_lists_and_ranges_give_their_grid_points(project):
+    units = layer_target(dense_id(project), "units")
+    assert check_dimension(project, Dimension(LR, values=[0.1, 0.01])) == [0.1, 0.01]
+    assert check_dimension(project, Dimension(LR, low=1e-4, high=1e-1, scale="log",
+                                              step=10)) == [1e-4, 1e-3, 1e-2, 1e-1]
+    assert check_dimension(project, Dimension(LR, low=1e-4, high=1e-2, scale="log",
+                                              count=3)) == [1e-4, 1e-3, 1e-2]
+    assert check_dimension(project, Dimension(units, low=16, high=64, step=16)) == \
+        [16, 32, 48, 64]
+    assert check_dimension(project, Dimension(units, low=10, high=12, count=5)) == [10, 11, 12]
+    assert check_dimension(project, Dimension(training_target("momentum"), low=0.0,
+                                              high=0.5, count=3)) == [0.0, 0.25, 0.5]
+
+
+@pytest.mark.parametrize(("dimension", "reason"), [
+    (Dimension(LR, values=[0.01, -0.1]), "Learning rate must be more than 0, not -0.1."),
+    (Dimension(LR, low=0.0, high=0.1, scale="log", count=3), "a log scale needs values above 0"),
+    (Dimension(LR, low=0.1, high=0.01, count=2), "the lowest value 0.1 is above the highest"),
+    (Dimension(LR, low=0.001, high=0.1, scale="log", step=0.5), "the step multiplies"),
+    (Dimension(LR, low=0.001, high=0.1, step=0), "the step must be more than 0"),
+    (Dimension(LR, low=0.001, high=0.1), "give the range a step or a number of points"),
+    (Dimension(LR, values=[]), "give at least one value"),
+    (Dimension(training_target("optimizer"), values=["adam", "lion"]), "must be one of"),
+    (Dimension(training_target("optimizer"), low=1, high=2, count=2), "is not a number"),
+    (Dimension(training_target("batch_size"), values=[32, 0]), "at least 1, not 0"),
+    (Dimension(training_target("seed"), values=[1, 2]), "cannot be searched"),
+])
+def test_bad_dimensions_are_refused_in_plain_words(project, dimension, reason):
+    with pytest.raises(SearchSpaceError, match=reason.replace(".", r"\.").replace("(", r"\(")):
+        check_dimension(project, dimension)
+
+
+def test_a_unit_count_of_zero_and_a_removed_layer_are_refused(project):
+    units = layer_target(dense_id(project), "units")
+    with pytest.raises(SearchSpaceError, match="Units must be at least 1, not 0"):
+        check_dimension(project, Dimension(units, values=[0, 8]))
+    with pytest.raises(SearchSpaceError, match="no longer in the model"):
+        check_dimension(project, Dimension(layer_target("gone_1", "units"), values=[8]))
+    with pytest.raises(SearchSpaceError, match="has no parameter"):
+        check_dimension(project, Dimension(layer_target(dense_id(project), "size"),
+                                           values=[8]))
+
+
+def test_an_empty_or_invalid_space_lists_every_reason(project):
+    assert problems(project, SearchSettings()) == [
+        "The search space is empty: make at least one setting or layer parameter a search "
+        "dimension."]
+    search = SearchSettings(dimensions=[Dimension(LR, values=[-1.0]), Dimension(LR, values=[1.0])],
+                            strategy="random", trials=0, workers=0)
+    found = problems(project, search)
+    assert "Learning rate is searched twice." in found
+    assert "Learning rate must be more than 0, not -1." in found
+    assert "The number of trials must be at least 1." in found
+    assert "At least one trial must run at a time." in found
+    huge = SearchSettings(dimensions=[Dimension(LR, low=1e-5, high=1.0, count=200),
+                                      Dimension(training_target("batch_size"), low=1, high=100,
+                                                step=1)])
+    assert "combinations, more than 10,000" in problems(project, huge)[0]
+
+
+def test_trials_are_the_grid_size_or_the_number_asked(project):
+    units = layer_target(dense_id(project), "units")
+    search = SearchSettings(dimensions=[Dimension(LR, values=[0.1, 0.01]),
+                                        Dimension(units, low=16, high=64, step=16)])
+    assert problems(project, search) == []
+    assert trial_count(project, search) == 8
+    search.strategy, search.trials = "random", 5
+    assert trial_count(project, search) == 5
+
+
+def test_the_time_estimate_counts_waves_of_parallel_trials(project):
+    epochs = training_target("epochs")
+    search = SearchSettings(dimensions=[Dimension(epochs, values=[2, 4]),
+                                        Dimension(LR, values=[0.1, 0.01, 0.001])], workers=2)
+    # six trials of three epochs on average, two at a time: three waves of 3 × 2 s + 1 s
+    assert estimated_seconds(project, search, 2.0, cores=2) == pytest.approx(21.0)
+    assert estimated_seconds(project, search, 2.0, cores=1) == pytest.approx(42.0)
+
+
+def test_values_are_applied_to_a_copy(project):
+    units = layer_target(dense_id(project), "units")
+    kind = training_target("schedule.kind")
+    changed = apply_values(project, {LR: 0.05, units: 12, kind: "cosine"})
+    assert current_value(changed, LR) == 0.05 and current_value(changed, units) == 12
+    assert changed.training.schedule.kind == "cosine"
+    assert current_value(project, LR) == 0.001 and project.training.schedule.kind == "constant"
+    assert target_label(kind) == "Schedule" and target_label(LR) == "Learning rate"
+    assert target_label(units) == f"{dense_id(project)} · Units"
+
+
+def test_the_search_is_saved_with_the_project(project, tmp_path):
+    project.search = SearchSettings(
+        dimensions=[Dimension(LR, low=1e-4, high=1e-1, scale="log", count=4),
+                    Dimension(training_target("optimizer"), values=["adam", "sgd"])],
+        strategy="bayes", trials=12, seed=3, workers=2, metric="val_loss")
+    path = tmp_path / "p.studio.json"
+    save_project(project, path)
+    assert load_project(path).search == project.search
+    assert project.search.minimize
