@@ -7,8 +7,12 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QPushButton, QVBoxLayout, QWi
 from studio.core.fixes import Fix
 from studio.core.layers import REGISTRY
 from studio.core.params import format_shape
+from studio.core.search_space import layer_target
 from studio.gui.document import ProjectDocument
 from studio.gui.param_editors import ParamEditor
+from studio.gui.search_button import SearchButton, with_search_button
+
+SEARCHABLE_KINDS = ("int", "float", "choice", "bool")
 
 
 class Inspector(QWidget):
@@ -19,6 +23,8 @@ class Inspector(QWidget):
         self.doc = doc
         self.node_id = ""
         self.editors: dict[str, ParamEditor] = {}
+        self.search_buttons: dict[str, SearchButton] = {}
+        """The Search… button of each parameter a search can vary."""
         self._editors_for: tuple[str, str] | None = None
         """The (layer id, layer type) the editors were built for."""
         self.title = QLabel("Select a layer")
@@ -70,13 +76,19 @@ class Inspector(QWidget):
         self.form = QFormLayout(self.form_page)
         self.form.setContentsMargins(0, 6, 0, 0)
         self.editors = {}
+        self.search_buttons = {}
         if layer_type:
             for param in REGISTRY[layer_type].params:
                 editor = ParamEditor(param)
                 editor.edited.connect(lambda value, name=param.name: self._edited(name, value))
                 editor.invalid.connect(self.problem.setText)
-                self.form.addRow(param.label, editor)
                 self.editors[param.name] = editor
+                if param.kind in SEARCHABLE_KINDS:
+                    row = with_search_button(editor, self.doc, layer_target(node_id, param.name))
+                    self.search_buttons[param.name] = row.search_button
+                    self.form.addRow(param.label, row)
+                else:
+                    self.form.addRow(param.label, editor)
         host_layout = self.form_host.layout()
         host_layout.removeWidget(old)
         host_layout.addWidget(self.form_page)

@@ -34,9 +34,11 @@ from studio.core.optimizers import (
     schedule_problems,
 )
 from studio.core.project import Project
+from studio.core.search_space import TRAINING_TARGETS, training_target
 from studio.gui.data_form import choice_box, hint, show_choice
 from studio.gui.document import ProjectDocument
 from studio.gui.plot_style import epoch_plot
+from studio.gui.search_button import SearchButton, with_search_button
 from studio.gui.sync import show_value
 
 NOMINAL_STEPS_PER_EPOCH = 100
@@ -195,13 +197,17 @@ class OptimizerForm(QWidget):
             "patience": _epochs_box(1, SCHEDULE_FIELDS["patience"][1]),
         }
         self.schedule_fields["factor"].setMaximum(1.0)
+        self.search_buttons: dict[str, SearchButton] = {}
+        """The Search… button of each setting a search can vary (by its training path)."""
+        self.rows: dict[str, QWidget] = {}
+        """The field of each setting's form row: its editor, or the editor and its button."""
         self.form = QFormLayout()
         self.form.setContentsMargins(0, 0, 0, 0)
-        self.form.addRow("Optimizer", self.optimizer)
-        self.form.addRow("Learning rate", self.learning_rate)
+        self.form.addRow("Optimizer", self._searchable("optimizer", self.optimizer))
+        self.form.addRow("Learning rate", self._searchable("learning_rate", self.learning_rate))
         for name, widget in self.fields.items():
             self._add_field(name, widget, OPTIMIZER_FIELDS[name][0], self._edit)
-        self.form.addRow("Schedule", self.schedule)
+        self.form.addRow("Schedule", self._searchable("schedule.kind", self.schedule))
         for name, widget in self.schedule_fields.items():
             self._add_field(name, widget, SCHEDULE_FIELDS[name][0], self._edit_schedule)
         self.problems = QLabel()
@@ -230,15 +236,23 @@ class OptimizerForm(QWidget):
         doc.changed.connect(self.refresh)
         self.refresh()
 
+    def _searchable(self, path: str, widget: QWidget) -> QWidget:
+        """``widget`` with a Search… button for the training setting ``path``."""
+        row = with_search_button(widget, self.doc, training_target(path))
+        self.search_buttons[path] = row.search_button
+        return row
+
     def _add_field(self, name: str, widget: QWidget, label: str, edit) -> None:
         widget.setObjectName(name.replace("_", "-"))
         what = name.replace("_", " ")
+        field = self._searchable(name, widget) if name in TRAINING_TARGETS else widget
+        self.rows[name] = field
         if isinstance(widget, QCheckBox):
             widget.toggled.connect(lambda v: edit(what, name, v, None))
-            self.form.addRow("", widget)
+            self.form.addRow("", field)
         else:
             widget.valueChanged.connect(lambda v: edit(what, name, v))
-            self.form.addRow(label, widget)
+            self.form.addRow(label, field)
 
     @staticmethod
     def _make_plot() -> pg.PlotWidget:
@@ -291,11 +305,11 @@ class OptimizerForm(QWidget):
         used = set(PARAMETERS_BY_OPTIMIZER.get(training.optimizer, ()))
         for name, widget in self.fields.items():
             show_value(widget, getattr(training, name))
-            self.form.setRowVisible(widget, name in used)
+            self.form.setRowVisible(self.rows[name], name in used)
         used = set(PARAMETERS_BY_SCHEDULE.get(training.schedule.kind, ()))
         for name, widget in self.schedule_fields.items():
             show_value(widget, getattr(training.schedule, name))
-            self.form.setRowVisible(widget, name in used)
+            self.form.setRowVisible(self.rows[name], name in used)
         problems = schedule_problems(training)
         self.problems.setText("\n".join(problems))
         self.problems.setVisible(bool(problems))

@@ -25,12 +25,14 @@ from studio.core.devices import DeviceDiscovery
 from studio.core.estimate import format_bytes
 from studio.core.optimizers import schedule_curve
 from studio.core.runs import runs_root
+from studio.core.search_space import training_target
 from studio.gui.curves import LiveCurves
 from studio.gui.data_form import scrolling
 from studio.gui.device_form import DeviceForm
 from studio.gui.document import ProjectDocument
 from studio.gui.estimate_view import EstimateView
 from studio.gui.optimizer_form import NOMINAL_STEPS_PER_EPOCH, OptimizerForm
+from studio.gui.search_button import SearchButton
 from studio.gui.stopping_form import StoppingForm
 from studio.gui.sync import show_value
 from studio.gui.worker import Worker
@@ -170,11 +172,16 @@ class TrainingPanel(QWidget):
             self.settings.addTab(scrolling(widget), title)
             self.settings.setTabToolTip(self.settings.count() - 1, tip)
 
+        self.search_buttons = {path: SearchButton(doc, training_target(path))
+                               for path in ("batch_size", "epochs")}
+        """The Search… buttons of the batch size and the epochs."""
         basics = QHBoxLayout()
-        for label, widget in (("Batch size", self.batch_size), ("Epochs", self.epochs),
-                              ("Seed", self.seed)):
+        for label, widget, path in (("Batch size", self.batch_size, "batch_size"),
+                                    ("Epochs", self.epochs, "epochs"), ("Seed", self.seed, "")):
             basics.addWidget(QLabel(label))
             basics.addWidget(widget)
+            if path:
+                basics.addWidget(self.search_buttons[path])
         basics.addStretch(1)
         basics.addWidget(self.start_button)
         basics.addWidget(self.stop_button)
