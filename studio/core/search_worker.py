@@ -1,0 +1,178 @@
+"""Trial worker processes: started once (spawn, never fork, as TensorFlow is threaded), each
+imports TensorFlow once and then trains trial after trial, so a trial costs its training, not
+a TensorFlow start.
+
+The parent sends a worker tasks on its own queue (plain dicts, or None to quit) and stops the
+running trial with the worker's ``multiprocessing.Event``. Workers answer on one shared queue
+with plain dicts carrying ``kind``, ``worker`` (its index) and ``pid``:
+
+- ``begin`` (``number``): the worker picked the trial up;
+- ``start`` (``number``, ``run_dir``): the trial's run folder exists and training starts;
+- ``epoch`` (``number``, ``epoch``, ``metrics``): an epoch ended;
+- ``end`` (``number``, ``status`` finished|stopped|failed, ``reason``, ``run_dir``,
+  ``epochs``).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from studio.core.runtime import THREADS_ENV
+
+TRIAL_NAME = "{name} · trial {number}"
+"""How a trial's run is named in the run history."""
+
+
+def worker_threads(size: int) -> int:
+    """TensorFlow threads for each of ``size`` workers: an equal share of the cores."""
+    return max(1, (os.cpu_count() or 1) // max(1, size))
+
+
+def worker_main(index: int, tasks: Any, results: Any, stop: Any, threads: int) -> None:
+    """A worker process's life: start TensorFlow with ``threads`` threads, then run each task
+    until it receives None."""
+    os.environ[THREADS_ENV] = str(threads)
+    from studio.core.runtime import start_tensorflow
+
+    start_tensorflow()
+    while (task := tasks.get()) is not None:
+        results.put(run_trial(index, task, results, stop))
+        _release_memory()
+
+
+def run_trial(index: int, task: dict[str, Any], results: Any, stop: Any) -> dict[str, Any]:
+    """Train one trial (``task``: ``number``, ``project`` document with the trial's values
+    applied, ``runs_root``, ``report_every``) as an ordinary run; the ``end`` message."""
+    from studio.core.analysis import analyze
+    from studio.core.data import DataError, describe
+    from studio.core.messages import first_line
+    from studio.core.project import Project
+    from studio.core.training import TrainingError, train
+
+    number = task["number"]
+    base = {"worker": index, "pid": os.getpid(), "number": number}
+    results.put({**base, "kind": "begin"})
+    if stop.is_set():  # stopped while queued: no run folder for a trial that never ran
+        return {**base, "kind": "end", "status": "stopped", "reason": "", "run_dir": "",
+                "epochs": []}
+    run_dir = ""
+
+    def forward(event: dict[str, Any]) -> None:
+        nonlocal run_dir
+        if event["type"] == "start":
+            run_dir = event["run_dir"]
+            results.put({**base, "kind": "start", "run_dir": run_dir})
+        elif event["type"] == "epoch":
+            metrics = {k: v for k, v in event.items() if k not in ("type", "epoch")}
+            results.put({**base, "kind": "epoch", "epoch": event["epoch"], "metrics": metrics})
+
+    project = Project.from_dict(task["project"])
+    project.name = TRIAL_NAME.format(name=project.name, number=number)
+    try:
+        report = analyze(project.graph, describe(project.dataset))
+        if not report.ok:
+            return {**base, "kind": "end", "status": "failed", "run_dir": "", "epochs": [],
+                    "reason": f"These values make a model that cannot be trained: "
+                              f"{report.reason}"}
+        result = train(project, Path(task["runs_root"]), forward, stop,
+                       report_every=task["report_every"])
+    except Exception as exc:  # noqa: BLE001 - a failed trial is recorded, the search goes on
+        reason = (str(exc) if isinstance(exc, TrainingError | DataError)
+                  else f"The trial failed: {first_line(exc)}")
+        return {**base, "kind": "end", "status": "failed", "reason": reason,
+                "run_dir": run_dir, "epochs": []}
+    return {**base, "kind": "end", "status": result.status, "reason": result.note,
+            "run_dir": str(result.run_dir), "epochs": result.epochs}
+
+
+def _release_memory() -> None:
+    """Drop the last trial's models and graphs so a worker's memory stays flat."""
+    import gc
+
+    import keras
+
+    keras.backend.clear_session()
+    gc.collect()
+
+
+@dataclass
+class Worker:
+    """One worker process as the parent sees it."""
+
+    index: int
+    process: Any
+    tasks: Any
+    stop: Any
+    number: int | None = None
+    """The trial it is running, if any."""
+
+
+class WorkerPool:
+    """Worker processes that train trials, reusable across searches (a session can keep one
+    warm). ``size`` sets each worker's share of the cores; ``ensure`` starts more if needed."""
+
+    def __init__(self, size: int) -> None:
+        self.context = multiprocessing.get_context("spawn")
+        self.results = self.context.Queue()
+        self.size = max(1, size)
+        self.workers: list[Worker] = []
+        self.ensure(self.size)
+
+    def ensure(self, count: int) -> list[Worker]:
+        """The first ``count`` workers, starting any that are missing."""
+        self.size = max(self.size, count)
+        while len(self.workers) < count:
+            self.workers.append(self._start(len(self.workers)))
+        return self.workers[:count]
+
+    def _start(self, index: int) -> Worker:
+        tasks, stop = self.context.Queue(), self.context.Event()
+        process = self.context.Process(
+            target=worker_main, name=f"studio-trial-worker-{index}", daemon=True,
+            args=(index, tasks, self.results, stop, worker_threads(self.size)))
+        process.start()
+        return Worker(index, process, tasks, stop)
+
+    def submit(self, worker: Worker, task: dict[str, Any]) -> None:
+        """Give ``worker`` a trial to run."""
+        worker.stop.clear()
+        worker.number = task["number"]
+        worker.tasks.put(task)
+
+    def replace(self, worker: Worker) -> Worker:
+        """A fresh process in place of ``worker``, which died."""
+        worker.process.join(timeout=1)
+        fresh = self._start(worker.index)
+        self.workers[worker.index] = fresh
+        return fresh
+
+    def message(self, timeout: float) -> dict[str, Any] | None:
+        """The next message from any worker, or None after ``timeout`` seconds."""
+        try:
+            return self.results.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Ask every worker to quit (stopping its trial), and end any that do not."""
+        for worker in self.workers:
+            worker.stop.set()
+            if worker.process.is_alive():
+                worker.tasks.put(None)
+        for worker in self.workers:
+            worker.process.join(timeout=timeout)
+            if worker.process.is_alive():
+                worker.process.terminate()
+                worker.process.join(timeout=1)
+        self.workers = []
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()

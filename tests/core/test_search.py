@@ -1,0 +1,196 @@
+"""The local search runner: real trials of a tiny table model in worker processes (shared by
+the tests, as each pays a TensorFlow start), every strategy, failures, stop and resume."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from studio.core.graph import Graph, Node
+from studio.core.project import DatasetChoice, Dimension, Project
+from studio.core.run_history import read_run
+from studio.core.search import SearchError, WorkerPool, resume_search, run_search
+from studio.core.search_state import SEARCH_FILE, read_state
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with WorkerPool(2) as workers:
+        yield workers
+
+
+def table_project(folder: Path, rows: int = 200) -> Project:
+    """Two features decide the class of a small CSV table; a Dense model learns it."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(rows, 4))
+    labels = np.where(x[:, 0] + x[:, 1] > 0, "yes", "no")
+    path = folder / "table.csv"
+    path.write_text("a,b,c,d,label\n" + "\n".join(
+        ",".join(f"{v:.3f}" for v in row) + f",{label}" for row, label in zip(x, labels,
+                                                                                 strict=True)))
+    project = Project(name="Table", graph=Graph.from_chain([
+        Node("input_1", "Input", {"shape": [4]}),
+        Node("dense_1", "Dense", {"units": 8, "activation": "relu"}),
+        Node("dense_2", "Dense", {"units": 2, "activation": "softmax"}),
+    ]))
+    project.dataset = DatasetChoice(source="csv", path=str(path), validation_split=0.25)
+    project.training.epochs = 2
+    project.training.batch_size = 32
+    return project
+
+
+def searched(project: Project, strategy: str, *dimensions: Dimension, trials: int = 4,
+             workers: int = 2) -> Project:
+    project.search.dimensions = list(dimensions)
+    project.search.strategy = strategy
+    project.search.trials = trials
+    project.search.workers = workers
+    return project
+
+
+LEARNING_RATES = Dimension("training.learning_rate", values=[0.01, 0.001])
+UNITS = Dimension("layer.dense_1.units", values=[4, 8])
+
+
+def search(project: Project, tmp_path: Path, pool: WorkerPool, **kw):
+    events: list[dict] = []
+    result = run_search(project, tmp_path / "runs", tmp_path / "search", events.append,
+                        threading.Event(), pool=pool, **kw)
+    return result, events
+
+
+def search_stopped_at(kind: str, project: Project, tmp_path: Path, pool: WorkerPool):
+    """Search, pressing Stop at the first event of ``kind``."""
+    stop = threading.Event()
+
+    def on_event(event):
+        if event["type"] == kind:
+            stop.set()
+
+    return run_search(project, tmp_path / "runs", tmp_path / "search", on_event, stop,
+                      pool=pool)
+
+
+def test_a_grid_runs_every_combination_two_at_a_time_each_an_ordinary_run(tmp_path, pool):
+    project = searched(table_project(tmp_path), "grid", LEARNING_RATES, UNITS)
+    result, events = search(project, tmp_path, pool)
+    assert not result.stopped
+    assert [t.status for t in result.trials] == ["finished"] * 4
+    assert sorted((t.params["training.learning_rate"], t.params["layer.dense_1.units"])
+                  for t in result.trials) == sorted(itertools.product([0.01, 0.001], [4, 8]))
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "search_start" and kinds[-1] == "search_end"
+    assert kinds.index("trial_end") > 2  # both workers started a trial before one ended
+    assert len({e["pid"] for e in events if e["type"] == "trial_start"}) == 2
+    for trial in result.trials:
+        run = read_run(Path(trial.run_dir))
+        assert run.status == "finished" and f"trial {trial.number}" in run.name
+        assert trial.value == max(row["val_accuracy"] for row in trial.epochs)
+    assert result.best.value == max(t.value for t in result.trials)
+    assert events[-1]["best"] == result.best.number
+    saved = read_state(tmp_path / "search")
+    assert [t.status for t in saved.trials] == ["finished"] * 4
+
+
+@pytest.mark.parametrize("strategy", ["random", "bayes"])
+def test_sampled_strategies_draw_values_inside_the_ranges(tmp_path, pool, strategy):
+    project = searched(table_project(tmp_path), strategy,
+                       Dimension("training.learning_rate", low=1e-3, high=1e-1, scale="log",
+                                 count=3),
+                       Dimension("layer.dense_1.units", low=2, high=16, step=2), trials=3)
+    result, _ = search(project, tmp_path, pool)
+    assert [t.status for t in result.trials] == ["finished"] * 3
+    for trial in result.trials:
+        assert 1e-3 <= trial.params["training.learning_rate"] <= 1e-1
+        units = trial.params["layer.dense_1.units"]
+        assert isinstance(units, int) and 2 <= units <= 16 and units % 2 == 0
+    assert len({t.params["training.learning_rate"] for t in result.trials}) == 3
+
+
+def test_failing_trials_are_recorded_with_their_reason_and_the_search_goes_on(tmp_path, pool):
+    project = searched(table_project(tmp_path), "grid",
+                       Dimension("layer.dense_2.units", values=[2, 3]),
+                       Dimension("training.learning_rate", values=[0.01, 10.0]))
+    project.training.optimizer, project.training.momentum = "sgd", 0.9
+    project.training.batch_size = 8
+    project.graph.node("dense_1").params["activation"] = "linear"  # so 10 makes the loss NaN
+    result, _ = search(project, tmp_path, pool)
+    by_params = {(t.params["layer.dense_2.units"], t.params["training.learning_rate"]): t
+                 for t in result.trials}
+    assert by_params[2, 0.01].status == "finished"
+    invalid = by_params[3, 0.01]
+    assert invalid.status == "failed" and "cannot be trained" in invalid.reason
+    diverged = by_params[2, 10.0]
+    assert diverged.status == "failed" and "diverged" in diverged.reason
+    assert read_run(Path(diverged.run_dir)).status == "failed"
+    assert result.best is by_params[2, 0.01]
+
+
+def test_stop_then_resume_keeps_finished_trials_and_runs_the_rest(tmp_path, pool):
+    project = searched(table_project(tmp_path), "grid", LEARNING_RATES, UNITS, workers=1)
+    first = search_stopped_at("trial_end", project, tmp_path, pool)
+    assert first.stopped
+    finished = [t for t in first.trials if t.status == "finished"]
+    assert len(finished) == 1 and len(first.trials) == 1
+    events: list[dict] = []
+    second = resume_search(tmp_path / "search", tmp_path / "runs", events.append,
+                           threading.Event(), pool=pool)
+    assert not second.stopped
+    assert events[0]["done"] == [finished[0].to_dict()]
+    assert [t.status for t in second.trials] == ["finished"] * 4
+    assert second.trials[0] == finished[0]
+    assert len({tuple(t.params.values()) for t in second.trials}) == 4
+    assert sum(e["type"] == "trial_start" for e in events) == 3
+
+
+def test_stop_ends_running_trials_as_stopped(tmp_path, pool):
+    project = searched(table_project(tmp_path), "grid", LEARNING_RATES, UNITS, workers=2)
+    project.training.epochs = 200
+    result = search_stopped_at("trial_epoch", project, tmp_path, pool)
+    assert result.stopped and result.trials
+    assert {t.status for t in result.trials} == {"stopped"}
+    assert {t.status for t in read_state(tmp_path / "search").trials} == {"stopped"}
+
+
+def test_hyperband_prunes_trials_that_fall_behind(tmp_path, pool):
+    project = searched(table_project(tmp_path), "hyperband",
+                       Dimension("training.learning_rate", values=[0.05, 1e-5]), trials=6,
+                       workers=1)
+    project.training.epochs = 4
+    project.search.metric = "val_loss"
+    result, _ = search(project, tmp_path, pool)
+    statuses = [t.status for t in result.trials]
+    assert "pruned" in statuses and "finished" in statuses
+    pruned = next(t for t in result.trials if t.status == "pruned")
+    assert len(pruned.epochs) < 4
+    assert read_run(Path(pruned.run_dir)).status == "stopped"
+
+
+def test_a_killed_worker_fails_its_trial_and_is_replaced(tmp_path, pool):
+    project = searched(table_project(tmp_path), "grid", LEARNING_RATES, workers=1)
+    project.training.epochs = 50
+
+    def kill_first(event):
+        if event["type"] == "trial_start" and event["number"] == 0:
+            os.kill(event["pid"], signal.SIGKILL)
+
+    result = run_search(project, tmp_path / "runs", tmp_path / "search", kill_first,
+                        threading.Event(), pool=pool)
+    assert [t.status for t in result.trials] == ["failed", "finished"]
+    assert "ended unexpectedly" in result.trials[0].reason
+
+
+def test_an_invalid_space_is_refused_with_every_reason(tmp_path):
+    project = searched(table_project(tmp_path), "grid",
+                       Dimension("training.learning_rate", values=[-0.1]),
+                       Dimension("layer.dense_1.units", values=[0]))
+    with pytest.raises(SearchError) as refused:
+        run_search(project, tmp_path / "runs", tmp_path / "search")
+    assert len(refused.value.reasons) == 2
+    assert not (tmp_path / "search" / SEARCH_FILE).exists()
