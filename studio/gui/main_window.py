@@ -33,6 +33,7 @@ from studio.gui.keras_files import KerasFiles
 from studio.gui.model_list import ModelList
 from studio.gui.model_summary import ModelSummary
 from studio.gui.palette import LayerPalette
+from studio.gui.search_panel import SearchPanel
 from studio.gui.template_gallery import TemplateGallery
 from studio.gui.training_panel import TrainingPanel
 from studio.gui.try_panel import TryPanel, local_paths, wants_answer
@@ -89,6 +90,10 @@ class MainWindow(QMainWindow):
         self.views.setTabToolTip(4, "Score a trained run on its validation or test split: "
                                     "confusion matrix, per-class scores and the most confident "
                                     "mistakes")
+        self.search = SearchPanel(self.doc)
+        self.views.addTab(self.search, "Search")
+        self.views.setTabToolTip(5, "Hyperparameter search: try several values of training "
+                                    "settings and layer parameters, and compare the trials")
         self.setAcceptDrops(True)
         self.setCentralWidget(self.views)
         for corner in (Qt.Corner.BottomLeftCorner, Qt.Corner.BottomRightCorner):
@@ -116,6 +121,10 @@ class MainWindow(QMainWindow):
 
         self.training.run_started.connect(self.runs.refresh)
         self.training.run_finished.connect(self.runs.refresh)
+        self.training.run_finished.connect(self.search.runs_changed)
+        self.search.trial_ended.connect(self.runs.refresh)
+        self.search.search_finished.connect(self.runs.refresh)
+        self.doc.path_changed.connect(self.search.runs_changed)
         self.doc.path_changed.connect(self.runs.refresh)
         self.runs.resume_requested.connect(self._resume_run)
         self.runs.open_model_requested.connect(self.keras_files.import_path)
@@ -128,7 +137,7 @@ class MainWindow(QMainWindow):
         self.scene.selectionChanged.connect(self._canvas_selected)
         self.doc.path_changed.connect(self.canvas.show_model)
         for source in (self.model_list, self.training, self.scene, self.weights,
-                       self.keras_files, self.try_panel, self.evaluation):
+                       self.keras_files, self.try_panel, self.evaluation, self.search):
             source.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.doc.undo_stack.cleanChanged.connect(self._clean_changed)
         self.doc.path_changed.connect(self._update_title)
@@ -180,7 +189,8 @@ class MainWindow(QMainWindow):
     def _view_changed(self, index: int) -> None:
         """Give the Data, Try and Evaluate views the inspector's room (nothing to inspect
         there); bring it back on leaving them, unless the person had closed it."""
-        roomy = self.views.widget(index) in (self.data_panel, self.try_panel, self.evaluation)
+        roomy = self.views.widget(index) in (self.data_panel, self.try_panel, self.evaluation,
+                                             self.search)
         if self.views.widget(index) in (self.try_panel, self.evaluation):
             self.runs.refresh()  # the runs to answer with, as they are now
         if roomy and not self.inspector_dock.isHidden():
@@ -415,5 +425,6 @@ class MainWindow(QMainWindow):
         self.weights.shutdown()
         self.try_panel.shutdown()
         self.evaluation.shutdown()
+        self.search.shutdown()
         QSettings().setValue("window/geometry", self.saveGeometry())
         event.accept()
