@@ -11,7 +11,7 @@ from pathlib import Path
 
 from studio.core.runtime import configure_environment
 
-COMMANDS = ("new", "train", "export-code", "import", "data", "runs", "infer")
+COMMANDS = ("new", "train", "export-code", "import", "data", "runs", "infer", "search")
 
 
 class CliError(Exception):
@@ -74,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("project", type=Path)
     history.add_argument("--json", action="store_true", help="print the runs as a JSON list")
     _infer_parser(sub)
+    _search_parser(sub)
     return parser
 
 
@@ -103,6 +104,22 @@ def _infer_parser(sub) -> None:
                            help="pixels scaled to 0..1 (unit) or -1..1 (symmetric)")
     described.add_argument("--resize", choices=("squash", "crop", "pad"), default="squash",
                            help="how images of another shape are fitted (default squash)")
+
+
+def _search_parser(sub) -> None:
+    from studio.core.project import STRATEGIES
+
+    search = sub.add_parser("search", help="search hyperparameters: train one run per trial "
+                            "and report the best values")
+    search.add_argument("project", type=Path, help="project file whose search space to use")
+    search.add_argument("--strategy", choices=STRATEGIES, help="override the project's strategy")
+    search.add_argument("--trials", type=int, help="how many trials (random, bayes, hyperband)")
+    search.add_argument("--workers", type=int, help="trials run at once, each in its own process")
+    search.add_argument("--ray", metavar="ADDRESS", help="run the trials on this Ray cluster")
+    search.add_argument("--resume", metavar="SEARCH_DIR", type=Path,
+                        help="continue a stopped search, keeping its finished trials")
+    search.add_argument("--json", action="store_true",
+                        help="print the search's trials and best as one JSON document")
 
 
 def _positive(value: int | None, name: str) -> None:
@@ -471,6 +488,103 @@ def cmd_infer(args: argparse.Namespace) -> int:
     return 1 if stop.is_set() or any(p.error is not None for p in predictions) else 0
 
 
+def _search_runner(args: argparse.Namespace):
+    """``start(on_event, stop)`` running the search the options ask for: here, or on the
+    Ray cluster ``--ray``."""
+    from studio.core.runs import runs_root
+    from studio.core.search import resume_search, run_search, search_folder
+
+    if args.ray is not None:
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise UsageError('searching on Ray needs the optional extra: pip install ".[ray]"') \
+                from None
+        raise UsageError("the Ray runner is not available yet; run without --ray.")
+    root = runs_root(args.project)
+    if args.resume is not None:
+        return lambda on_event, stop: resume_search(args.resume, root, on_event, stop,
+                                                    workers=args.workers)
+    project = _searched_project(args)
+    return lambda on_event, stop: run_search(project, root, search_folder(args.project),
+                                             on_event, stop, workers=args.workers)
+
+
+def _searched_project(args: argparse.Namespace):
+    """The project with its search settings overridden by the options."""
+    from studio.core.project import ProjectFileError, load_project
+
+    try:
+        project = load_project(args.project)
+    except ProjectFileError as exc:
+        raise CliError(str(exc)) from None
+    if args.strategy is not None:
+        project.search.strategy = args.strategy
+    if args.trials is not None:
+        project.search.trials = args.trials
+    return project
+
+
+def _value_text(value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _trial_line(trial, metric: str) -> str:
+    from studio.core.search_space import target_label
+
+    params = ", ".join(f"{target_label(k)} {_value_text(v)}" for k, v in trial.params.items())
+    score = f"{metric} {trial.value:.4f}" if trial.value is not None else ""
+    parts = [f"trial {trial.number}", trial.status, score, params, f"{trial.seconds:.1f}s",
+             trial.reason]
+    return "  ".join(p for p in parts if p)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Search hyperparameters: one line per trial as it ends, then the best."""
+    from studio.core.search import SearchError, TrialRecord
+
+    _positive(args.trials, "--trials")
+    _positive(args.workers, "--workers")
+    if args.resume is not None and (args.strategy is not None or args.trials is not None):
+        raise CliError("--resume continues a search with its own strategy and trials; "
+                       "--strategy and --trials do not apply.")
+    start = _search_runner(args)
+    metric = ""
+
+    def on_event(event: dict) -> None:
+        nonlocal metric
+        if event["type"] == "search_start":
+            from studio.core.search_state import read_state
+
+            metric = read_state(event["search_dir"]).project.search.metric
+            if not args.json:
+                print(f"Search of {event['planned']} trials in {event['search_dir']}"
+                      + (f" ({len(event['done'])} kept)" if event["done"] else ""), flush=True)
+        elif event["type"] == "trial_end" and not args.json:
+            print(_trial_line(TrialRecord.from_dict(event), metric), flush=True)
+
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        result = start(on_event, stop)
+    except SearchError as exc:
+        raise UsageError("the search cannot run: " + " ".join(exc.reasons)) from None
+    if args.json:
+        print(json.dumps({"search_dir": str(result.search_dir), "stopped": result.stopped,
+                          "metric": metric,
+                          "best": result.best.number if result.best else None,
+                          "trials": [t.to_dict() for t in result.trials]}, indent=1))
+        return 0
+    if result.best is not None:
+        print(f"Best: {_trial_line(result.best, metric)}  ({result.best.run_dir})")
+    else:
+        print("No trial finished.")
+    if result.stopped:
+        print(f"Search stopped. Resume it with: studio search {args.project} "
+              f"--resume {result.search_dir}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``studio`` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -483,7 +597,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         commands = {"new": cmd_new, "train": cmd_train, "export-code": cmd_export_code,
                     "import": cmd_import, "data": cmd_data, "runs": cmd_runs,
-                    "infer": cmd_infer}
+                    "infer": cmd_infer, "search": cmd_search}
         return commands[args.command](args)
     except CliError as exc:
         print(f"studio: error: {exc}", file=sys.stderr)

@@ -44,7 +44,7 @@ from studio.core.search_state import (
 from studio.core.search_worker import Worker, WorkerPool
 
 __all__ = ["SearchError", "SearchResult", "TrialRecord", "WorkerPool", "resume_search",
-           "run_search"]
+           "run_search", "search_folder"]
 
 SearchEvents = Callable[[dict[str, Any]], None]
 POLL_SECONDS = 0.2
@@ -93,6 +93,24 @@ def resume_search(search_dir: Path, runs_root: Path, on_event: SearchEvents | No
             raise SearchError("At least one trial must run at a time.")
         state.workers = workers
     return _Search(state, runs_root, search_dir, on_event, stop, report_every).run(pool)
+
+
+def search_folder(project_path: str | Path | None) -> Path:
+    """A new folder for a search of the project saved at ``project_path``: beside its runs
+    (``searches/<project>/<time>``), or in the workspace for an unsaved project."""
+    from datetime import datetime
+
+    from studio.core.project import project_stem
+    from studio.core.runs import workspace
+
+    root = (workspace() / "searches" if project_path is None
+            else Path(project_path).parent / "searches" / project_stem(project_path))
+    path = root / datetime.now().strftime("%Y%m%d-%H%M%S")
+    suffix = 1
+    while path.exists():
+        suffix += 1
+        path = root / f"{datetime.now():%Y%m%d-%H%M%S}-{suffix}"
+    return path
 
 
 def trial_value(epochs: list[dict[str, float]], metric: str, minimize: bool) -> float | None:

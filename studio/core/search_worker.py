@@ -18,6 +18,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,8 @@ def worker_threads(size: int) -> int:
 
 def worker_main(index: int, tasks: Any, results: Any, stop: Any, threads: int) -> None:
     """A worker process's life: start TensorFlow with ``threads`` threads, then run each task
-    until it receives None."""
+    until it receives None. Ctrl+C is left to the parent, which stops trials cleanly."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ[THREADS_ENV] = str(threads)
     from studio.core.runtime import start_tensorflow
 
