@@ -33,6 +33,7 @@ from studio.core.layers import REGISTRY
 from studio.core.project import METRICS, Project, SearchSettings
 from studio.core.run_history import read_run, run_folders
 from studio.core.runs import runs_root
+from studio.core.search import search_folder
 from studio.core.search_space import (
     STRATEGY_NAMES,
     TRAINING_TARGETS,
@@ -64,9 +65,6 @@ from studio.gui.worker import Worker
 
 ERROR_STYLE = "color: #b3261e;"
 TARGET_ROLE = Qt.ItemDataRole.UserRole
-SEARCHES_FOLDER = ".searches"
-"""Where searches keep their state, inside the runs folder (hidden from the run history; the
-trials themselves are ordinary runs beside it)."""
 MEASURE_DEVICES = ["/CPU:0"]
 
 
@@ -79,18 +77,6 @@ def estimate_words(seconds: float) -> str:
         return f"about {minutes} min"
     hours, minutes = divmod(minutes, 60)
     return f"about {hours} h {minutes:02d} min"
-
-
-def new_search_dir(root: Path, name: str) -> Path:
-    """A fresh folder for a search of the project ``name`` under the runs folder ``root``."""
-    slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-") or "search"
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = root / SEARCHES_FOLDER / f"{stamp}-{slug}"
-    suffix = 1
-    while path.exists():
-        suffix += 1
-        path = root / SEARCHES_FOLDER / f"{stamp}-{slug}-{suffix}"
-    return path
 
 
 def latest_seconds_per_epoch(root: Path) -> float | None:
@@ -423,6 +409,8 @@ class SearchPanel(QWidget):
         reasons = self.reasons()
         self.problems.setText("\n".join(reasons))
         self.problems.setVisible(bool(reasons))
+        if self.isVisible() and not reasons:
+            self.measure()
         self.estimate.setText(self.estimate_text(reasons))
         running = self.is_running()
         self.start_button.setEnabled(not reasons and not running)
@@ -474,12 +462,12 @@ class SearchPanel(QWidget):
 
     def measure(self) -> None:
         """Measure the time per epoch in the background, once per model, data and training,
-        if no run says it."""
+        if no run says it and the search could start."""
         project = self.doc.project.copy()
         key = _measured_key(project)
         info = self.doc.dataset()
         if (self.measurer is not None or info is None or key in self._measured
-                or self.seconds_per_epoch() is not None or not self.doc.analysis().ok):
+                or self.seconds_per_epoch() is not None or self.reasons()):
             return
         self.measurer = Worker(_measure_task(project, info))
         self.measurer.succeeded.connect(lambda seconds: self._measured.__setitem__(key, seconds))
@@ -506,12 +494,13 @@ class SearchPanel(QWidget):
         return self.worker is not None
 
     def start(self) -> None:
-        """Search a snapshot of the project in a new folder under its runs folder."""
+        """Search a snapshot of the project in a new search folder; its trials are runs in
+        the project's runs folder."""
         if self.is_running() or self.reasons():
             return
         project = self.doc.project.copy()
         root = runs_root(self.doc.path)
-        self.search_dir = str(new_search_dir(root, project.name))
+        self.search_dir = str(search_folder(self.doc.path))
         self.searched = project.search
         self._launch(_search_task(project, root, Path(self.search_dir), project.search.workers),
                      "Starting the search: loading TensorFlow and the data…")

@@ -1,0 +1,209 @@
+"""The Search tab: a 2x2 grid defined where the values are edited, run and watched; refusals
+of invalid spaces; settings, removal and Apply best as single undo steps."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+
+from studio.core.graph import Graph, Node
+from studio.core.project import Dimension, Project
+from tests.gui.support import RUN_TIMEOUT_MS, click_row, isolate_settings, run_folders, show_tab
+
+LEFT = Qt.MouseButton.LeftButton
+SEARCH_TIMEOUT_MS = 4 * RUN_TIMEOUT_MS
+
+
+@pytest.fixture(autouse=True)
+def _private_settings(tmp_path):
+    isolate_settings(tmp_path / "settings")
+
+
+def hidden_layer_project() -> Project:
+    """MNIST-10k through Flatten, a small hidden Dense layer and a softmax: one quick epoch."""
+    nodes = [
+        Node("input_1", "Input", {"shape": [28, 28, 1]}),
+        Node("flatten_1", "Flatten", {}),
+        Node("hidden", "Dense", {"units": 8, "activation": "relu"}),
+        Node("dense_1", "Dense", {"units": 10, "activation": "softmax"}),
+    ]
+    project = Project(name="Tiny search", graph=Graph.from_chain(nodes))
+    project.training.epochs = 1
+    project.training.batch_size = 256
+    return project
+
+
+def type_over(qtbot, line, text: str) -> None:
+    """Click into a text field, select its text and type ``text`` over it."""
+    qtbot.mouseClick(line, LEFT)
+    qtbot.keyClick(line, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(line, text)
+
+
+def search_values(qtbot, button, text: str) -> None:
+    """Click a Search… button, type the values and press OK."""
+    qtbot.mouseClick(button, LEFT)
+    dialog = button.dialog
+    qtbot.waitExposed(dialog)
+    type_over(qtbot, dialog.values, text)
+    assert dialog.ok.isEnabled(), dialog.preview.text()
+    qtbot.mouseClick(dialog.ok, LEFT)
+
+
+def test_a_two_by_two_grid_runs_four_finished_trials_and_applies_the_best(
+        window, qtbot, private_workspace):
+    window.doc.replace(hidden_layer_project(), None)
+    search_values(qtbot, window.training.optimizer_form.search_buttons["learning_rate"],
+                  "0.01, 0.001")
+    click_row(qtbot, window, "hidden")
+    search_values(qtbot, window.inspector.search_buttons["units"], "4, 8")
+
+    show_tab(qtbot, window, "Search")
+    panel = window.search
+    assert [panel.dimensions.item(i).text() for i in range(panel.dimensions.count())] == [
+        "Learning rate: 0.01, 0.001", "hidden · Units: 4, 8"]
+    assert panel.estimate.text().startswith("4 trials, ")
+    assert not panel.trials.isEnabled()  # a grid runs every combination
+    assert panel.start_button.isEnabled(), panel.problems.text()
+
+    with qtbot.waitSignal(panel.search_finished, timeout=SEARCH_TIMEOUT_MS) as ended:
+        qtbot.mouseClick(panel.start_button, LEFT)
+        assert panel.is_running()
+        assert not panel.start_button.isEnabled()
+        assert panel.stop_button.isEnabled()
+    assert ended.args == ["finished"], panel.last_error
+
+    rows = panel.table.row_texts()
+    assert len(rows) == 4
+    assert [row[1] for row in rows] == ["finished"] * 4
+    assert sorted((row[2], row[3]) for row in rows) == [
+        ("0.001", "4"), ("0.001", "8"), ("0.01", "4"), ("0.01", "8")]
+    assert all(re.fullmatch(r"0\.\d{4}", row[4]) for row in rows)  # best validation accuracy
+    assert panel.progress.text() == "Done"
+    assert len(run_folders(private_workspace / "runs")) == 4  # each trial is a run
+    # Sorted by the metric (a click on its header), the best trial is highlighted on top.
+    header = panel.table.horizontalHeader()
+    qtbot.mouseClick(header.viewport(), LEFT, pos=QPoint(
+        header.sectionViewportPosition(4) + 5, header.height() // 2))
+    qtbot.mouseClick(header.viewport(), LEFT, pos=QPoint(
+        header.sectionViewportPosition(4) + 5, header.height() // 2))
+    values = [float(row[4]) for row in panel.table.row_texts()]
+    assert values == sorted(values, reverse=True)
+    best = panel.best_trial()
+    assert best is not None and best["value"] == pytest.approx(values[0], abs=1e-4)
+    top = panel.table.proxy.index(0, 0)
+    assert top.data(Qt.ItemDataRole.BackgroundRole) is not None
+    assert panel.table.proxy.index(1, 0).data(Qt.ItemDataRole.BackgroundRole) is None
+    # Every trial's curve is drawn, and a line per trial across the parallel coordinates.
+    qtbot.waitUntil(lambda: all(panel.curves.drawn(n) == 1 for n in range(4)))
+    assert len(panel.parallel.lines) == 4
+    # The newest run now says how long an epoch takes.
+    assert re.fullmatch(r"4 trials, about \d+ (s|min)", panel.estimate.text())
+
+    steps = window.doc.undo_stack.count()
+    assert panel.apply_button.isEnabled()
+    qtbot.mouseClick(panel.apply_button, LEFT)
+    assert window.doc.undo_stack.count() == steps + 1
+    project = window.doc.project
+    assert project.training.learning_rate == best["params"]["training.learning_rate"]
+    assert project.graph.node("hidden").params["units"] == best["params"]["layer.hidden.units"]
+    window.undo_action.trigger()
+    assert window.doc.project.training.learning_rate == 0.001
+    assert window.doc.project.graph.node("hidden").params["units"] == 8
+
+
+def test_an_invalid_space_says_why_and_start_is_disabled(window, qtbot):
+    show_tab(qtbot, window, "Search")
+    panel = window.search
+    assert not panel.start_button.isEnabled()
+    assert panel.problems.text().startswith("The search space is empty")
+    assert panel.start_button.toolTip().startswith("Cannot start: The search space is empty")
+
+    # A unit count of zero, as a project file could hold it.
+    window.doc.edit("Search units", lambda p: p.search.dimensions.append(
+        Dimension("layer.dense_1.units", values=[4, 0])))
+    assert panel.problems.text() == "Units must be at least 1, not 0."
+    assert not panel.start_button.isEnabled()
+    item = panel.dimensions.item(0)
+    assert item.text() == "dense_1 · Units: cannot be searched"
+    assert item.toolTip() == "Units must be at least 1, not 0."
+
+    # A negative learning rate too: every reason is listed.
+    window.doc.edit("Search learning rate", lambda p: p.search.dimensions.append(
+        Dimension("training.learning_rate", values=[0.01, -0.1])))
+    assert panel.problems.text().splitlines() == [
+        "Units must be at least 1, not 0.", "Learning rate must be more than 0, not -0.1."]
+    assert not panel.start_button.isEnabled()
+
+    # Removing the bad dimensions (the Remove button, then the Delete key) lets it start.
+    panel.dimensions.setCurrentRow(0)
+    steps = window.doc.undo_stack.count()
+    qtbot.mouseClick(panel.remove_button, LEFT)
+    assert window.doc.undo_stack.count() == steps + 1
+    assert [d.target for d in window.doc.project.search.dimensions] == [
+        "training.learning_rate"]
+    panel.dimensions.setCurrentRow(0)
+    panel.dimensions.setFocus()
+    qtbot.keyClick(panel.dimensions, Qt.Key.Key_Delete)
+    assert window.doc.project.search.dimensions == []
+    window.undo_action.trigger()
+    window.undo_action.trigger()
+    assert len(window.doc.project.search.dimensions) == 2
+
+
+def test_settings_are_undo_steps_and_the_count_follows_the_strategy(window, qtbot):
+    show_tab(qtbot, window, "Search")
+    panel = window.search
+    window.doc.edit("Search", lambda p: p.search.dimensions.extend([
+        Dimension("training.learning_rate", low=0.0001, high=0.01, scale="log", count=3),
+        Dimension("layer.dense_1.activation", values=["relu", "tanh"])]))
+    assert panel.estimate.text().startswith("6 trials, ")
+    assert panel.dimensions.item(0).text() == "Learning rate: 0.0001, 0.001, 0.01 (range)"
+    assert panel.start_button.isEnabled()
+
+    steps = window.doc.undo_stack.count()
+    panel.strategy.setCurrentIndex(panel.strategy.findData("random"))
+    assert window.doc.project.search.strategy == "random"
+    assert panel.trials.isEnabled()
+    panel.trials.setFocus()
+    qtbot.keyClick(panel.trials, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(panel.trials, "3")
+    assert window.doc.project.search.trials == 3
+    assert panel.estimate.text().startswith("3 trials, ")
+    panel.metric.setCurrentIndex(panel.metric.findData("val_loss"))
+    assert window.doc.project.search.minimize
+    assert window.doc.undo_stack.count() == steps + 3
+    assert panel.workers.maximum() == panel.cores
+
+    window.undo_action.trigger()
+    window.undo_action.trigger()
+    window.undo_action.trigger()
+    assert window.doc.project.search.strategy == "grid"
+    assert panel.strategy.currentData() == "grid"
+    assert not panel.trials.isEnabled()
+
+
+def test_the_add_menu_offers_every_searchable_value_and_opens_the_dialog(window, qtbot):
+    show_tab(qtbot, window, "Search")
+    panel = window.search
+    panel.add_menu.aboutToShow.emit()
+    menus = {a.text(): a.menu() for a in panel.add_menu.actions()}
+    assert "Training" in menus and "dense_1" in menus and "conv2d_1" in menus
+    assert "flatten_1" not in menus  # nothing to search there
+    training = [a.text() for a in menus["Training"].actions()]
+    assert training[:3] == ["Learning rate", "Batch size", "Optimizer"]
+    assert "Units" in [a.text() for a in menus["dense_1"].actions()]
+
+    steps = window.doc.undo_stack.count()
+    next(a for a in menus["Training"].actions() if a.text() == "Batch size").trigger()
+    dialog = panel.dialog
+    qtbot.waitExposed(dialog)
+    assert dialog.values.text() == "64"
+    type_over(qtbot, dialog.values, "32, 64, 128")
+    qtbot.keyClick(dialog.values, Qt.Key.Key_Return)
+    assert window.doc.project.search.dimensions == [
+        Dimension("training.batch_size", values=[32, 64, 128])]
+    assert window.doc.undo_stack.count() == steps + 1
+    assert window.training.search_buttons["batch_size"].searched
