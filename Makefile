@@ -36,6 +36,7 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/history_open.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/inference_latency.py
 	$(BIN)/python bench/batch_inference.py
+	$(BIN)/python bench/search_overhead.py
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python packaging/screenshots.py
