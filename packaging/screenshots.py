@@ -8,8 +8,12 @@ the bundled MNIST-10k, previewing rotation and zoom), data-health.png (the healt
 a small image folder with a corrupt file and a copy), branched-model.png (the small
 ResNet template around a skip connection), training.png (the Training dock after a run with
 a cosine schedule and warm-up), runs.png (the Runs dock overlaying two runs' curves), try.png
-(four dropped digits answered, with the heat map of one) and evaluate.png (the Evaluate view
-on the validation split).
+(four dropped digits answered, with the heat map of one), evaluate.png (the Evaluate view
+on the validation split) and search.png (the Search tab after a grid of six trials).
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python packaging/screenshots.py search
+
+writes only search.png.
 """
 
 from __future__ import annotations
@@ -166,14 +170,54 @@ def answer_screenshots(window, folder: Path) -> None:
     window.views.setCurrentIndex(0)
 
 
+def search_screenshot(window) -> None:
+    """The Search tab after a grid over three learning rates and two widths of the demo's
+    dense_1 (two epochs each, two trials at once), sorted by the metric."""
+    from studio.core.project import Dimension
+
+    def space(project) -> None:
+        project.training.epochs = 2
+        project.search.workers = 2
+        project.search.dimensions = [
+            Dimension("training.learning_rate", values=[0.01, 0.001, 0.0001]),
+            Dimension("layer.dense_1.units", values=[32, 64])]
+
+    window.doc.edit("Search", space)
+    panel = window.search
+    window.views.setCurrentWidget(panel)
+    height = window.training_dock.height()
+    window.resizeDocks([window.training_dock], [160], Qt.Orientation.Vertical)
+    panel.start_button.click()
+    outcome, = wait_for(panel.search_finished)
+    if outcome != "finished":
+        raise RuntimeError(f"the screenshot search ended {outcome}: {panel.last_error}")
+    panel.table.sortByColumn(4, Qt.SortOrder.DescendingOrder)
+    grab(window, "search.png")
+    window.resizeDocks([window.training_dock], [height], Qt.Orientation.Vertical)
+    window.undo_action.trigger()
+    window.views.setCurrentIndex(0)
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="layer-studio-settings-") as settings:
         os.environ["LAYER_STUDIO_HOME"] = settings  # runs of this session only
         for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
             QSettings.setPath(fmt, QSettings.Scope.UserScope, settings)  # no saved geometry
-        grab_all()
+        if sys.argv[1:] == ["search"]:
+            grab_search()
+        else:
+            grab_all()
     print(f"wrote the screenshots in {OUT}")
+
+
+def grab_search() -> None:
+    """Only the Search tab's screenshot."""
+    window = open_demo_window()
+    window.resize(1400, 900)
+    warm_up(window)
+    search_screenshot(window)
+    close_discarding(window)
 
 
 def grab_all() -> None:
@@ -193,6 +237,7 @@ def grab_all() -> None:
     window.undo_action.trigger()
 
     training_screenshots(window, first_run)
+    search_screenshot(window)
     with tempfile.TemporaryDirectory(prefix="layer-studio-digits-") as digits:
         answer_screenshots(window, Path(digits))
     data_screenshots(window)

@@ -20,6 +20,8 @@ from studio.gui.plot_style import GRID_PEN, TEXT_PEN, TITLE_COLOR
 LOG_RATIO = 100.0
 """A list of positive numbers spanning this ratio or more is drawn on a log axis."""
 COLOR_MAP = "viridis"
+MAX_MARKS = 6
+"""A list of at most this many numbers has each labelled on its axis."""
 BEST_PEN = pg.mkPen("#d93025", width=4)
 TOP = 1.0
 TICK_FILL = pg.mkBrush(255, 255, 255, 200)
@@ -40,6 +42,8 @@ class Axis:
     log: bool = False
     categories: list[Any] = field(default_factory=list)
     text: Callable[[Any], str] = format_value
+    marks: list[float] = field(default_factory=list)
+    """Values labelled along a numeric axis besides its ends (a list's values)."""
     """How a value on the axis is written."""
 
     @property
@@ -67,8 +71,8 @@ class Axis:
         """(height, text) of the labels along the axis."""
         if self.categorical:
             return [(self.position(c), self.text(c)) for c in self.categories]
-        ends = [(0.0, self.low), (1.0, self.high)] if self.high != self.low else [(0.5, self.low)]
-        return [(height, self.text(value)) for height, value in ends]
+        values = sorted({self.low, self.high, *self.marks})
+        return [(self.position(value), self.text(value)) for value in values]
 
 
 def _numbers(values: list[Any]) -> bool:
@@ -86,7 +90,8 @@ def axis_for(label: str, dimension: Dimension, seen: list[Any]) -> Axis:
         low, high = min([*numbers, *ends], default=0.0), max([*numbers, *ends], default=1.0)
         log = low > 0 and (dimension.scale == "log" if dimension.is_range
                            else high / low >= LOG_RATIO)
-        return Axis(label, low, high, log)
+        marks = [float(v) for v in listed] if len(listed) <= MAX_MARKS else []
+        return Axis(label, low, high, log, marks=marks)
     categories = []
     for value in values:
         if value not in categories:

@@ -599,7 +599,8 @@ class SearchPanel(QWidget):
         if best is not None:
             metric = metric_words(self.table.trials.metric)
             self.status.setStyleSheet("")
-            self.status.setText(f"Best so far: trial {best['number']}, {metric} "
+            so_far = " so far" if self.is_running() else ""
+            self.status.setText(f"Best{so_far}: trial {best['number']}, {metric} "
                                 f"{best['value']:.4f} with {self._values_text(best)}.")
 
     def _values_text(self, trial: dict[str, Any]) -> str:
@@ -640,6 +641,8 @@ class SearchPanel(QWidget):
             self.worker = None
         self.curves.redraw()
         self._latest = None
+        if self.outcome != "failed":
+            self._show_progress()
         self.refresh()
         self.search_finished.emit(self.outcome)
 

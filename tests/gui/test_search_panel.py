@@ -10,6 +10,7 @@ from PySide6.QtCore import QPoint, Qt
 
 from studio.core.graph import Graph, Node
 from studio.core.project import Dimension, Project
+from studio.gui.parallel_coordinates import axis_for, metric_axis
 from tests.gui.support import RUN_TIMEOUT_MS, click_row, isolate_settings, run_folders, show_tab
 
 LEFT = Qt.MouseButton.LeftButton
@@ -101,6 +102,7 @@ def test_a_two_by_two_grid_runs_four_finished_trials_and_applies_the_best(
     assert len(panel.parallel.lines) == 4
     # The newest run now says how long an epoch takes.
     assert re.fullmatch(r"4 trials, about \d+ (s|min)", panel.estimate.text())
+    assert panel.status.text().startswith(f"Best: trial {best['number']}, validation accuracy")
 
     steps = window.doc.undo_stack.count()
     assert panel.apply_button.isEnabled()
@@ -159,7 +161,10 @@ def test_settings_are_undo_steps_and_the_count_follows_the_strategy(window, qtbo
     window.doc.edit("Search", lambda p: p.search.dimensions.extend([
         Dimension("training.learning_rate", low=0.0001, high=0.01, scale="log", count=3),
         Dimension("layer.dense_1.activation", values=["relu", "tanh"])]))
-    assert panel.estimate.text().startswith("6 trials, ")
+    # No run says how long an epoch takes: it is measured in the background.
+    assert panel.estimate.text() == "6 trials, time unknown until measured (measuring…)"
+    qtbot.waitUntil(lambda: panel.measurer is None, timeout=RUN_TIMEOUT_MS)
+    assert re.fullmatch(r"6 trials, about \d+ (s|min)", panel.estimate.text())
     assert panel.dimensions.item(0).text() == "Learning rate: 0.0001, 0.001, 0.01 (range)"
     assert panel.start_button.isEnabled()
 
@@ -207,3 +212,53 @@ def test_the_add_menu_offers_every_searchable_value_and_opens_the_dialog(window,
         Dimension("training.batch_size", values=[32, 64, 128])]
     assert window.doc.undo_stack.count() == steps + 1
     assert window.training.search_buttons["batch_size"].searched
+
+
+def test_a_stopped_search_keeps_its_finished_trials_and_resumes(window, qtbot):
+    project = hidden_layer_project()
+    project.search.dimensions = [Dimension("training.learning_rate",
+                                           values=[0.01, 0.003, 0.001])]
+    window.doc.replace(project, None)
+    show_tab(qtbot, window, "Search")
+    panel = window.search
+    assert not panel.resume_button.isEnabled()
+
+    with qtbot.waitSignal(panel.trial_ended, timeout=SEARCH_TIMEOUT_MS):
+        qtbot.mouseClick(panel.start_button, LEFT)
+    with qtbot.waitSignal(panel.search_finished, timeout=SEARCH_TIMEOUT_MS) as ended:
+        qtbot.keyClick(panel.table, Qt.Key.Key_Period, Qt.KeyboardModifier.ControlModifier)
+    assert ended.args == ["stopped"], panel.last_error
+    statuses = [row[1] for row in panel.table.row_texts()]
+    finished = statuses.count("finished")
+    assert 1 <= finished < 3
+    assert panel.progress.text() == "Stopped"
+    assert panel.resume_button.isEnabled()
+
+    with qtbot.waitSignal(panel.search_finished, timeout=SEARCH_TIMEOUT_MS) as ended:
+        qtbot.mouseClick(panel.resume_button, LEFT)
+    assert ended.args == ["finished"], panel.last_error
+    rows = panel.table.row_texts()
+    assert [row[1] for row in rows] == ["finished"] * 3
+    assert sorted(row[2] for row in rows) == ["0.001", "0.003", "0.01"]
+    assert not panel.resume_button.isEnabled()
+
+
+def test_parallel_axes_spread_choices_and_put_log_ranges_on_a_log_axis():
+    log = axis_for("Learning rate", Dimension("training.learning_rate", low=0.0001, high=0.01,
+                                              scale="log", count=3), [0.0003])
+    assert log.log
+    assert log.position(0.001) == pytest.approx(0.5)
+    assert log.position(0.0001) == 0 and log.position(0.01) == 1
+    linear = axis_for("Units", Dimension("layer.d.units", values=[4, 8, 16]), [4, 8])
+    assert not linear.log
+    assert linear.position(8) == pytest.approx(1 / 3)
+    assert [text for _, text in linear.ticks()] == ["4", "8", "16"]
+    choices = axis_for("Activation", Dimension("layer.d.activation",
+                                               values=["relu", "tanh", "sigmoid"]), ["relu"])
+    assert [choices.position(v) for v in ("relu", "tanh", "sigmoid")] == [0, 0.5, 1]
+    assert choices.position("elu") is None
+    on_off = axis_for("Nesterov", Dimension("training.nesterov", values=[True, False]), [])
+    assert [text for _, text in on_off.ticks()] == ["on", "off"]
+    metric = metric_axis("Validation accuracy", [0.5, 0.9, float("nan"), 0.7])
+    assert (metric.low, metric.high) == (0.5, 0.9)
+    assert metric.position(0.7) == pytest.approx(0.5)
