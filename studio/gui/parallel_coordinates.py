@@ -129,6 +129,14 @@ class ParallelCoordinates(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot)
+        self._say_empty()
+
+    def _say_empty(self) -> None:
+        note = pg.TextItem("Each finished trial becomes a line here", color=TEXT_PEN.color(),
+                           anchor=(0.5, 0.5))
+        note.setPos(0.5, 0.5)
+        self.plot.addItem(note)
+        self.plot.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
 
     def show_trials(self, labelled: list[tuple[str, Dimension]], metric_label: str,
                     trials: list[dict[str, Any]], minimize: bool, best: int | None) -> None:
@@ -141,6 +149,10 @@ class ParallelCoordinates(QWidget):
         self.axes = [axis_for(label, dimension,
                               [t.get("params", {}).get(dimension.target) for t in scored])
                      for label, dimension in labelled]
+        if not scored:
+            self.axes = []
+            self._say_empty()
+            return
         self.axes.append(metric_axis(metric_label, [t["value"] for t in scored]))
         self._draw_axes()
         metric = self.axes[-1]

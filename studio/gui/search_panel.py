@@ -65,6 +65,8 @@ from studio.gui.worker import Worker
 
 ERROR_STYLE = "color: #b3261e;"
 TARGET_ROLE = Qt.ItemDataRole.UserRole
+EMPTY_HINT = ("Nothing is searched yet. Click the\nmagnifier beside a layer parameter\n"
+              "or a training setting, or Add… below.")
 MEASURE_DEVICES = ["/CPU:0"]
 
 
@@ -205,14 +207,14 @@ class SearchPanel(QWidget):
         self.seed = _spin(0, 2**31 - 1, "Seeds the sampler: the same seed samples the same "
                           "trials", "search-seed")
         self.seed.valueChanged.connect(lambda v: self._edit("seed", v, "search seed"))
-        self.metric = QComboBox()
-        self.metric.setObjectName("search-metric")
+        self.metric_box = QComboBox()
+        self.metric_box.setObjectName("search-metric")
         for name in METRICS:
-            self.metric.addItem(metric_words(name).capitalize(), name)
-        self.metric.setToolTip("What the search optimises: accuracies are maximised, losses "
+            self.metric_box.addItem(metric_words(name).capitalize(), name)
+        self.metric_box.setToolTip("What the search optimises: accuracies are maximised, losses "
                                "minimised")
-        self.metric.currentIndexChanged.connect(
-            lambda: self._edit("metric", self.metric.currentData(), "search metric"))
+        self.metric_box.currentIndexChanged.connect(
+            lambda: self._edit("metric", self.metric_box.currentData(), "search metric"))
 
         self.estimate = QLabel()
         self.estimate.setObjectName("search-estimate")
@@ -272,7 +274,7 @@ class SearchPanel(QWidget):
         form = QFormLayout()
         for label, widget in (("Strategy", self.strategy), ("Trials", self.trials),
                               ("At once", self.workers), ("Seed", self.seed),
-                              ("Optimise", self.metric)):
+                              ("Optimise", self.metric_box)):
             form.addRow(label, widget)
         run_row = QHBoxLayout()
         for button in (self.start_button, self.stop_button, self.resume_button):
@@ -347,7 +349,7 @@ class SearchPanel(QWidget):
     def selected_target(self) -> str:
         """The target of the selected dimension, or empty."""
         item = self.dimensions.currentItem()
-        return item.data(TARGET_ROLE) if item is not None else ""
+        return (item.data(TARGET_ROLE) or "") if item is not None else ""
 
     def edit_dimension(self) -> None:
         """Change the values of the selected dimension."""
@@ -385,6 +387,10 @@ class SearchPanel(QWidget):
             self.dimensions.addItem(item)
             if dimension.target == selected:
                 self.dimensions.setCurrentItem(item)
+        if not project.search.dimensions:
+            hint = QListWidgetItem(EMPTY_HINT)
+            hint.setFlags(Qt.ItemFlag.NoItemFlags)
+            self.dimensions.addItem(hint)
         self._selection_changed()
 
     def refresh(self) -> None:
@@ -392,7 +398,7 @@ class SearchPanel(QWidget):
         the search from starting."""
         search = self.doc.project.search
         self._show_dimensions()
-        for combo, value in ((self.strategy, search.strategy), (self.metric, search.metric)):
+        for combo, value in ((self.strategy, search.strategy), (self.metric_box, search.metric)):
             if combo.currentData() != value:
                 combo.blockSignals(True)
                 combo.setCurrentIndex(combo.findData(value))

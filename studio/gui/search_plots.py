@@ -29,12 +29,12 @@ class TrialCurves(QWidget):
 
     def __init__(self) -> None:
         super().__init__()
-        self.metric = QComboBox()
-        self.metric.setObjectName("curves-metric")
+        self.metric_box = QComboBox()
+        self.metric_box.setObjectName("curves-metric")
         for name in METRICS:
-            self.metric.addItem(metric_words(name).capitalize(), name)
-        self.metric.setToolTip("The metric drawn for every trial, by epoch")
-        self.metric.currentIndexChanged.connect(self._metric_changed)
+            self.metric_box.addItem(metric_words(name).capitalize(), name)
+        self.metric_box.setToolTip("The metric drawn for every trial, by epoch")
+        self.metric_box.currentIndexChanged.connect(self._metric_changed)
         self.note = QLabel("Each trial is one line; the best one is thick.")
         self.note.setObjectName("curves-note")
         self.note.setStyleSheet("color: #5f6368;")
@@ -47,7 +47,7 @@ class TrialCurves(QWidget):
         self._dirty: set[int] = set()
         top = QHBoxLayout()
         top.addWidget(QLabel("Curves of"))
-        top.addWidget(self.metric)
+        top.addWidget(self.metric_box)
         top.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -62,7 +62,7 @@ class TrialCurves(QWidget):
 
     def show_metric(self, metric: str) -> None:
         """Draw ``metric`` (one of the project's metrics)."""
-        self.metric.setCurrentIndex(self.metric.findData(metric))
+        self.metric_box.setCurrentIndex(self.metric_box.findData(metric))
 
     def clear(self) -> None:
         """Forget every trial."""
@@ -97,7 +97,7 @@ class TrialCurves(QWidget):
 
     def redraw(self) -> None:
         """Push what changed since the last tick into the plot (called by the timer)."""
-        metric = self.metric.currentData()
+        metric = self.metric_box.currentData()
         for number in sorted(self._dirty):
             points = [(r["epoch"], r[metric]) for r in self.rows.get(number, []) if metric in r]
             item = self.items.get(number)
@@ -116,6 +116,6 @@ class TrialCurves(QWidget):
         self._dirty.clear()
 
     def _metric_changed(self) -> None:
-        self.plot.setTitle(metric_words(self.metric.currentData()).capitalize())
+        self.plot.setTitle(metric_words(self.metric_box.currentData()).capitalize())
         self._dirty.update(self.rows)
         self.redraw()

@@ -177,7 +177,7 @@ def test_settings_are_undo_steps_and_the_count_follows_the_strategy(window, qtbo
     qtbot.keyClicks(panel.trials, "3")
     assert window.doc.project.search.trials == 3
     assert panel.estimate.text().startswith("3 trials, ")
-    panel.metric.setCurrentIndex(panel.metric.findData("val_loss"))
+    panel.metric_box.setCurrentIndex(panel.metric_box.findData("val_loss"))
     assert window.doc.project.search.minimize
     assert window.doc.undo_stack.count() == steps + 3
     assert panel.workers.maximum() == panel.cores
