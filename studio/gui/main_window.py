@@ -125,6 +125,7 @@ class MainWindow(QMainWindow):
         self.search.trial_ended.connect(self.runs.refresh)
         self.search.search_finished.connect(self.runs.refresh)
         self.doc.path_changed.connect(self.search.runs_changed)
+        self.search.run_requested.connect(self._show_trial_run)
         self.doc.path_changed.connect(self.runs.refresh)
         self.runs.resume_requested.connect(self._resume_run)
         self.runs.open_model_requested.connect(self.keras_files.import_path)
@@ -218,6 +219,12 @@ class MainWindow(QMainWindow):
         if len(ids) == 1:
             self.inspector.show_node(ids[0])
             self.model_list.select(ids[0])
+
+    def _show_trial_run(self, run_dir: str) -> None:
+        """Show a search trial's run in the Runs dock."""
+        self.runs_dock.show()
+        self.runs_dock.raise_()
+        self.runs.select_runs([Path(run_dir).name])
 
     def _resume_run(self, run_dir: Path) -> None:
         self.training_dock.raise_()

@@ -60,6 +60,7 @@ class SearchButton(QToolButton):
         self.setIconSize(QSize(ICON_SIZE, ICON_SIZE))
         self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
         self.setAutoRaise(True)
+        self.setFixedWidth(ICON_SIZE + 4)  # narrow: settings forms keep their width
         self.setFocusPolicy(Qt.FocusPolicy.TabFocus)
         self.clicked.connect(self.open_dialog)
         self.searched = False
@@ -109,7 +110,7 @@ def with_search_button(widget: QWidget, doc: ProjectDocument, target: str) -> QW
     row = QWidget()
     layout = QHBoxLayout(row)
     layout.setContentsMargins(0, 0, 0, 0)
-    layout.setSpacing(2)
+    layout.setSpacing(1)
     layout.addWidget(widget, 1)
     row.search_button = SearchButton(doc, target)
     layout.addWidget(row.search_button)

@@ -138,6 +138,8 @@ class SearchPanel(QWidget):
     """A trial ended: its run is in the history."""
     search_finished = Signal(str)
     """A search ended: ``finished``, ``stopped`` or ``failed``."""
+    run_requested = Signal(str)
+    """The person asked to see a trial's run (its folder) in the run history."""
 
     def __init__(self, doc: ProjectDocument, cores: int | None = None) -> None:
         super().__init__()
@@ -260,6 +262,9 @@ class SearchPanel(QWidget):
         self.status.setWordWrap(True)
 
         self.table = TrialTable()
+        self.table.setToolTip("Double-click a trial (or press Enter) to see its run in the Runs "
+                              "dock; click a header to sort")
+        self.table.activated.connect(self._trial_activated)
         self.curves = TrialCurves()
         self.parallel = ParallelCoordinates()
         self._build_layout()
@@ -651,6 +656,11 @@ class SearchPanel(QWidget):
             self._show_progress()
         self.refresh()
         self.search_finished.emit(self.outcome)
+
+    def _trial_activated(self, index) -> None:
+        run_dir = self.table.trial_at(index).get("run_dir")
+        if run_dir:
+            self.run_requested.emit(run_dir)
 
     # Applying the best trial.
 

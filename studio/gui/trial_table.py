@@ -234,7 +234,10 @@ class TrialTable(QTableView):
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.horizontalHeader().setStretchLastSection(True)
-        self.setToolTip("")
+
+    def trial_at(self, index) -> dict[str, Any]:
+        """The trial of a row of the view (an index of the sorted model)."""
+        return self.trials.trials[self.proxy.mapToSource(index).row()]
 
     def row_texts(self) -> list[list[str]]:
         """Every row as shown, top to bottom (in the current sort order)."""

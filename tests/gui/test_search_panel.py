@@ -4,6 +4,7 @@ of invalid spaces; settings, removal and Apply best as single undo steps."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
@@ -100,6 +101,13 @@ def test_a_two_by_two_grid_runs_four_finished_trials_and_applies_the_best(
     # Every trial's curve is drawn, and a line per trial across the parallel coordinates.
     qtbot.waitUntil(lambda: all(panel.curves.drawn(n) == 1 for n in range(4)))
     assert len(panel.parallel.lines) == 4
+    # Double-clicking a trial shows its run in the Runs dock.
+    qtbot.waitUntil(lambda: window.runs.model.rowCount() == 4)
+    rect = panel.table.visualRect(panel.table.proxy.index(0, 1))
+    qtbot.mouseClick(panel.table.viewport(), LEFT, pos=rect.center())
+    qtbot.mouseDClick(panel.table.viewport(), LEFT, pos=rect.center())
+    assert [r.id for r in window.runs.selected_runs()] == [Path(best["run_dir"]).name]
+    assert not window.runs_dock.visibleRegion().isEmpty()
     # The newest run now says how long an epoch takes.
     assert re.fullmatch(r"4 trials, about \d+ (s|min)", panel.estimate.text())
     assert panel.status.text().startswith(f"Best: trial {best['number']}, validation accuracy")
