@@ -270,3 +270,32 @@ def test_parallel_axes_spread_choices_and_put_log_ranges_on_a_log_axis():
     metric = metric_axis("Validation accuracy", [0.5, 0.9, float("nan"), 0.7])
     assert (metric.low, metric.high) == (0.5, 0.9)
     assert metric.position(0.7) == pytest.approx(0.5)
+
+
+def test_the_trial_table_says_why_a_trial_failed_and_highlights_only_a_finished_best(qtbot):
+    from studio.gui.trial_table import TrialTable
+
+    table = TrialTable()
+    qtbot.addWidget(table)
+    model = table.trials
+    model.start(["training.learning_rate"], "val_loss", minimize=True)
+    model.update({"number": 0, "params": {"training.learning_rate": 10.0}})
+    model.add_epoch(0, 1, {"val_loss": 2.5})
+    assert table.row_texts() == [["0", "running…", "10", "2.5000", ""]]
+    model.update({"number": 0, "status": "failed", "value": None, "seconds": 3.0,
+                  "reason": "The loss became NaN: lower the learning rate."})
+    model.update({"number": 1, "params": {"training.learning_rate": 0.001}, "status": "pruned",
+                  "value": 0.2, "seconds": 65.0})
+    model.update({"number": 2, "params": {"training.learning_rate": 0.01}, "status": "finished",
+                  "value": 0.3, "seconds": 3700.0})
+    assert model.best == 2  # the lowest loss of a finished trial; a pruned one does not win
+    assert [row[1] for row in table.row_texts()] == ["failed", "stopped early", "finished"]
+    assert [row[4] for row in table.row_texts()] == ["3 s", "1 min 05 s", "1 h 01 min"]
+    failed = table.proxy.index(0, 1)
+    assert "The loss became NaN" in failed.data(Qt.ItemDataRole.ToolTipRole)
+    assert failed.data(Qt.ItemDataRole.ForegroundRole).color().name() == "#b3261e"
+    assert table.proxy.index(2, 0).data(Qt.ItemDataRole.BackgroundRole) is not None
+    assert table.proxy.index(1, 0).data(Qt.ItemDataRole.BackgroundRole) is None
+
+    table.sortByColumn(3, Qt.SortOrder.AscendingOrder)  # by the metric, lowest first
+    assert [row[0] for row in table.row_texts()] == ["1", "2", "0"]
