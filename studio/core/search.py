@@ -159,7 +159,8 @@ def _study(state: SearchState) -> Any:
         if search.strategy == "hyperband":
             pruner = optuna.pruners.HyperbandPruner(
                 min_resource=1, max_resource=max(1, state.project.training.epochs))
-    return optuna.create_study(direction="minimize" if search.minimize else "maximize",
+    return optuna.create_study(study_name="search",  # Hyperband's brackets hash the name
+                               direction="minimize" if search.minimize else "maximize",
                                sampler=sampler, pruner=pruner or optuna.pruners.NopPruner())
 
 

@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import queue
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,43 +43,47 @@ def worker_main(index: int, tasks: Any, results: Any, stop: Any, threads: int) -
     from studio.core.runtime import start_tensorflow
 
     start_tensorflow()
+    base = {"worker": index, "pid": os.getpid()}
     while (task := tasks.get()) is not None:
-        results.put(run_trial(index, task, results, stop))
+        def send(message: dict[str, Any], number: int = task["number"]) -> None:
+            results.put({**base, "number": number, **message})
+
+        send(run_trial(task, send, stop))
         _release_memory()
 
 
-def run_trial(index: int, task: dict[str, Any], results: Any, stop: Any) -> dict[str, Any]:
+def run_trial(task: dict[str, Any], send: Callable[[dict[str, Any]], None],
+              stop: Any) -> dict[str, Any]:
     """Train one trial (``task``: ``number``, ``project`` document with the trial's values
-    applied, ``runs_root``, ``report_every``) as an ordinary run; the ``end`` message."""
+    applied, ``runs_root``, ``report_every``) as an ordinary run, telling ``send`` its
+    ``begin``, ``start`` and ``epoch`` messages; the ``end`` message, which it returns.
+    ``stop`` (any object with ``is_set``) ends the trial early."""
     from studio.core.analysis import analyze
     from studio.core.data import DataError, describe
     from studio.core.messages import first_line
     from studio.core.project import Project
     from studio.core.training import TrainingError, train
 
-    number = task["number"]
-    base = {"worker": index, "pid": os.getpid(), "number": number}
-    results.put({**base, "kind": "begin"})
+    send({"kind": "begin"})
     if stop.is_set():  # stopped while queued: no run folder for a trial that never ran
-        return {**base, "kind": "end", "status": "stopped", "reason": "", "run_dir": "",
-                "epochs": []}
+        return {"kind": "end", "status": "stopped", "reason": "", "run_dir": "", "epochs": []}
     run_dir = ""
 
     def forward(event: dict[str, Any]) -> None:
         nonlocal run_dir
         if event["type"] == "start":
             run_dir = event["run_dir"]
-            results.put({**base, "kind": "start", "run_dir": run_dir})
+            send({"kind": "start", "run_dir": run_dir})
         elif event["type"] == "epoch":
             metrics = {k: v for k, v in event.items() if k not in ("type", "epoch")}
-            results.put({**base, "kind": "epoch", "epoch": event["epoch"], "metrics": metrics})
+            send({"kind": "epoch", "epoch": event["epoch"], "metrics": metrics})
 
     project = Project.from_dict(task["project"])
-    project.name = TRIAL_NAME.format(name=project.name, number=number)
+    project.name = TRIAL_NAME.format(name=project.name, number=task["number"])
     try:
         report = analyze(project.graph, describe(project.dataset))
         if not report.ok:
-            return {**base, "kind": "end", "status": "failed", "run_dir": "", "epochs": [],
+            return {"kind": "end", "status": "failed", "run_dir": "", "epochs": [],
                     "reason": f"These values make a model that cannot be trained: "
                               f"{report.reason}"}
         result = train(project, Path(task["runs_root"]), forward, stop,
@@ -86,9 +91,9 @@ def run_trial(index: int, task: dict[str, Any], results: Any, stop: Any) -> dict
     except Exception as exc:  # noqa: BLE001 - a failed trial is recorded, the search goes on
         reason = (str(exc) if isinstance(exc, TrainingError | DataError)
                   else f"The trial failed: {first_line(exc)}")
-        return {**base, "kind": "end", "status": "failed", "reason": reason,
-                "run_dir": run_dir, "epochs": []}
-    return {**base, "kind": "end", "status": result.status, "reason": result.note,
+        return {"kind": "end", "status": "failed", "reason": reason, "run_dir": run_dir,
+                "epochs": []}
+    return {"kind": "end", "status": result.status, "reason": result.note,
             "run_dir": str(result.run_dir), "epochs": result.epochs}
 
 
