@@ -162,13 +162,14 @@ def test_hyperband_prunes_trials_that_fall_behind(tmp_path, pool):
     project = searched(table_project(tmp_path), "hyperband",
                        Dimension("training.learning_rate", values=[0.05, 1e-5]), trials=6,
                        workers=1)
-    project.training.epochs = 4
+    project.training.epochs = 9  # rungs at 1 and 3 epochs; the study's fixed name fixes brackets
     project.search.metric = "val_loss"
     result, _ = search(project, tmp_path, pool)
     statuses = [t.status for t in result.trials]
     assert "pruned" in statuses and "finished" in statuses
     pruned = next(t for t in result.trials if t.status == "pruned")
-    assert len(pruned.epochs) < 4
+    assert pruned.params["training.learning_rate"] == 1e-5
+    assert len(pruned.epochs) < 9
     assert read_run(Path(pruned.run_dir)).status == "stopped"
 
 
