@@ -34,6 +34,7 @@ from studio.core.search_space import (
 )
 from studio.core.search_state import (
     KEPT_ON_RESUME,
+    SEARCH_FILE,
     SearchError,
     SearchResult,
     SearchState,
@@ -43,8 +44,8 @@ from studio.core.search_state import (
 )
 from studio.core.search_worker import Worker, WorkerPool
 
-__all__ = ["SearchError", "SearchResult", "TrialRecord", "WorkerPool", "resume_search",
-           "run_search", "search_folder"]
+__all__ = ["SearchError", "SearchResult", "TrialRecord", "WorkerPool", "last_search",
+           "resume_search", "run_search", "search_folder"]
 
 SearchEvents = Callable[[dict[str, Any]], None]
 POLL_SECONDS = 0.2
@@ -100,17 +101,32 @@ def search_folder(project_path: str | Path | None) -> Path:
     (``searches/<project>/<time>``), or in the workspace for an unsaved project."""
     from datetime import datetime
 
-    from studio.core.project import project_stem
-    from studio.core.runs import workspace
-
-    root = (workspace() / "searches" if project_path is None
-            else Path(project_path).parent / "searches" / project_stem(project_path))
+    root = _searches_root(project_path)
     path = root / datetime.now().strftime("%Y%m%d-%H%M%S")
     suffix = 1
     while path.exists():
         suffix += 1
         path = root / f"{datetime.now():%Y%m%d-%H%M%S}-{suffix}"
     return path
+
+
+def last_search(project_path: str | Path | None) -> Path | None:
+    """The folder of the search of the project saved at ``project_path`` whose record
+    (``search.json``) was written last, or None (always for an unsaved project)."""
+    if project_path is None:
+        return None
+    records = sorted(_searches_root(project_path).glob(f"*/{SEARCH_FILE}"),
+                     key=lambda path: path.stat().st_mtime)
+    return records[-1].parent if records else None
+
+
+def _searches_root(project_path: str | Path | None) -> Path:
+    from studio.core.project import project_stem
+    from studio.core.runs import workspace
+
+    if project_path is None:
+        return workspace() / "searches"
+    return Path(project_path).parent / "searches" / project_stem(project_path)
 
 
 def trial_value(epochs: list[dict[str, float]], metric: str, minimize: bool) -> float | None:

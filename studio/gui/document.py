@@ -53,6 +53,8 @@ class ProjectDocument(QObject):
     waited for was read."""
     path_changed = Signal()
     """The file the project is saved to changed."""
+    replaced = Signal()
+    """Another project is shown (new, opened or a demo), not an edit of this one."""
     data_wanted = Signal()
     """The chosen data must be read before the analysis knows it (a CSV is never parsed on
     this thread): read it in the background, telling ``reading_started``/``reading_ended``."""
@@ -162,6 +164,7 @@ class ProjectDocument(QObject):
         self._path = path
         self._changed()
         self.path_changed.emit()
+        self.replaced.emit()
 
     def open(self, path: Path) -> None:
         """Load ``path``; raises ProjectFileError and leaves the current project as it was."""

@@ -33,7 +33,7 @@ from studio.core.layers import REGISTRY
 from studio.core.project import METRICS, Project, SearchSettings
 from studio.core.run_history import read_run, run_folders
 from studio.core.runs import runs_root
-from studio.core.search import search_folder
+from studio.core.search import last_search, search_folder
 from studio.core.search_space import (
     STRATEGY_NAMES,
     TRAINING_TARGETS,
@@ -48,6 +48,7 @@ from studio.core.search_space import (
     training_target,
     trial_count,
 )
+from studio.core.search_state import SearchError, read_state
 from studio.gui.data_form import scrolling
 from studio.gui.dimension_dialog import (
     DimensionDialog,
@@ -269,7 +270,8 @@ class SearchPanel(QWidget):
         self.parallel = ParallelCoordinates()
         self._build_layout()
         doc.changed.connect(self.refresh)
-        self.refresh()
+        doc.replaced.connect(self.show_last_search)
+        self.show_last_search()
 
     def _build_layout(self) -> None:
         dimension_buttons = QHBoxLayout()
@@ -546,6 +548,39 @@ class SearchPanel(QWidget):
         self.refresh()
         self.search_started.emit()
 
+    def show_last_search(self) -> None:
+        """Show the project's last search, as its record left it: its trials, and Resume if
+        it was stopped (nothing for a project never searched)."""
+        if self.is_running():
+            return
+        path = last_search(self.doc.path)
+        try:
+            state = read_state(path) if path is not None else None
+        except SearchError:
+            state = None
+        self.search_dir = str(path) if state is not None else ""
+        self.searched = state.project.search if state is not None else None
+        self.planned = state.planned if state is not None else 0
+        self.outcome = ("" if state is None else "stopped" if state.stopped else "finished")
+        search = self.searched or self.doc.project.search
+        records = [t.to_dict() for t in state.trials] if state is not None else []
+        self.table.trials.start([d.target for d in search.dimensions], search.metric,
+                                search.minimize, records)
+        self.curves.clear()
+        self.curves.show_metric(search.metric)
+        for record in records:
+            self.curves.set_epochs(record["number"], _numbered(record["epochs"]))
+        self.status.setStyleSheet("")
+        self.status.setText("")
+        self._trial_ended()
+        self.curves.redraw()
+        self.progress.setFormat({"": "Ready", "finished": "Done", "stopped": "Stopped"}[
+            self.outcome])
+        if self.outcome == "stopped":
+            self.status.setText(f"{self.status.text()} The last search was stopped after "
+                                f"{len(records)} of {self.planned} trials: Resume goes on.".strip())
+        self.refresh()
+
     def stop(self) -> None:
         """Stop the search: running trials end, finished ones are kept."""
         if self.worker is not None:
@@ -619,9 +654,7 @@ class SearchPanel(QWidget):
                          for t, v in trial.get("params", {}).items())
 
     def _draw_parallel(self) -> None:
-        search = self.searched
-        if search is None:
-            return
+        search = self.searched or self.doc.project.search
         model = self.table.trials
         self.parallel.show_trials([(target_label(d.target), d) for d in search.dimensions],
                                   metric_words(search.metric).capitalize(), model.trials,

@@ -15,8 +15,15 @@ import pytest
 from studio.core.graph import Graph, Node
 from studio.core.project import DatasetChoice, Dimension, Project
 from studio.core.run_history import read_run
-from studio.core.search import SearchError, WorkerPool, resume_search, run_search
-from studio.core.search_state import SEARCH_FILE, read_state
+from studio.core.search import (
+    SearchError,
+    WorkerPool,
+    last_search,
+    resume_search,
+    run_search,
+    search_folder,
+)
+from studio.core.search_state import SEARCH_FILE, SearchState, read_state, write_state
 
 
 @pytest.fixture(scope="module")
@@ -195,3 +202,17 @@ def test_an_invalid_space_is_refused_with_every_reason(tmp_path):
         run_search(project, tmp_path / "runs", tmp_path / "search")
     assert len(refused.value.reasons) == 2
     assert not (tmp_path / "search" / SEARCH_FILE).exists()
+
+
+def test_the_last_search_of_a_saved_project_is_the_one_written_last(tmp_path):
+    project_path = tmp_path / "demo.studio.json"
+    assert last_search(project_path) is None and last_search(None) is None
+    first, second = search_folder(project_path), search_folder(project_path).with_name("later")
+    assert first.parent == tmp_path / "searches" / "demo"
+    for folder in (second, first):  # the first search was resumed, so written last
+        write_state(folder, SearchState(table_project(tmp_path), 1, 2))
+    (first.parent / "empty").mkdir()
+    assert last_search(project_path) == first
+    os.utime(second / SEARCH_FILE)
+    os.utime(first / SEARCH_FILE, (1, 1))
+    assert last_search(project_path) == second

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from studio.core.graph import Graph, Node
-from studio.core.project import Dimension, Project
+from studio.core.project import Dimension, Project, save_project
 from studio.gui.parallel_coordinates import axis_for, metric_axis
 from tests.gui.support import RUN_TIMEOUT_MS, click_row, isolate_settings, run_folders, show_tab
 
@@ -222,11 +222,14 @@ def test_the_add_menu_offers_every_searchable_value_and_opens_the_dialog(window,
     assert window.training.search_buttons["batch_size"].searched
 
 
-def test_a_stopped_search_keeps_its_finished_trials_and_resumes(window, qtbot):
+def test_a_stopped_search_keeps_its_finished_trials_and_resumes_after_reopening(
+        window, qtbot, tmp_path):
     project = hidden_layer_project()
     project.search.dimensions = [Dimension("training.learning_rate",
                                            values=[0.01, 0.003, 0.001])]
-    window.doc.replace(project, None)
+    path = tmp_path / "tiny.studio.json"
+    save_project(project, path)
+    window.doc.open(path)
     show_tab(qtbot, window, "Search")
     panel = window.search
     assert not panel.resume_button.isEnabled()
@@ -240,6 +243,14 @@ def test_a_stopped_search_keeps_its_finished_trials_and_resumes(window, qtbot):
     finished = statuses.count("finished")
     assert 1 <= finished < 3
     assert panel.progress.text() == "Stopped"
+    assert panel.resume_button.isEnabled()
+    kept = panel.table.row_texts()
+
+    window.doc.replace(hidden_layer_project(), None)  # another project: no search to show
+    assert panel.table.row_texts() == [] and not panel.resume_button.isEnabled()
+    window.doc.open(path)  # as after a restart: the record on disk is all there is
+    assert panel.table.row_texts() == kept
+    assert panel.progress.text() == "Stopped" and "Resume goes on" in panel.status.text()
     assert panel.resume_button.isEnabled()
 
     with qtbot.waitSignal(panel.search_finished, timeout=SEARCH_TIMEOUT_MS) as ended:
