@@ -35,7 +35,7 @@ from studio.core.estimate import (
 from studio.core.project import DeviceChoice, Project
 from studio.gui.document import ProjectDocument
 from studio.gui.model_summary import format_flops
-from studio.gui.worker import Worker
+from studio.gui.worker import Worker, start_worker
 
 WARNING_STYLE = "color: #b3261e;"
 PARTS = (
@@ -402,12 +402,9 @@ class EstimateView(QWidget):
         self.progress.setValue(0)
         self.progress.setFormat("Starting…")
         task = _measure_task(project, info, project.training.batch_size, self._targets())
-        self.measure_worker = Worker(task)
-        self.measure_worker.event.connect(self._on_event)
-        self.measure_worker.succeeded.connect(self._on_measured)
-        self.measure_worker.failed.connect(self._on_failed)
-        self.measure_worker.done.connect(self._on_done)
-        self.measure_worker.start()
+        self.measure_worker = start_worker(task, event=self._on_event,
+                                           succeeded=self._on_measured,
+                                           failed=self._on_failed, done=self._on_done)
         self.refresh()
 
     def cancel_measuring(self) -> None:

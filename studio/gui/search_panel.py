@@ -62,7 +62,7 @@ from studio.gui.inspector import SEARCHABLE_KINDS
 from studio.gui.parallel_coordinates import ParallelCoordinates
 from studio.gui.search_plots import TrialCurves
 from studio.gui.trial_table import TrialTable, metric_words
-from studio.gui.worker import Worker
+from studio.gui.worker import Worker, start_worker
 
 ERROR_STYLE = "color: #b3261e;"
 TARGET_ROLE = Qt.ItemDataRole.UserRole
@@ -482,11 +482,10 @@ class SearchPanel(QWidget):
         if (self.measurer is not None or info is None or key in self._measured
                 or self.seconds_per_epoch() is not None or self.reasons()):
             return
-        self.measurer = Worker(_measure_task(project, info))
-        self.measurer.succeeded.connect(lambda seconds: self._measured.__setitem__(key, seconds))
-        self.measurer.failed.connect(lambda _: self._measured.__setitem__(key, None))
-        self.measurer.done.connect(self._measure_done)
-        self.measurer.start()
+        self.measurer = start_worker(
+            _measure_task(project, info), done=self._measure_done,
+            succeeded=lambda seconds: self._measured.__setitem__(key, seconds),
+            failed=lambda _: self._measured.__setitem__(key, None))
         self.refresh()
 
     def _measure_done(self) -> None:
@@ -539,12 +538,8 @@ class SearchPanel(QWidget):
         self.progress.setFormat("Starting…")
         self.status.setStyleSheet("")
         self.status.setText(text)
-        self.worker = Worker(task)
-        self.worker.event.connect(self._on_event)
-        self.worker.succeeded.connect(self._on_succeeded)
-        self.worker.failed.connect(self._on_failed)
-        self.worker.done.connect(self._on_done)
-        self.worker.start()
+        self.worker = start_worker(task, event=self._on_event, succeeded=self._on_succeeded,
+                                   failed=self._on_failed, done=self._on_done)
         self.refresh()
         self.search_started.emit()
 

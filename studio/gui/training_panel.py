@@ -35,7 +35,7 @@ from studio.gui.optimizer_form import NOMINAL_STEPS_PER_EPOCH, OptimizerForm
 from studio.gui.search_button import SearchButton
 from studio.gui.stopping_form import StoppingForm
 from studio.gui.sync import show_value
-from studio.gui.worker import Worker
+from studio.gui.worker import Worker, start_worker
 
 PROGRESS_STEPS = 1000
 
@@ -295,12 +295,8 @@ class TrainingPanel(QWidget):
         self.progress.setFormat("Starting: loading TensorFlow and data…")
         self.status.setStyleSheet("")
         self.status.setText(text)
-        self.worker = Worker(task)
-        self.worker.event.connect(self._on_event)
-        self.worker.succeeded.connect(self._on_succeeded)
-        self.worker.failed.connect(self._on_failed)
-        self.worker.done.connect(self._on_done)
-        self.worker.start()
+        self.worker = start_worker(task, event=self._on_event, succeeded=self._on_succeeded,
+                                   failed=self._on_failed, done=self._on_done)
         self.refresh()
         self.run_started.emit()
 

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QMessageBox, QProgressDialog, QPushButton, QWidget
 
 from studio.core.applications import fetch_weights, missing_weights, use_random_weights
 from studio.gui.document import ProjectDocument
-from studio.gui.worker import Worker
+from studio.gui.worker import Worker, start_worker
 
 MEGABYTE = 1 << 20
 
@@ -59,12 +59,9 @@ class WeightsDownload(QObject):
         self.progress.setAutoClose(False)
         self.progress.canceled.connect(self._cancel)
         self._names = names
-        self.worker = Worker(_fetch_all(names))
-        self.worker.event.connect(self._on_progress)
-        self.worker.succeeded.connect(self._on_ready)
-        self.worker.failed.connect(self._on_failed)
-        self.worker.done.connect(self._on_done)
-        self.worker.start()
+        self.worker = start_worker(_fetch_all(names), event=self._on_progress,
+                                   succeeded=self._on_ready, failed=self._on_failed,
+                                   done=self._on_done)
         self.progress.show()
 
     def shutdown(self) -> None:
