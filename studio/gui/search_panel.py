@@ -33,7 +33,7 @@ from studio.core.layers import REGISTRY
 from studio.core.project import METRICS, Project, SearchSettings
 from studio.core.run_history import read_run, run_folders
 from studio.core.runs import runs_root
-from studio.core.search import last_search, search_folder
+from studio.core.search import WorkerPool, last_search, search_folder
 from studio.core.search_space import (
     STRATEGY_NAMES,
     TRAINING_TARGETS,
@@ -91,20 +91,22 @@ def latest_seconds_per_epoch(root: Path) -> float | None:
     return None
 
 
-def _search_task(project: Project, root: Path, search_dir: Path, workers: int):
+def _search_task(project: Project, root: Path, search_dir: Path, workers: int,
+                 pool: WorkerPool | None):
     def task(on_event, stop):
         from studio.core.search import run_search
 
-        return run_search(project, root, search_dir, on_event, stop, workers=workers)
+        return run_search(project, root, search_dir, on_event, stop, workers=workers,
+                          pool=pool)
 
     return task
 
 
-def _resume_task(search_dir: Path, root: Path, workers: int):
+def _resume_task(search_dir: Path, root: Path, workers: int, pool: WorkerPool | None):
     def task(on_event, stop):
         from studio.core.search import resume_search
 
-        return resume_search(search_dir, root, on_event, stop, workers=workers)
+        return resume_search(search_dir, root, on_event, stop, workers=workers, pool=pool)
 
     return task
 
@@ -148,6 +150,9 @@ class SearchPanel(QWidget):
         self.cores = cores or os.cpu_count() or 1
         self.worker: Worker | None = None
         self.measurer: Worker | None = None
+        self.pool: WorkerPool | None = None
+        """Worker processes started while the tab shows a search that can start, so that
+        Start does not wait for TensorFlow to load in them; kept for the next search."""
         self.search_dir = ""
         """The folder of the last search started here."""
         self.outcome = ""
@@ -424,6 +429,7 @@ class SearchPanel(QWidget):
         self.problems.setVisible(bool(reasons))
         if self.isVisible() and not reasons:
             self.measure()
+            self.warm_workers()
         self.estimate.setText(self.estimate_text(reasons))
         running = self.is_running()
         self.start_button.setEnabled(not reasons and not running)
@@ -495,9 +501,32 @@ class SearchPanel(QWidget):
         self.refresh()
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        """Measure the time per epoch, if nothing says it yet, when the tab shows."""
+        """Measure the time per epoch, if nothing says it yet, and start the workers, when
+        the tab shows a search that can start."""
         super().showEvent(event)
-        self.measure()
+        if not self.reasons():
+            self.measure()
+            self.warm_workers()
+
+    def hideEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Let idle workers go when the tab is left (their memory is the app's)."""
+        super().hideEvent(event)
+        if not self.is_running():
+            self._close_pool()
+
+    def warm_workers(self) -> None:
+        """Start as many worker processes as trials run at once (TensorFlow loads in them in
+        the background), unless they are up or a search runs."""
+        workers = self.doc.project.search.workers
+        if self.is_running() or (self.pool is not None and self.pool.size == workers):
+            return
+        self._close_pool()
+        self.pool = WorkerPool(workers)
+
+    def _close_pool(self) -> None:
+        if self.pool is not None:
+            self.pool.close(timeout=0)  # idle workers hold nothing: never wait for them
+            self.pool = None
 
     # Running.
 
@@ -514,7 +543,9 @@ class SearchPanel(QWidget):
         root = runs_root(self.doc.path)
         self.search_dir = str(search_folder(self.doc.path))
         self.searched = project.search
-        self._launch(_search_task(project, root, Path(self.search_dir), project.search.workers),
+        self.warm_workers()
+        self._launch(_search_task(project, root, Path(self.search_dir), project.search.workers,
+                                  self.pool),
                      "Starting the search: loading TensorFlow and the data…")
 
     def resume(self) -> None:
@@ -522,7 +553,9 @@ class SearchPanel(QWidget):
         if self.is_running() or self.outcome != "stopped" or not self.search_dir:
             return
         workers = self.doc.project.search.workers
-        self._launch(_resume_task(Path(self.search_dir), runs_root(self.doc.path), workers),
+        self.warm_workers()
+        self._launch(_resume_task(Path(self.search_dir), runs_root(self.doc.path), workers,
+                                  self.pool),
                      "Resuming the search…")
 
     def _launch(self, task, text: str) -> None:
@@ -589,6 +622,7 @@ class SearchPanel(QWidget):
             if worker is not None:
                 worker.discard()
                 worker.wait()
+        self._close_pool()
         self.curves.timer.stop()
 
     @Slot(object)
@@ -605,7 +639,7 @@ class SearchPanel(QWidget):
         elif kind == "trial_start":
             trials.update({"number": event["number"], "params": event["params"],
                            "run_dir": event.get("run_dir", ""), "status": "running",
-                           "started": time.monotonic()})
+                           "pid": event.get("pid"), "started": time.monotonic()})
             self.curves.set_epochs(event["number"], [])
             self._show_progress()
         elif kind == "trial_epoch":

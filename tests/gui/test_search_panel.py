@@ -69,6 +69,8 @@ def test_a_two_by_two_grid_runs_four_finished_trials_and_applies_the_best(
     assert panel.estimate.text().startswith("4 trials, ")
     assert not panel.trials.isEnabled()  # a grid runs every combination
     assert panel.start_button.isEnabled(), panel.problems.text()
+    warm = panel.pool  # the tab started the workers: TensorFlow loads before Start
+    assert warm is not None and len(warm.workers) == panel.workers.value()
 
     with qtbot.waitSignal(panel.search_finished, timeout=SEARCH_TIMEOUT_MS) as ended:
         qtbot.mouseClick(panel.start_button, LEFT)
@@ -85,6 +87,8 @@ def test_a_two_by_two_grid_runs_four_finished_trials_and_applies_the_best(
     assert all(re.fullmatch(r"0\.\d{4}", row[4]) for row in rows)  # best validation accuracy
     assert panel.progress.text() == "Done"
     assert len(run_folders(private_workspace / "runs")) == 4  # each trial is a run
+    assert panel.pool is warm and {t["pid"] for t in panel.table.trials.trials} == {
+        w.process.pid for w in warm.workers}  # the warm workers trained the trials
     # Sorted by the metric (a click on its header), the best trial is highlighted on top.
     header = panel.table.horizontalHeader()
     qtbot.mouseClick(header.viewport(), LEFT, pos=QPoint(
@@ -122,6 +126,10 @@ def test_a_two_by_two_grid_runs_four_finished_trials_and_applies_the_best(
     window.undo_action.trigger()
     assert window.doc.project.training.learning_rate == 0.001
     assert window.doc.project.graph.node("hidden").params["units"] == 8
+
+    show_tab(qtbot, window, "Canvas")  # idle workers go when the tab is left
+    assert panel.pool is None
+    qtbot.waitUntil(lambda: not any(w.process.is_alive() for w in warm.workers))
 
 
 def test_an_invalid_space_says_why_and_start_is_disabled(window, qtbot):
