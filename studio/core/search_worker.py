@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import queue
 import signal
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,14 +36,20 @@ def worker_threads(size: int) -> int:
     return max(1, (os.cpu_count() or 1) // max(1, size))
 
 
-def worker_main(index: int, tasks: Any, results: Any, stop: Any, threads: int) -> None:
-    """A worker process's life: start TensorFlow with ``threads`` threads, then run each task
-    until it receives None. Ctrl+C is left to the parent, which stops trials cleanly."""
+def worker_main(index: int, tasks: Any, results: Any, stop: Any, ready: Any,
+                threads: int) -> None:
+    """A worker process's life: start TensorFlow with ``threads`` threads and load the
+    trainer (then set ``ready``), then run each task until it receives None. Ctrl+C is left to
+    the parent, which stops trials cleanly."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ[THREADS_ENV] = str(threads)
     from studio.core.runtime import start_tensorflow
 
     start_tensorflow()
+    import studio.core.analysis
+    import studio.core.training  # noqa: F401 - loaded before the first trial asks
+
+    ready.set()
     base = {"worker": index, "pid": os.getpid()}
     while (task := tasks.get()) is not None:
         def send(message: dict[str, Any], number: int = task["number"]) -> None:
@@ -115,6 +122,8 @@ class Worker:
     process: Any
     tasks: Any
     stop: Any
+    ready: Any
+    """Set once TensorFlow and the trainer have loaded."""
     number: int | None = None
     """The trial it is running, if any."""
 
@@ -138,12 +147,22 @@ class WorkerPool:
         return self.workers[:count]
 
     def _start(self, index: int) -> Worker:
-        tasks, stop = self.context.Queue(), self.context.Event()
+        tasks, stop, ready = self.context.Queue(), self.context.Event(), self.context.Event()
         process = self.context.Process(
             target=worker_main, name=f"studio-trial-worker-{index}", daemon=True,
-            args=(index, tasks, self.results, stop, worker_threads(self.size)))
+            args=(index, tasks, self.results, stop, ready, worker_threads(self.size)))
         process.start()
-        return Worker(index, process, tasks, stop)
+        return Worker(index, process, tasks, stop, ready)
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Wait until every worker has loaded TensorFlow and the trainer (True), or until
+        ``timeout`` seconds have passed (False)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for worker in self.workers:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not worker.ready.wait(left):
+                return False
+        return True
 
     def submit(self, worker: Worker, task: dict[str, Any]) -> None:
         """Give ``worker`` a trial to run."""

@@ -192,6 +192,7 @@ def test_a_killed_worker_fails_its_trial_and_is_replaced(tmp_path, pool):
                         threading.Event(), pool=pool)
     assert [t.status for t in result.trials] == ["failed", "finished"]
     assert "ended unexpectedly" in result.trials[0].reason
+    assert pool.wait_ready(60)  # the replacement loaded TensorFlow and the trainer
 
 
 def test_an_invalid_space_is_refused_with_every_reason(tmp_path):
