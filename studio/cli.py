@@ -115,7 +115,10 @@ def _search_parser(sub) -> None:
     search.add_argument("--strategy", choices=STRATEGIES, help="override the project's strategy")
     search.add_argument("--trials", type=int, help="how many trials (random, bayes, hyperband)")
     search.add_argument("--workers", type=int, help="trials run at once, each in its own process")
-    search.add_argument("--ray", metavar="ADDRESS", help="run the trials on this Ray cluster")
+    search.add_argument("--ray", metavar="ADDRESS",
+                        help="run the trials on the Ray cluster at ADDRESS (HOST:PORT of its "
+                        "head, auto for the one this machine belongs to, local to start one "
+                        "here); needs pip install \".[ray]\"")
     search.add_argument("--resume", metavar="SEARCH_DIR", type=Path,
                         help="continue a stopped search, keeping its finished trials")
     search.add_argument("--json", action="store_true",
@@ -491,16 +494,19 @@ def cmd_infer(args: argparse.Namespace) -> int:
 def _search_runner(args: argparse.Namespace):
     """``start(on_event, stop)`` running the search the options ask for: here, or on the
     Ray cluster ``--ray``."""
-    from studio.core.runs import runs_root
-    from studio.core.search import resume_search, run_search, search_folder
+    from functools import partial
 
-    if args.ray is not None:
-        try:
-            import ray  # noqa: F401
-        except ImportError:
-            raise UsageError('searching on Ray needs the optional extra: pip install ".[ray]"') \
-                from None
-        raise UsageError("the Ray runner is not available yet; run without --ray.")
+    from studio.core.runs import runs_root
+
+    if args.ray is None:
+        from studio.core.search import resume_search, run_search
+    else:
+        from studio.core.search_ray import resume_search_on_ray, run_search_on_ray
+
+        run_search = partial(run_search_on_ray, address=args.ray)
+        resume_search = partial(resume_search_on_ray, address=args.ray)
+    from studio.core.search import search_folder
+
     root = runs_root(args.project)
     if args.resume is not None:
         return lambda on_event, stop: resume_search(args.resume, root, on_event, stop,

@@ -1,0 +1,176 @@
+"""The Ray runner: the same search on one local Ray instance (two CPUs, shared by the tests,
+as each actor pays a TensorFlow start), real trials of the tiny table model. Skipped where Ray
+is not installed, except the checks that need no Ray."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from studio.cli import main
+from studio.core.project import Dimension, save_project
+from studio.core.run_history import read_run, run_folders
+from studio.core.search_ray import resume_search_on_ray, run_search_on_ray
+from studio.core.search_state import SearchError, read_state, write_state
+from tests.core.test_search import LEARNING_RATES, UNITS, searched, table_project
+
+
+@pytest.fixture(scope="module")
+def ray_instance():
+    pytest.importorskip("ray.tune", reason="Ray is an optional extra (pip install .[ray])")
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR,
+             log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def search(project, tmp_path: Path, stop_at: str | None = None, resume: bool = False, **kw):
+    """Search on Ray (or resume the search in ``tmp_path``), pressing Stop at the first event
+    of type ``stop_at``; the result and the events."""
+    events: list[dict] = []
+    stop = threading.Event()
+
+    def on_event(event: dict) -> None:
+        events.append(event)
+        if event["type"] == stop_at:
+            stop.set()
+
+    if resume:
+        result = resume_search_on_ray(tmp_path / "search", tmp_path / "runs", on_event, stop,
+                                      address="local", **kw)
+    else:
+        result = run_search_on_ray(project, tmp_path / "runs", tmp_path / "search", on_event,
+                                   stop, address="local", **kw)
+    return result, events
+
+
+def test_a_grid_on_ray_runs_every_combination_two_at_a_time_each_an_ordinary_run(
+        tmp_path, ray_instance):
+    project = searched(table_project(tmp_path), "grid", LEARNING_RATES, UNITS)
+    result, events = search(project, tmp_path)
+    assert not result.stopped
+    assert [t.status for t in result.trials] == ["finished"] * 4
+    assert sorted((t.params["training.learning_rate"], t.params["layer.dense_1.units"])
+                  for t in result.trials) == sorted(itertools.product([0.01, 0.001], [4, 8]))
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "search_start" and kinds[-1] == "search_end"
+    assert len({e["pid"] for e in events if e["type"] == "trial_start"}) == 2
+    for trial in result.trials:
+        run = read_run(Path(trial.run_dir))
+        assert run.status == "finished" and f"trial {trial.number}" in run.name
+        assert [row["epoch"] for row in trial.epochs] == [1, 2]
+        assert trial.value == max(row["val_accuracy"] for row in trial.epochs)
+        epochs = [e for e in events if e["type"] == "trial_epoch"
+                  and e["number"] == trial.number]
+        assert [e["metrics"]["val_accuracy"] for e in epochs] == [
+            row["val_accuracy"] for row in trial.epochs]
+    assert result.best.value == max(t.value for t in result.trials)
+    assert events[-1]["best"] == result.best.number
+    assert [t.status for t in read_state(tmp_path / "search").trials] == ["finished"] * 4
+    assert sorted(run_folders(tmp_path / "runs")) == sorted(Path(t.run_dir)
+                                                           for t in result.trials)
+    assert (tmp_path / "search" / "ray").is_dir()
+
+
+def test_failing_trials_on_ray_are_recorded_with_their_reason_and_the_search_goes_on(
+        tmp_path, ray_instance):
+    project = searched(table_project(tmp_path), "grid",
+                       Dimension("layer.dense_2.units", values=[2, 3]),
+                       Dimension("training.learning_rate", values=[0.01, 10.0]))
+    project.training.optimizer, project.training.momentum = "sgd", 0.9
+    project.training.batch_size = 8
+    project.graph.node("dense_1").params["activation"] = "linear"  # so 10 makes the loss NaN
+    result, _ = search(project, tmp_path)
+    by_params = {(t.params["layer.dense_2.units"], t.params["training.learning_rate"]): t
+                 for t in result.trials}
+    assert by_params[2, 0.01].status == "finished"
+    invalid = by_params[3, 0.01]
+    assert invalid.status == "failed" and "cannot be trained" in invalid.reason
+    diverged = by_params[2, 10.0]
+    assert diverged.status == "failed" and "diverged" in diverged.reason
+    assert read_run(Path(diverged.run_dir)).status == "failed"
+    assert result.best is by_params[2, 0.01]
+
+
+def test_stop_on_ray_ends_running_trials_as_stopped_runs_and_resume_runs_the_rest(
+        tmp_path, ray_instance):
+    project = searched(table_project(tmp_path), "grid", LEARNING_RATES, UNITS, workers=2)
+    project.training.epochs = 300
+    stopped, _ = search(project, tmp_path, stop_at="trial_epoch")
+    assert stopped.stopped and stopped.trials
+    assert {t.status for t in stopped.trials} == {"stopped"}
+    assert all(len(t.epochs) < 300 for t in stopped.trials)
+    assert {read_run(Path(t.run_dir)).status for t in stopped.trials} == {"stopped"}
+    assert read_state(tmp_path / "search").stopped
+
+    state = read_state(tmp_path / "search")  # a quick search from here on
+    state.project.training.epochs = 2
+    write_state(tmp_path / "search", state)
+    first, _ = search(None, tmp_path, stop_at="trial_end", resume=True, workers=1)
+    assert first.stopped
+    finished = [t for t in first.trials if t.status == "finished"]
+    assert len(finished) == 1 and len(first.trials) == 1
+    second, events = search(None, tmp_path, resume=True)
+    assert not second.stopped
+    assert finished[0].to_dict() in events[0]["done"]
+    assert [t.status for t in second.trials] == ["finished"] * 4
+    assert len({tuple(t.params.values()) for t in second.trials}) == 4
+    assert finished[0] in second.trials
+
+
+def test_hyperband_on_ray_prunes_trials_that_fall_behind(tmp_path, ray_instance):
+    project = searched(table_project(tmp_path), "hyperband",
+                       Dimension("training.learning_rate", values=[0.05, 1e-5]), trials=6,
+                       workers=1)
+    project.training.epochs = 9  # rungs at 1, 3 and 9 epochs
+    project.search.metric = "val_loss"
+    result, _ = search(project, tmp_path)
+    statuses = [t.status for t in result.trials]
+    assert "pruned" in statuses and "finished" in statuses
+    for pruned in (t for t in result.trials if t.status == "pruned"):
+        assert pruned.params["training.learning_rate"] == 1e-5
+        assert len(pruned.epochs) < 9
+        assert read_run(Path(pruned.run_dir)).status == "stopped"
+
+
+def test_studio_search_on_ray_prints_the_search_as_json(tmp_path, ray_instance, capsys):
+    path = tmp_path / "table.studio.json"
+    save_project(searched(table_project(tmp_path), "grid", LEARNING_RATES, workers=2), path)
+    assert main(["search", str(path), "--ray", "local", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert not document["stopped"] and document["metric"] == "val_accuracy"
+    assert sorted(t["params"]["training.learning_rate"] for t in document["trials"]) == [
+        0.001, 0.01]
+    for trial in document["trials"]:
+        assert trial["status"] == "finished"
+        assert Path(trial["run_dir"]).parent == tmp_path / "runs" / "table"
+        assert read_run(Path(trial["run_dir"])).status == "finished"
+    assert document["best"] in (t["number"] for t in document["trials"])
+
+
+def test_a_search_on_ray_needs_ray(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
+    project = searched(table_project(tmp_path), "grid", LEARNING_RATES)
+    with pytest.raises(SearchError, match=r'pip install "\.\[ray\]"'):
+        run_search_on_ray(project, tmp_path / "runs", tmp_path / "search", address="local")
+
+
+def test_an_address_where_no_ray_cluster_answers_is_refused_in_plain_words(tmp_path):
+    pytest.importorskip("ray.tune", reason="Ray is an optional extra (pip install .[ray])")
+    path = tmp_path / "table.studio.json"
+    save_project(searched(table_project(tmp_path), "grid", LEARNING_RATES), path)
+    code = "import sys; from studio.cli import main; sys.exit(main(sys.argv[1:]))"
+    done = subprocess.run([sys.executable, "-c", code, "search", str(path), "--ray",
+                           "127.0.0.1:9"], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 2
+    assert "No Ray cluster answers at 127.0.0.1:9" in done.stderr
