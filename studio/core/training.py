@@ -35,6 +35,7 @@ from studio.core.live_metrics import (
     plain_metrics,
 )
 from studio.core.messages import first_line
+from studio.core.optimizers import reduce_only_across_devices
 from studio.core.pipelines import make_pipelines
 from studio.core.project import Project
 from studio.core.run_callbacks import (
@@ -226,7 +227,9 @@ def _model(project: Project, info: data.DatasetInfo, plan: _Plan, steps: int) ->
     import keras
 
     if plan.checkpoint is not None:
-        return keras.saving.load_model(plan.checkpoint, safe_mode=True)
+        model = keras.saving.load_model(plan.checkpoint, safe_mode=True)
+        reduce_only_across_devices(model.optimizer)
+        return model
     model = build_model(project.graph, info, project.name)
     if keras.mixed_precision.global_policy().compute_dtype != "float32":
         outputs = [keras.layers.Activation("linear", dtype="float32", name=f"{o.name}_float32")(o)
