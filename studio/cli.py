@@ -586,8 +586,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     else:
         print("No trial finished.")
     if result.stopped:
+        on_ray = f" --ray {args.ray}" if args.ray is not None else ""
         print(f"Search stopped. Resume it with: studio search {args.project} "
-              f"--resume {result.search_dir}")
+              f"--resume {result.search_dir}{on_ray}")
     return 0
 
 

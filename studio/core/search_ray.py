@@ -62,6 +62,7 @@ def run_search_on_ray(project: Project, runs_root: Path, search_dir: Path,
     ``search.json`` and the result are those of ``search.run_search``, with ``workers`` trials
     at once across the cluster. SearchError for a space that cannot be searched, without Ray,
     or for a cluster that cannot be reached."""
+    _import_ray()
     reasons = problems(project, project.search)
     if workers is not None and workers < 1:
         reasons.append("At least one trial must run at a time.")
@@ -78,6 +79,7 @@ def resume_search_on_ray(search_dir: Path, runs_root: Path,
                          workers: int | None = None, report_every: int = 5) -> SearchResult:
     """Continue the search saved in ``search_dir`` on the Ray cluster at ``address``, keeping
     its finished, failed and pruned trials (as ``search.resume_search`` does)."""
+    _import_ray()
     state = read_state(search_dir)
     state.trials = [t for t in state.trials if t.status in KEPT_ON_RESUME]
     state.stopped = False
@@ -125,7 +127,8 @@ class _RaySearch:
                               on_event, stop, report_every)
         self.state = state
         self.live: dict[str, _Live] = {}
-        self.suggested = 0
+        self.ended = 0
+        """Trials of this session that ended other than stopped."""
         self.flag: Any = None
         self.flagged = False
 
@@ -144,7 +147,7 @@ class _RaySearch:
         for live in list(self.live.values()):
             if live.announced:  # stopped with the search; trials not yet started are dropped
                 self._end(live, "stopped")
-        self.state.stopped = (self.suggested < pending
+        self.state.stopped = (self.ended < pending
                               or any(t.status == "stopped" for t in self.state.trials))
         write_state(search.search_dir, self.state)
         result = self.state.result(search.search_dir)
@@ -167,9 +170,10 @@ class _RaySearch:
             runs_root=str(search.runs_root), report_every=search.report_every,
             metric=search.metric, threads=threads, stop_flag=self.flag)
         scheduler = None
-        if project.search.strategy == "hyperband":
+        if project.search.strategy == "hyperband" and project.training.epochs > 1:
+            # rungs at 1, 3, 9… epochs, below the last one, as Optuna's pruner in search.py
             scheduler = ASHAScheduler(time_attr="epoch", metric=SCORE, mode=mode,
-                                      max_t=max(1, project.training.epochs), grace_period=1,
+                                      max_t=project.training.epochs - 1, grace_period=1,
                                       reduction_factor=3, stop_last_trials=False)
         ray_dir = search.search_dir / "ray"
         session = len(list(ray_dir.glob("session-*"))) + 1 if ray_dir.is_dir() else 1
@@ -212,7 +216,6 @@ class _RaySearch:
             live.record.number for live in self.live.values()]
         record = TrialRecord(max(numbers, default=-1) + 1, dict(trial.params))
         self.live[trial_id] = _Live(record, trial)
-        self.suggested += 1
         return {"number": record.number, "params": record.params}
 
     def result(self, trial_id: str, result: dict[str, Any]) -> None:
@@ -274,9 +277,11 @@ class _RaySearch:
         states = optuna.trial.TrialState
         if status == "finished":
             search.study.tell(live.trial, record.value)
-        elif status != "stopped":
+        else:
             search.study.tell(live.trial, state=states.PRUNED if status == "pruned"
                               else states.FAIL)
+        if status != "stopped":
+            self.ended += 1
         write_state(search.search_dir, self.state)
         search.emit({"type": "trial_end", **record.to_dict()})
 
@@ -353,6 +358,55 @@ def _portable(project: Project) -> Project:
     return portable
 
 
+class _TrialThread:
+    """One trial trained by ``run_trial`` in a thread of a Ray actor. After each epoch it
+    waits for Tune's decision: ``next_message`` asked again (the trial goes on) or
+    ``finish`` (it stops there, as a stopped run)."""
+
+    def __init__(self, task: dict[str, Any]) -> None:
+        self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.halt = threading.Event()
+        self.proceed = threading.Semaphore(0)
+        self.paused = False
+        self.thread = threading.Thread(target=self._run, args=(task,), daemon=True,
+                                       name="studio-ray-trial")
+        self.thread.start()
+
+    def _run(self, task: dict[str, Any]) -> None:
+        from studio.core.search_worker import run_trial
+
+        self.messages.put(run_trial(task, self._send, self.halt))
+
+    def _send(self, message: dict[str, Any]) -> None:
+        if message["kind"] == "begin":
+            return
+        self.messages.put(message)
+        if message["kind"] == "epoch":
+            while not self.proceed.acquire(timeout=POLL_SECONDS) and not self.halt.is_set():
+                pass
+
+    def next_message(self, stopped: Callable[[], bool]) -> dict[str, Any]:
+        """The trial's next message (start, epoch or end), letting it train on past the epoch
+        it reported last; ``stopped()``, asked while waiting, halts it."""
+        if self.paused:
+            self.paused = False
+            self.proceed.release()
+        while True:
+            try:
+                message = self.messages.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                if stopped():
+                    self.halt.set()
+                continue
+            self.paused = message["kind"] == "epoch"
+            return message
+
+    def finish(self) -> None:
+        """Stop the trial (if it still runs) and wait for its run to be recorded."""
+        self.halt.set()
+        self.thread.join()
+
+
 _DRIVERS: dict[str, _RaySearch] = {}
 """The searches running Tune in this process, by key. Tune pickles its searcher, callbacks
 and stopper (to restore a run, which searches do not use): they hold only a key."""
@@ -393,52 +447,34 @@ def _tune_classes() -> _TuneClasses:
             self._begin(config)
 
         def _begin(self, config: dict[str, Any]) -> None:
-            from studio.core.search_worker import run_trial
-
-            task = {"number": config["number"], "runs_root": self.base["runs_root"],
-                    "report_every": self.base["report_every"],
-                    "project": apply_values(self.base["project"], config["params"]).to_dict()}
-            self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
-            self.halt = threading.Event()
+            self.trial = _TrialThread({
+                "number": config["number"], "runs_root": self.base["runs_root"],
+                "report_every": self.base["report_every"],
+                "project": apply_values(self.base["project"], config["params"]).to_dict()})
             self.last: dict[str, Any] = {"epoch": 0, SCORE: math.nan}
-            self.thread = threading.Thread(
-                target=lambda: self.messages.put(run_trial(task, self.messages.put, self.halt)),
-                name="studio-ray-trial", daemon=True)
-            self.thread.start()
 
         def step(self) -> dict[str, Any]:
-            while True:
-                try:
-                    message = self.messages.get(timeout=POLL_SECONDS)
-                except queue.Empty:
-                    if ray.get(self.stop_flag.is_set.remote()):
-                        self.halt.set()
-                    continue
-                if message["kind"] == "start":
-                    return {**self.last, "event": "start", "run_dir": message["run_dir"]}
-                if message["kind"] == "epoch":
-                    metrics = message["metrics"]
-                    self.last = {"epoch": message["epoch"],
-                                 SCORE: metrics.get(self.metric, math.nan)}
-                    return {**self.last, "event": "epoch", "metrics": metrics}
-                if message["kind"] == "end":
-                    return {**self.last, "event": "end", "done": True,
-                            **{k: message[k] for k in ("status", "reason", "run_dir")}}
-
-        def _finish(self) -> None:
-            self.halt.set()
-            self.thread.join()
+            message = self.trial.next_message(
+                lambda: ray.get(self.stop_flag.is_set.remote()))
+            if message["kind"] == "start":
+                return {**self.last, "event": "start", "run_dir": message["run_dir"]}
+            if message["kind"] == "epoch":
+                metrics = message["metrics"]
+                self.last = {"epoch": message["epoch"], SCORE: metrics.get(self.metric, math.nan)}
+                return {**self.last, "event": "epoch", "metrics": metrics}
+            return {**self.last, "event": "end", "done": True,
+                    **{k: message[k] for k in ("status", "reason", "run_dir")}}
 
         def reset_config(self, new_config: dict[str, Any]) -> bool:
             from studio.core.search_worker import _release_memory
 
-            self._finish()
+            self.trial.finish()
             _release_memory()
             self._begin(new_config)
             return True
 
         def cleanup(self) -> None:
-            self._finish()
+            self.trial.finish()
 
     class StudySearcher(Searcher):
         """Proposes the trials of the search's Optuna study."""
