@@ -24,7 +24,8 @@ import os
 import queue
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,7 +91,7 @@ def resume_search_on_ray(search_dir: Path, runs_root: Path,
     return _RaySearch(state, runs_root, search_dir, on_event, stop, report_every).run(address)
 
 
-class StopFlag:
+class _StopFlag:
     """A Ray actor every trial polls, so that stopping the search stops running trials after
     their current batch rather than after their current epoch."""
 
@@ -164,7 +165,7 @@ class _RaySearch:
         classes = _tune_classes()
         mode = "min" if search.minimize else "max"
         threads = _cpus_per_trial(ray, self.state.workers)
-        self.flag = ray.remote(num_cpus=0)(StopFlag).remote()
+        self.flag = ray.remote(num_cpus=0)(_StopFlag).remote()
         trainable = tune.with_parameters(
             classes.trainable, project=_portable(project).to_dict(),
             runs_root=str(search.runs_root), report_every=search.report_every,
@@ -177,7 +178,7 @@ class _RaySearch:
                                       reduction_factor=3, stop_last_trials=False)
         ray_dir = search.search_dir / "ray"
         session = len(list(ray_dir.glob("session-*"))) + 1 if ray_dir.is_dir() else 1
-        key = f"{id(self)}-{session}"
+        key = str(id(self))
         tuner = tune.Tuner(
             tune.with_resources(trainable, {"cpu": threads}),
             tune_config=tune.TuneConfig(
@@ -296,34 +297,28 @@ def _import_ray() -> Any:
     return ray
 
 
-class _connected:
-    """Connected to the Ray cluster at ``address`` for the block (an existing connection of
-    this process is used as it is; one made here is closed after)."""
-
-    def __init__(self, ray: Any, address: str) -> None:
-        self.ray, self.address, self.own = ray, address, False
-
-    def __enter__(self) -> None:
-        if self.ray.is_initialized():
-            return
-        if self.address.startswith("ray://"):
-            raise SearchError("Ray Client addresses (ray://…) cannot run a search: run studio "
-                              "search on a machine of the cluster, with --ray auto or "
-                              "--ray HOST:PORT.")
-        if self.address not in (LOCAL, "auto"):
-            _check_reachable(self.address)
-        options = {"include_dashboard": False} if self.address == LOCAL else {}
-        try:
-            self.ray.init(address=self.address, logging_level=logging.ERROR,
-                          log_to_driver=False, **options)
-        except ConnectionError as exc:
-            raise SearchError(f"Cannot connect to a Ray cluster at {self.address}: {exc}") \
-                from None
-        self.own = True
-
-    def __exit__(self, *exc_info: Any) -> None:
-        if self.own:
-            self.ray.shutdown()
+@contextmanager
+def _connected(ray: Any, address: str) -> Iterator[None]:
+    """Connected to the Ray cluster at ``address`` for the block: a connection this process
+    already has is used as it is, one made here is closed after."""
+    if ray.is_initialized():
+        yield
+        return
+    if address.startswith("ray://"):
+        raise SearchError("Ray Client addresses (ray://…) cannot run a search: run studio "
+                          "search on a machine of the cluster, with --ray auto or "
+                          "--ray HOST:PORT.")
+    if address not in (LOCAL, "auto"):
+        _check_reachable(address)
+    options = {"include_dashboard": False} if address == LOCAL else {}
+    try:
+        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False, **options)
+    except ConnectionError as exc:
+        raise SearchError(f"Cannot connect to a Ray cluster at {address}: {exc}") from None
+    try:
+        yield
+    finally:
+        ray.shutdown()
 
 
 def _check_reachable(address: str) -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -129,7 +131,7 @@ def test_stop_on_ray_ends_running_trials_as_stopped_runs_and_resume_runs_the_res
 
 def test_hyperband_on_ray_prunes_trials_that_fall_behind(tmp_path, ray_instance):
     project = searched(table_project(tmp_path), "hyperband",
-                       Dimension("training.learning_rate", values=[0.05, 1e-5]), trials=6,
+                       Dimension("training.learning_rate", values=[0.05, 1e-5]), trials=4,
                        workers=1)
     project.training.epochs = 9  # rungs at 1 and 3 epochs
     project.search.metric = "val_loss"
@@ -174,3 +176,18 @@ def test_an_address_where_no_ray_cluster_answers_is_refused_in_plain_words(tmp_p
                           cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 2
     assert "No Ray cluster answers at 127.0.0.1:9" in done.stderr
+
+
+def test_a_trial_whose_ray_actor_dies_fails_and_the_search_goes_on(tmp_path, ray_instance):
+    project = searched(table_project(tmp_path), "grid", LEARNING_RATES, workers=1)
+    project.training.epochs = 50
+
+    def kill_first(event):
+        if event["type"] == "trial_start" and event["number"] == 0:
+            os.kill(event["pid"], signal.SIGKILL)
+
+    result = run_search_on_ray(project, tmp_path / "runs", tmp_path / "search", kill_first,
+                               threading.Event(), address="local")
+    assert [t.status for t in result.trials] == ["failed", "finished"]
+    assert "ended unexpectedly" in result.trials[0].reason
+    assert not result.stopped
