@@ -314,7 +314,13 @@ def _connected(ray: Any, address: str) -> Iterator[None]:
     try:
         ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False, **options)
     except ConnectionError as exc:
-        raise SearchError(f"Cannot connect to a Ray cluster at {address}: {exc}") from None
+        if address == "auto":
+            raise SearchError("No Ray cluster runs on this machine to join (address auto): "
+                              "start one with `ray start --head`, give its head's HOST:PORT, "
+                              "or use local to start one for this search.") from None
+        raise SearchError(f"Cannot connect to the Ray cluster at {address} ({exc}). If it "
+                          f"uses Ray's token authentication, set RAY_AUTH_MODE=token and its "
+                          f"token (RAY_AUTH_TOKEN, or ~/.ray/auth_token).") from None
     try:
         yield
     finally:

@@ -29,8 +29,8 @@ def ray_instance():
     pytest.importorskip("ray.tune", reason="Ray is an optional extra (pip install .[ray])")
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR,
-             log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False,  # never a running one
+             logging_level=logging.ERROR, log_to_driver=False)
     yield ray
     ray.shutdown()
 
