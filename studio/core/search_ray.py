@@ -335,7 +335,7 @@ def _check_reachable(address: str) -> None:
         raise SearchError(f"{address!r} is not a Ray address: give HOST:PORT (the head node's "
                           f"address, port 6379 by default), auto or local.")
     try:
-        socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS).close()
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS).close()
     except OSError as exc:
         raise SearchError(f"No Ray cluster answers at {address} ({exc.strerror or exc}). "
                           f"Start one with `ray start --head` there, or check the address."
@@ -414,6 +414,7 @@ and stopper (to restore a run, which searches do not use): they hold only a key.
 
 
 def _driver(key: str) -> _RaySearch:
+    """The search of ``key`` (a module function, so Tune pickles a reference to it)."""
     return _DRIVERS[key]
 
 
