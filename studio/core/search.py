@@ -69,14 +69,8 @@ def run_search(project: Project, runs_root: Path, search_dir: Path,
     ``stop`` ends the running trials ("stopped") and starts no more; ``resume_search``
     continues. Raises SearchError, with every reason, for a space that cannot be searched.
     """
-    reasons = problems(project, project.search)
-    if workers is not None and workers < 1:
-        reasons.append("At least one trial must run at a time.")
-    if reasons:
-        raise SearchError(reasons)
-    state = SearchState(project.copy(), workers or project.search.workers,
-                        trial_count(project, project.search))
-    return _Search(state, runs_root, search_dir, on_event, stop, report_every).run(pool)
+    return _LocalSearch(new_state(project, workers), runs_root, search_dir, on_event, stop,
+                        report_every).run(pool)
 
 
 def resume_search(search_dir: Path, runs_root: Path, on_event: SearchEvents | None = None,
@@ -86,6 +80,27 @@ def resume_search(search_dir: Path, runs_root: Path, on_event: SearchEvents | No
     kept, the others run again, up to the planned count (a grid: the combinations not yet
     tried). Arguments and events are those of ``run_search``; SearchError if there is no
     readable search there."""
+    return _LocalSearch(resumed_state(search_dir, workers), runs_root, search_dir, on_event,
+                        stop, report_every).run(pool)
+
+
+def new_state(project: Project, workers: int | None = None) -> SearchState:
+    """The state of a new search of ``project.search``, ``workers`` trials at once (default:
+    the search's setting); SearchError, with every reason, for a space that cannot be
+    searched."""
+    reasons = problems(project, project.search)
+    if workers is not None and workers < 1:
+        reasons.append("At least one trial must run at a time.")
+    if reasons:
+        raise SearchError(reasons)
+    return SearchState(project.copy(), workers or project.search.workers,
+                       trial_count(project, project.search))
+
+
+def resumed_state(search_dir: Path, workers: int | None = None) -> SearchState:
+    """The state of the search saved in ``search_dir`` as it resumes: its finished, failed and
+    pruned trials kept, ``workers`` trials at once if given; SearchError if there is no
+    readable search there."""
     state = read_state(search_dir)
     state.trials = [t for t in state.trials if t.status in KEPT_ON_RESUME]
     state.stopped = False
@@ -93,7 +108,7 @@ def resume_search(search_dir: Path, runs_root: Path, on_event: SearchEvents | No
         if workers < 1:
             raise SearchError("At least one trial must run at a time.")
         state.workers = workers
-    return _Search(state, runs_root, search_dir, on_event, stop, report_every).run(pool)
+    return state
 
 
 def search_folder(project_path: str | Path | None) -> Path:
@@ -180,20 +195,10 @@ def _study(state: SearchState) -> Any:
                                sampler=sampler, pruner=pruner or optuna.pruners.NopPruner())
 
 
-@dataclass
-class _Running:
-    """A trial handed to a worker."""
-
-    record: TrialRecord
-    trial: Any
-    worker: Worker
-    began: float = field(default_factory=time.perf_counter)
-    announced: bool = False
-    pruning: bool = False
-
-
-class _Search:
-    """One session of a search: hands trials to workers and records how each ends."""
+class SearchSession:
+    """What every runner of one session of a search shares: the Optuna study proposing trials,
+    their records, ``search.json`` and the events. A runner calls ``prepare``, ``begin``,
+    ``propose`` and ``conclude`` for each trial, and ``end``."""
 
     def __init__(self, state: SearchState, runs_root: Path, search_dir: Path,
                  on_event: SearchEvents | None, stop: threading.Event | None,
@@ -210,32 +215,9 @@ class _Search:
         self.distributions = {d.target: _distribution(state.project, d, self.grid)
                               for d in search.dimensions}
         self.study = _study(state)
-        self.running: dict[int, _Running] = {}
+        self.next_number = max((t.number for t in state.trials), default=-1) + 1
 
-    def run(self, pool: WorkerPool | None) -> SearchResult:
-        """Run the trials still to run; the search's result."""
-        pending = self._prepare()
-        write_state(self.search_dir, self.state)
-        self.emit({"type": "search_start", "planned": self.state.planned,
-                   "search_dir": str(self.search_dir),
-                   "done": [t.to_dict() for t in self.state.trials]})
-        count = min(self.state.workers, pending)
-        if count and not self.stop.is_set():
-            own = pool is None
-            pool = pool or WorkerPool(count)
-            try:
-                pending = self._loop(pool, pool.ensure(count), pending)
-            finally:
-                if own:
-                    pool.close()
-        self.state.stopped = pending > 0 or any(t.status == "stopped" for t in self.state.trials)
-        write_state(self.search_dir, self.state)
-        result = self.state.result(self.search_dir)
-        self.emit({"type": "search_end", "stopped": result.stopped,
-                   "best": result.best.number if result.best else None})
-        return result
-
-    def _prepare(self) -> int:
+    def prepare(self) -> int:
         """Tell the study the kept trials (and, for a grid, queue the combinations not yet
         tried); how many trials remain to run."""
         import optuna
@@ -259,6 +241,88 @@ class _Search:
         for combination in combinations:
             self.study.enqueue_trial(dict(zip(self.distributions, combination, strict=True)))
         return len(combinations)
+
+    def begin(self) -> None:
+        """Save the search and tell that it starts (with the trials kept)."""
+        write_state(self.search_dir, self.state)
+        self.emit({"type": "search_start", "planned": self.state.planned,
+                   "search_dir": str(self.search_dir),
+                   "done": [t.to_dict() for t in self.state.trials]})
+
+    def propose(self) -> tuple[TrialRecord, Any]:
+        """The next trial: its record (numbered, not yet in the state) and its Optuna trial."""
+        trial = self.study.ask(self.distributions)
+        record = TrialRecord(self.next_number, dict(trial.params))
+        self.next_number += 1
+        return record, trial
+
+    def trial_project(self, record: TrialRecord) -> Project:
+        """The project with ``record``'s values applied."""
+        return apply_values(self.state.project, record.params)
+
+    def conclude(self, record: TrialRecord, trial: Any, status: str, reason: str = "") -> None:
+        """Record how a trial ended (its value is the best epoch's metric; a finished trial
+        without the metric fails), tell the study, save the search and tell the trial's end."""
+        import optuna
+
+        record.value = trial_value(record.epochs, self.metric, self.minimize)
+        if status == "finished" and record.value is None:
+            status, reason = "failed", (f"The trial reported no {self.metric.replace('_', ' ')}"
+                                        f"; the search metric needs it (a validation split "
+                                        f"for validation metrics).")
+        record.status, record.reason = status, reason
+        states = optuna.trial.TrialState
+        if status == "finished":
+            self.study.tell(trial, record.value)
+        else:
+            self.study.tell(trial, state=states.PRUNED if status == "pruned" else states.FAIL)
+        write_state(self.search_dir, self.state)
+        self.emit({"type": "trial_end", **record.to_dict()})
+
+    def end(self, stopped: bool) -> SearchResult:
+        """Save the search as ended (``stopped`` if trials are left or were stopped), tell
+        its end; its result."""
+        self.state.stopped = stopped or any(t.status == "stopped" for t in self.state.trials)
+        write_state(self.search_dir, self.state)
+        result = self.state.result(self.search_dir)
+        self.emit({"type": "search_end", "stopped": result.stopped,
+                   "best": result.best.number if result.best else None})
+        return result
+
+
+@dataclass
+class _Running:
+    """A trial handed to a worker."""
+
+    record: TrialRecord
+    trial: Any
+    worker: Worker
+    began: float = field(default_factory=time.perf_counter)
+    announced: bool = False
+    pruning: bool = False
+
+
+class _LocalSearch(SearchSession):
+    """A session of a search on this machine: hands trials to worker processes."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.running: dict[int, _Running] = {}
+
+    def run(self, pool: WorkerPool | None) -> SearchResult:
+        """Run the trials still to run; the search's result."""
+        pending = self.prepare()
+        self.begin()
+        count = min(self.state.workers, pending)
+        if count and not self.stop.is_set():
+            own = pool is None
+            pool = pool or WorkerPool(count)
+            try:
+                pending = self._loop(pool, pool.ensure(count), pending)
+            finally:
+                if own:
+                    pool.close()
+        return self.end(pending > 0)
 
     def _loop(self, pool: WorkerPool, workers: list[Worker], pending: int) -> int:
         """Keep every worker busy until no trial is left (or ``stop``); trials not started."""
@@ -292,13 +356,11 @@ class _Search:
                     self._end(number, "stopped")
 
     def _submit(self, pool: WorkerPool, worker: Worker) -> None:
-        trial = self.study.ask(self.distributions)
-        numbers = [t.number for t in self.state.trials]
-        record = TrialRecord(max(numbers, default=-1) + 1, dict(trial.params))
+        record, trial = self.propose()
         self.state.trials.append(record)
         self.running[record.number] = _Running(record, trial, worker)
-        project = apply_values(self.state.project, record.params)
-        pool.submit(worker, {"number": record.number, "project": project.to_dict(),
+        pool.submit(worker, {"number": record.number,
+                             "project": self.trial_project(record).to_dict(),
                              "runs_root": str(self.runs_root),
                              "report_every": self.report_every})
 
@@ -343,9 +405,7 @@ class _Search:
 
     def _end(self, number: int, status: str, reason: str = "", run_dir: str = "",
              epochs: list[dict[str, float]] | None = None) -> None:
-        """Record how trial ``number`` ended, tell the study and save the search."""
-        import optuna
-
+        """Record how trial ``number`` ended."""
         run = self.running.pop(number)
         run.worker.number = None
         record = run.record
@@ -355,17 +415,4 @@ class _Search:
         record.run_dir = run_dir or record.run_dir
         record.epochs = epochs or record.epochs
         record.seconds = round(time.perf_counter() - run.began, 3)
-        record.value = trial_value(record.epochs, self.metric, self.minimize)
-        if status == "finished" and record.value is None:
-            status, reason = "failed", (f"The trial reported no {self.metric.replace('_', ' ')}"
-                                        f"; the search metric needs it (a validation split "
-                                        f"for validation metrics).")
-        record.status, record.reason = status, reason
-        states = optuna.trial.TrialState
-        if status == "finished":
-            self.study.tell(run.trial, record.value)
-        else:
-            self.study.tell(run.trial, state=states.PRUNED if status == "pruned"
-                            else states.FAIL)
-        write_state(self.search_dir, self.state)
-        self.emit({"type": "trial_end", **record.to_dict()})
+        self.conclude(record, run.trial, status, reason)

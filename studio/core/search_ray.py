@@ -31,16 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.project import Project
-from studio.core.search import SearchEvents, _Search, trial_value
-from studio.core.search_space import apply_values, problems, trial_count
+from studio.core.search import SearchEvents, SearchSession, new_state, resumed_state
+from studio.core.search_space import apply_values
 from studio.core.search_state import (
-    KEPT_ON_RESUME,
     SearchError,
     SearchResult,
     SearchState,
     TrialRecord,
-    read_state,
-    write_state,
 )
 
 RAY_EXTRA = 'searching on Ray needs the optional extra: pip install ".[ray]"'
@@ -64,14 +61,8 @@ def run_search_on_ray(project: Project, runs_root: Path, search_dir: Path,
     at once across the cluster. SearchError for a space that cannot be searched, without Ray,
     or for a cluster that cannot be reached."""
     _import_ray()
-    reasons = problems(project, project.search)
-    if workers is not None and workers < 1:
-        reasons.append("At least one trial must run at a time.")
-    if reasons:
-        raise SearchError(reasons)
-    state = SearchState(project.copy(), workers or project.search.workers,
-                        trial_count(project, project.search))
-    return _RaySearch(state, runs_root, search_dir, on_event, stop, report_every).run(address)
+    return _RaySearch(new_state(project, workers), runs_root, search_dir, on_event, stop,
+                      report_every).run(address)
 
 
 def resume_search_on_ray(search_dir: Path, runs_root: Path,
@@ -81,14 +72,8 @@ def resume_search_on_ray(search_dir: Path, runs_root: Path,
     """Continue the search saved in ``search_dir`` on the Ray cluster at ``address``, keeping
     its finished, failed and pruned trials (as ``search.resume_search`` does)."""
     _import_ray()
-    state = read_state(search_dir)
-    state.trials = [t for t in state.trials if t.status in KEPT_ON_RESUME]
-    state.stopped = False
-    if workers is not None:
-        if workers < 1:
-            raise SearchError("At least one trial must run at a time.")
-        state.workers = workers
-    return _RaySearch(state, runs_root, search_dir, on_event, stop, report_every).run(address)
+    return _RaySearch(resumed_state(search_dir, workers), runs_root, search_dir, on_event, stop,
+                      report_every).run(address)
 
 
 class _StopFlag:
@@ -124,8 +109,8 @@ class _RaySearch:
     def __init__(self, state: SearchState, runs_root: Path, search_dir: Path,
                  on_event: SearchEvents | None, stop: threading.Event | None,
                  report_every: int) -> None:
-        self.search = _Search(state, Path(runs_root).absolute(), Path(search_dir).absolute(),
-                              on_event, stop, report_every)
+        self.search = SearchSession(state, Path(runs_root).absolute(),
+                                    Path(search_dir).absolute(), on_event, stop, report_every)
         self.state = state
         self.live: dict[str, _Live] = {}
         self.ended = 0
@@ -137,24 +122,15 @@ class _RaySearch:
         """Connect to Ray and run the trials still to run; the search's result."""
         search = self.search
         ray = _import_ray()
-        pending = search._prepare()
+        pending = search.prepare()
         with _connected(ray, address):
-            write_state(search.search_dir, self.state)
-            search.emit({"type": "search_start", "planned": self.state.planned,
-                         "search_dir": str(search.search_dir),
-                         "done": [t.to_dict() for t in self.state.trials]})
+            search.begin()
             if pending and not search.stop.is_set():
                 self._tune(ray, pending)
         for live in list(self.live.values()):
             if live.announced:  # stopped with the search; trials not yet started are dropped
                 self._end(live, "stopped")
-        self.state.stopped = (self.ended < pending
-                              or any(t.status == "stopped" for t in self.state.trials))
-        write_state(search.search_dir, self.state)
-        result = self.state.result(search.search_dir)
-        search.emit({"type": "search_end", "stopped": result.stopped,
-                     "best": result.best.number if result.best else None})
-        return result
+        return search.end(self.ended < pending)
 
     def _tune(self, ray: Any, pending: int) -> None:
         """Run ``pending`` trials with Ray Tune, ``state.workers`` at a time."""
@@ -212,10 +188,7 @@ class _RaySearch:
         the study, or None once the search is stopped."""
         if self.search.stop.is_set():
             return None
-        trial = self.search.study.ask(self.search.distributions)
-        numbers = [t.number for t in self.state.trials] + [
-            live.record.number for live in self.live.values()]
-        record = TrialRecord(max(numbers, default=-1) + 1, dict(trial.params))
+        record, trial = self.search.propose()
         self.live[trial_id] = _Live(record, trial)
         return {"number": record.number, "params": record.params}
 
@@ -262,29 +235,13 @@ class _RaySearch:
                           "pid": result.get("pid"), "node_ip": result.get("node_ip")})
 
     def _end(self, live: _Live, status: str, reason: str = "") -> None:
-        """Record how a trial ended, tell the study and save the search."""
-        import optuna
-
-        search, record = self.search, live.record
+        """Record how a trial ended."""
         self.live = {key: value for key, value in self.live.items() if value is not live}
         if not live.announced:
             self._announce(live, {})
-        record.value = trial_value(record.epochs, search.metric, search.minimize)
-        if status == "finished" and record.value is None:
-            status, reason = "failed", (f"The trial reported no "
-                                        f"{search.metric.replace('_', ' ')}; the search metric "
-                                        f"needs it (a validation split for validation metrics).")
-        record.status, record.reason = status, reason
-        states = optuna.trial.TrialState
-        if status == "finished":
-            search.study.tell(live.trial, record.value)
-        else:
-            search.study.tell(live.trial, state=states.PRUNED if status == "pruned"
-                              else states.FAIL)
         if status != "stopped":
             self.ended += 1
-        write_state(search.search_dir, self.state)
-        search.emit({"type": "trial_end", **record.to_dict()})
+        self.search.conclude(live.record, live.trial, status, reason)
 
 
 def _import_ray() -> Any:

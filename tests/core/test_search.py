@@ -9,11 +9,9 @@ import signal
 import threading
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from studio.core.graph import Graph, Node
-from studio.core.project import DatasetChoice, Dimension, Project
+from studio.core.project import Dimension, Project
 from studio.core.run_history import read_run
 from studio.core.search import (
     SearchError,
@@ -24,45 +22,20 @@ from studio.core.search import (
     search_folder,
 )
 from studio.core.search_state import SEARCH_FILE, SearchState, read_state, write_state
+from tests.core.search_support import (
+    LEARNING_RATES,
+    UNITS,
+    check_failing_grid,
+    failing_grid,
+    searched,
+    table_project,
+)
 
 
 @pytest.fixture(scope="module")
 def pool():
     with WorkerPool(2) as workers:
         yield workers
-
-
-def table_project(folder: Path, rows: int = 200) -> Project:
-    """Two features decide the class of a small CSV table; a Dense model learns it."""
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(rows, 4))
-    labels = np.where(x[:, 0] + x[:, 1] > 0, "yes", "no")
-    path = folder / "table.csv"
-    path.write_text("a,b,c,d,label\n" + "\n".join(
-        ",".join(f"{v:.3f}" for v in row) + f",{label}" for row, label in zip(x, labels,
-                                                                                 strict=True)))
-    project = Project(name="Table", graph=Graph.from_chain([
-        Node("input_1", "Input", {"shape": [4]}),
-        Node("dense_1", "Dense", {"units": 8, "activation": "relu"}),
-        Node("dense_2", "Dense", {"units": 2, "activation": "softmax"}),
-    ]))
-    project.dataset = DatasetChoice(source="csv", path=str(path), validation_split=0.25)
-    project.training.epochs = 2
-    project.training.batch_size = 32
-    return project
-
-
-def searched(project: Project, strategy: str, *dimensions: Dimension, trials: int = 4,
-             workers: int = 2) -> Project:
-    project.search.dimensions = list(dimensions)
-    project.search.strategy = strategy
-    project.search.trials = trials
-    project.search.workers = workers
-    return project
-
-
-LEARNING_RATES = Dimension("training.learning_rate", values=[0.01, 0.001])
-UNITS = Dimension("layer.dense_1.units", values=[4, 8])
 
 
 def search(project: Project, tmp_path: Path, pool: WorkerPool, **kw):
@@ -121,22 +94,8 @@ def test_sampled_strategies_draw_values_inside_the_ranges(tmp_path, pool, strate
 
 
 def test_failing_trials_are_recorded_with_their_reason_and_the_search_goes_on(tmp_path, pool):
-    project = searched(table_project(tmp_path), "grid",
-                       Dimension("layer.dense_2.units", values=[2, 3]),
-                       Dimension("training.learning_rate", values=[0.01, 10.0]))
-    project.training.optimizer, project.training.momentum = "sgd", 0.9
-    project.training.batch_size = 8
-    project.graph.node("dense_1").params["activation"] = "linear"  # so 10 makes the loss NaN
-    result, _ = search(project, tmp_path, pool)
-    by_params = {(t.params["layer.dense_2.units"], t.params["training.learning_rate"]): t
-                 for t in result.trials}
-    assert by_params[2, 0.01].status == "finished"
-    invalid = by_params[3, 0.01]
-    assert invalid.status == "failed" and "cannot be trained" in invalid.reason
-    diverged = by_params[2, 10.0]
-    assert diverged.status == "failed" and "diverged" in diverged.reason
-    assert read_run(Path(diverged.run_dir)).status == "failed"
-    assert result.best is by_params[2, 0.01]
+    result, _ = search(failing_grid(tmp_path), tmp_path, pool)
+    check_failing_grid(result)
 
 
 def test_stop_then_resume_keeps_finished_trials_and_runs_the_rest(tmp_path, pool):

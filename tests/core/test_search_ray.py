@@ -21,7 +21,14 @@ from studio.core.project import Dimension, save_project
 from studio.core.run_history import read_run, run_folders
 from studio.core.search_ray import resume_search_on_ray, run_search_on_ray
 from studio.core.search_state import SearchError, read_state, write_state
-from tests.core.test_search import LEARNING_RATES, UNITS, searched, table_project
+from tests.core.search_support import (
+    LEARNING_RATES,
+    UNITS,
+    check_failing_grid,
+    failing_grid,
+    searched,
+    table_project,
+)
 
 
 @pytest.fixture(scope="module")
@@ -85,22 +92,8 @@ def test_a_grid_on_ray_runs_every_combination_two_at_a_time_each_an_ordinary_run
 
 def test_failing_trials_on_ray_are_recorded_with_their_reason_and_the_search_goes_on(
         tmp_path, ray_instance):
-    project = searched(table_project(tmp_path), "grid",
-                       Dimension("layer.dense_2.units", values=[2, 3]),
-                       Dimension("training.learning_rate", values=[0.01, 10.0]))
-    project.training.optimizer, project.training.momentum = "sgd", 0.9
-    project.training.batch_size = 8
-    project.graph.node("dense_1").params["activation"] = "linear"  # so 10 makes the loss NaN
-    result, _ = search(project, tmp_path)
-    by_params = {(t.params["layer.dense_2.units"], t.params["training.learning_rate"]): t
-                 for t in result.trials}
-    assert by_params[2, 0.01].status == "finished"
-    invalid = by_params[3, 0.01]
-    assert invalid.status == "failed" and "cannot be trained" in invalid.reason
-    diverged = by_params[2, 10.0]
-    assert diverged.status == "failed" and "diverged" in diverged.reason
-    assert read_run(Path(diverged.run_dir)).status == "failed"
-    assert result.best is by_params[2, 0.01]
+    result, _ = search(failing_grid(tmp_path), tmp_path)
+    check_failing_grid(result)
 
 
 def test_stop_on_ray_ends_running_trials_as_stopped_runs_and_resume_runs_the_rest(
