@@ -11,6 +11,15 @@ TITLE_COLOR = "#202124"
 LEGEND_BRUSH = pg.mkBrush(255, 255, 255, 235)
 
 
+class EpochAxis(pg.AxisItem):
+    """An axis of epochs: ticks at whole epochs, never 1.2 or 1.4."""
+
+    def tickSpacing(self, minVal: float, maxVal: float, size: float):  # noqa: N802, N803
+        """pyqtgraph's tick spacings, none finer than one epoch."""
+        return [(max(1.0, spacing), offset if spacing >= 1 else 0.0)
+                for spacing, offset in super().tickSpacing(minVal, maxVal, size)]
+
+
 def epoch_plot(title: str, title_size: str = "10pt", left: str = "",
                legend_offset: tuple[int, int] | None = None,
                legend_columns: int = 1) -> pg.PlotWidget:
@@ -19,7 +28,7 @@ def epoch_plot(title: str, title_size: str = "10pt", left: str = "",
 
     The grid is drawn by the axes, which sit under the curves (an opaque grid repaints
     faster than a translucent one, and never crosses a legend's text)."""
-    plot = pg.PlotWidget(background="w")
+    plot = pg.PlotWidget(background="w", axisItems={"bottom": EpochAxis("bottom")})
     plot.setTitle(title, color=TITLE_COLOR, size=title_size)
     plot.setLabel("bottom", "epoch")
     if left:
