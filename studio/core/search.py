@@ -63,7 +63,8 @@ def run_search(project: Project, runs_root: Path, search_dir: Path,
     ``workers`` trials run at once (default: the search's setting), in ``pool``'s worker
     processes if given (it is left running, for the next search) or in a pool made for this
     search. Events: ``search_start`` (``planned``, ``search_dir``, ``done``: trials kept on
-    resume), ``trial_start`` (``number``, ``params``, ``run_dir``, ``pid`` of its worker),
+    resume), ``trial_start`` (``number``, ``params``, ``run_dir``, ``pid`` of its worker and
+    ``threads``, its TensorFlow's threads),
     ``trial_epoch`` (``number``, ``epoch``, ``metrics``), ``trial_end`` (a TrialRecord's
     fields) and ``search_end`` (``stopped``, ``best``: a trial number or None). Setting
     ``stop`` ends the running trials ("stopped") and starts no more; ``resume_search``
@@ -374,7 +375,7 @@ class _LocalSearch(SearchSession):
             run.began = time.perf_counter()
         elif kind == "start":
             run.record.run_dir = message["run_dir"]
-            self._announce(run)
+            self._announce(run, message.get("threads"))
         elif kind == "epoch":
             self._epoch(run, message["epoch"], message["metrics"])
         elif kind == "end":
@@ -384,11 +385,11 @@ class _LocalSearch(SearchSession):
             self._end(run.record.number, status, message["reason"], message["run_dir"],
                       message["epochs"])
 
-    def _announce(self, run: _Running) -> None:
+    def _announce(self, run: _Running, threads: int | None = None) -> None:
         run.announced = True
         self.emit({"type": "trial_start", "number": run.record.number,
                    "params": run.record.params, "run_dir": run.record.run_dir,
-                   "pid": run.worker.process.pid})
+                   "pid": run.worker.process.pid, "threads": threads})
 
     def _epoch(self, run: _Running, epoch: int, metrics: dict[str, float]) -> None:
         run.record.epochs.append({"epoch": epoch, **metrics})

@@ -4,7 +4,8 @@ a TensorFlow start.
 
 The parent sends a worker tasks on its own queue (plain dicts, or None to quit) and stops the
 running trial with the worker's ``multiprocessing.Event``. Workers answer on one shared queue
-with plain dicts carrying ``kind``, ``worker`` (its index) and ``pid``:
+with plain dicts carrying ``kind``, ``worker`` (its index), ``pid`` and ``threads`` (its
+TensorFlow's threads):
 
 - ``begin`` (``number``): the worker picked the trial up;
 - ``start`` (``number``, ``run_dir``): the trial's run folder exists and training starts;
@@ -46,11 +47,14 @@ def worker_main(index: int, tasks: Any, results: Any, stop: Any, ready: Any,
     from studio.core.runtime import start_tensorflow
 
     start_tensorflow()
+    import tensorflow as tf
+
     import studio.core.analysis
     import studio.core.training  # noqa: F401 - loaded before the first trial asks
 
     ready.set()
-    base = {"worker": index, "pid": os.getpid()}
+    base = {"worker": index, "pid": os.getpid(),
+            "threads": tf.config.threading.get_intra_op_parallelism_threads()}
     while (task := tasks.get()) is not None:
         def send(message: dict[str, Any], number: int = task["number"]) -> None:
             results.put({**base, "number": number, **message})

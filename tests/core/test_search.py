@@ -68,6 +68,8 @@ def test_a_grid_runs_every_combination_two_at_a_time_each_an_ordinary_run(tmp_pa
     assert kinds[0] == "search_start" and kinds[-1] == "search_end"
     assert kinds.index("trial_end") > 2  # both workers started a trial before one ended
     assert len({e["pid"] for e in events if e["type"] == "trial_start"}) == 2
+    share = max(1, (os.cpu_count() or 1) // 2)  # each worker's TensorFlow has its share
+    assert {e["threads"] for e in events if e["type"] == "trial_start"} == {share}
     for trial in result.trials:
         run = read_run(Path(trial.run_dir))
         assert run.status == "finished" and f"trial {trial.number}" in run.name
