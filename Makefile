@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench screenshots clean
+.PHONY: run test test-slow lint bench screenshots icons bundle clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,8 +38,21 @@ bench: $(STAMP)
 	$(BIN)/python bench/batch_inference.py
 	$(BIN)/python bench/search_overhead.py
 
+# A one-folder desktop bundle in dist/layer-studio/ (see "Desktop bundle" in the README).
+bundle: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[test,bundle]"
+	$(BIN)/pyinstaller --noconfirm --clean --distpath dist --workpath build/pyinstaller \
+		packaging/layer_studio.spec
+
+# The bundle's smoke test (needs `make bundle` first; not part of `make test`).
+test-slow: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m slow tests/packaging
+
+icons: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python packaging/icons.py
+
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python packaging/screenshots.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info
