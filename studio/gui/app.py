@@ -7,9 +7,11 @@ from pathlib import Path
 
 from pyqtgraph.util.garbage_collector import GarbageCollector
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from studio import __version__
+from studio.core.data import ASSETS_DIR
 from studio.core.templates import demo_project
 from studio.gui.main_window import MainWindow
 
@@ -20,6 +22,7 @@ def create_application(argv: list[str] | None = None) -> QApplication:
     app.setApplicationName("Layer Studio")
     app.setOrganizationName("Layer Studio")
     app.setApplicationVersion(__version__)
+    app.setWindowIcon(QIcon(str(ASSETS_DIR / "icons" / "layer-studio-256.png")))
     return app
 
 
