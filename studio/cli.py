@@ -11,7 +11,8 @@ from pathlib import Path
 
 from studio.core.runtime import configure_environment
 
-COMMANDS = ("new", "train", "export-code", "import", "data", "runs", "infer", "search")
+COMMANDS = ("new", "train", "export-code", "import", "data", "runs", "infer", "search",
+            "export")
 
 
 class CliError(Exception):
@@ -75,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("--json", action="store_true", help="print the runs as a JSON list")
     _infer_parser(sub)
     _search_parser(sub)
+    _export_parser(sub)
     return parser
 
 
@@ -123,6 +125,28 @@ def _search_parser(sub) -> None:
                         help="continue a stopped search, keeping its finished trials")
     search.add_argument("--json", action="store_true",
                         help="print the search's trials and best as one JSON document")
+
+
+def _export_parser(sub) -> None:
+    from studio.core.export_formats import FORMATS
+
+    export = sub.add_parser(
+        "export", help="export a run's model (Keras, SavedModel, ONNX, TensorFlow Lite) and "
+        "check it answers as the run's model does",
+        description="Export a run's final model with labels.txt, preprocessing.json, a README "
+        "and verification.json, after loading it again with its own runtime and comparing "
+        "its answers on validation images with the Keras model's. Exit code 0 when done, 1 "
+        "when the export failed (the folder is left as it was) or its agreement is under "
+        "the format's threshold (flagged; the files are kept), 2 for a run that cannot be "
+        "used.")
+    export.add_argument("model", metavar="RUN", help="a run folder, or a run's id (or the "
+                        "start of it) among the workspace's runs (or --project's)")
+    export.add_argument("--format", required=True, choices=list(FORMATS))
+    export.add_argument("-o", "--output", required=True, type=Path, metavar="DIR",
+                        help="folder to export into (made if missing; files of the same "
+                        "names are replaced, others kept)")
+    export.add_argument("--project", type=Path, help="look for RUN among this project's runs")
+    export.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def _positive(value: int | None, name: str) -> None:
@@ -491,6 +515,38 @@ def cmd_infer(args: argparse.Namespace) -> int:
     return 1 if stop.is_set() or any(p.error is not None for p in predictions) else 0
 
 
+def _export_lines(report) -> list[str]:
+    agreement = ("" if report.top1_agreement is None else
+                 f"top-1 agreement {report.top1_agreement:.1f}% "
+                 f"(threshold {report.threshold:g}%), ")
+    return [f"Exported {report.format} to {report.directory}: {', '.join(report.files)} "
+            f"(model {report.size / 1024:,.0f} KiB)",
+            f"Checked on {report.samples} validation samples: {agreement}largest difference "
+            f"{report.max_abs_diff:.3g}, {report.latency_ms:.3f} ms per image."]
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Export a run's model in one format, verified; exit 1 if it failed or is flagged."""
+    from studio.core.export import ExportError, export_run
+
+    run_dir = _model_to_answer(args)
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        report = export_run(run_dir, args.format, args.output, stop=stop)
+    except ExportError as exc:
+        raise CliError(str(exc)) from None
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        print("\n".join(_export_lines(report)))
+    if report.flagged:
+        print(f"studio: warning: {report.note}", file=sys.stderr)
+    return 1 if report.flagged else 0
+
+
 def _search_runner(args: argparse.Namespace):
     """``start(on_event, stop)`` running the search the options ask for: here, or on the
     Ray cluster ``--ray``."""
@@ -604,7 +660,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         commands = {"new": cmd_new, "train": cmd_train, "export-code": cmd_export_code,
                     "import": cmd_import, "data": cmd_data, "runs": cmd_runs,
-                    "infer": cmd_infer, "search": cmd_search}
+                    "infer": cmd_infer, "search": cmd_search, "export": cmd_export}
         return commands[args.command](args)
     except CliError as exc:
         print(f"studio: error: {exc}", file=sys.stderr)

@@ -1,0 +1,176 @@
+"""Exporting a run's model: every format written with its companions and verified against
+the Keras model; a failing conversion, a stop or a folder that cannot be written leaves the
+target folder as it was; ``studio export``."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from studio.cli import main
+from studio.core import export_formats, export_staging, runs
+from studio.core.export import ExportCancelled, ExportError, export_run
+from studio.core.export_formats import FORMATS
+from studio.core.image_pipeline import preprocess_image_files
+from tests.core.test_predictor import keras_answers, run_prep, write_digits
+
+COMPANIONS = {"labels.txt", "preprocessing.json", "README.md", "verification.json"}
+OPAQUE = ("<unknown>:0: error: loc(\"imported_1\"): 'tf.OpaqueLayer' op is neither a custom "
+          "op nor a flex op\n<unknown>:0: note: see current operation")
+
+
+def snapshot(folder: Path) -> dict[str, bytes | None]:
+    """Every entry under ``folder`` (hidden ones too) with its bytes (None for a folder)."""
+    return {str(p.relative_to(folder)): None if p.is_dir() else p.read_bytes()
+            for p in sorted(folder.rglob("*"))}
+
+
+@pytest.fixture
+def target(tmp_path) -> Path:
+    """An export folder already holding a file of its own and an older model.tflite."""
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    (folder / "model.tflite").write_bytes(b"an older export")
+    return folder
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_each_format_exports_verified_with_its_companions(cnn_run, tmp_path, fmt):
+    events = []
+    report = export_run(cnn_run, fmt, tmp_path / "out", on_event=events.append)
+    out = tmp_path / "out"
+    form = FORMATS[fmt]
+    assert set(report.files) == COMPANIONS | {form.file} == {p.name for p in out.iterdir()}
+    assert not report.flagged and report.top1_agreement >= form.threshold
+    assert report.samples == 200 and report.latency_ms > 0 and report.size > 0
+    assert report.max_abs_diff < (0.05 if fmt == "tflite-int8" else 1e-3)
+    written = json.loads((out / "verification.json").read_text())
+    assert {k: written[k] for k in ("top1_agreement", "max_abs_diff", "flagged", "size")} == {
+        "top1_agreement": report.top1_agreement, "max_abs_diff": report.max_abs_diff,
+        "flagged": False, "size": report.size}
+    prep = run_prep(cnn_run)
+    assert (out / "labels.txt").read_text().split() == prep["class_names"]
+    assert json.loads((out / "preprocessing.json").read_text()) == prep
+    assert form.file in (out / "README.md").read_text()
+    assert any(e["type"] == "progress" and e["done"] == e["total"] == 200 for e in events)
+
+
+def test_the_readme_snippet_answers_as_the_keras_model_does(cnn_run, tmp_path, monkeypatch,
+                                                            capsys):
+    out = tmp_path / "int8"
+    export_run(cnn_run, "tflite-int8", out)
+    digit = write_digits(tmp_path / "digits", 1, start=7)[0]
+    expected = keras_answers(cnn_run / runs.MODEL_FILE,
+                             preprocess_image_files(run_prep(cnn_run), [digit]))
+    (out / "picture.png").write_bytes(digit.read_bytes())
+    monkeypatch.chdir(out)
+    code = re.search(r"```python\n(.*)```", (out / "README.md").read_text(), re.S)[1]
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - our own snippet
+    assert np.abs(scope["outputs"] - expected).max() < 0.05
+    assert capsys.readouterr().out.split()[-1] == scope["labels"][int(np.argmax(
+        scope["outputs"]))]
+
+
+def test_an_export_answering_differently_is_flagged_and_kept(cnn_run, tmp_path, monkeypatch):
+    real = export_formats.load_answer
+
+    def shifted(*args):
+        answer = real(*args)
+        return lambda x: np.roll(answer(x), 1, axis=-1)
+
+    monkeypatch.setattr(export_formats, "load_answer", shifted)
+    report = export_run(cnn_run, "tflite", tmp_path / "out")
+    assert report.flagged and report.top1_agreement < 50
+    assert "under the 99%" in report.note
+    assert json.loads((tmp_path / "out" / "verification.json").read_text())["flagged"]
+
+
+def test_a_failing_conversion_leaves_the_target_as_it_was(cnn_run, target, monkeypatch):
+    def refuse(*args):
+        raise RuntimeError(OPAQUE)
+
+    monkeypatch.setattr(export_formats, "_tflite_bytes", refuse)
+    before, around = snapshot(target), snapshot(target.parent)
+    with pytest.raises(ExportError, match="neither a custom op nor a flex op") as caught:
+        export_run(cnn_run, "tflite", target)
+    assert "TensorFlow Lite (float32) cannot express this model" in str(caught.value)
+    assert "loc(" not in str(caught.value)
+    assert snapshot(target) == before and snapshot(target.parent) == around
+    fresh = target.parent / "new" / "folder"
+    with pytest.raises(ExportError):
+        export_run(cnn_run, "tflite", fresh)
+    assert snapshot(target.parent) == around
+
+
+def test_a_stopped_export_leaves_the_target_as_it_was(cnn_run, target):
+    import threading
+
+    stop = threading.Event()
+    stop.set()
+    before = snapshot(target.parent)
+    with pytest.raises(ExportCancelled):
+        export_run(cnn_run, "keras", target, stop=stop)
+    assert snapshot(target.parent) == before
+
+
+@pytest.mark.parametrize(("code", "said"), [(errno.EROFS, "is read-only"),
+                                            (errno.ENOSPC, "not enough free space")])
+def test_a_folder_refusing_the_files_says_so_and_keeps_what_it_held(cnn_run, target,
+                                                                    monkeypatch, code, said):
+    replace, calls = os.replace, []
+
+    def refusing(source, destination):
+        calls.append(destination)
+        if len(calls) == 4:  # README.md, labels.txt moved in, the old model set aside
+            raise OSError(code, os.strerror(code), str(destination))
+        replace(source, destination)
+
+    monkeypatch.setattr(export_staging.os, "replace", refusing)
+    before = snapshot(target)
+    with pytest.raises(ExportError, match=said):
+        export_run(cnn_run, "tflite", target)
+    assert snapshot(target) == before
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root writes into read-only folders")
+def test_a_read_only_folder_says_so_and_writes_nothing(cnn_run, target):
+    before = snapshot(target)
+    target.chmod(0o555)
+    try:
+        with pytest.raises(ExportError, match="is read-only"):
+            export_run(cnn_run, "keras", target)
+    finally:
+        target.chmod(0o755)
+    assert snapshot(target) == before
+
+
+def test_studio_export_prints_the_report_as_json(cnn_run, target, capsys):
+    code = main(["export", str(cnn_run), "--format", "tflite-fp16", "-o", str(target),
+                 "--json"])
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    assert code == 0 and err == ""
+    assert report["format"] == "tflite-fp16" and not report["flagged"]
+    assert report["top1_agreement"] >= 99 and report["directory"] == str(target)
+    assert {p.name for p in target.iterdir()} == COMPANIONS | {"model.tflite", "notes.txt"}
+    assert (target / "model.tflite").read_bytes() != b"an older export"
+
+
+def test_studio_export_says_why_it_cannot(cnn_run, tmp_path, capsys):
+    code = main(["export", str(tmp_path), "--format", "onnx", "-o", str(tmp_path / "out")])
+    assert code == 1 and "is not a run folder" in capsys.readouterr().err
+    (tmp_path / "file").write_text("")
+    code = main(["export", str(cnn_run), "--format", "keras", "-o", str(tmp_path / "file")])
+    assert code == 1 and "is a file: export into a folder" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ExportError, match="Unknown export format 'pdf': choose one of keras"):
+        export_run(cnn_run, "pdf", tmp_path / "out")
