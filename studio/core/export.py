@@ -239,7 +239,7 @@ def _export_into(staging: Path, run_dir: Path, form: ExportFormat, predictor: An
     try:
         path = write_model(form, predictor.model, predictor.path, staging, calibration)
     except ConversionError as exc:
-        raise ExportError(f"{form.title} cannot express this model: {exc} Export it in "
+        raise ExportError(f"{form.title} cannot express this model: {exc}. Export it in "
                           f"another format (Keras or SavedModel keep every layer).") from None
     _check(stop)
     try:

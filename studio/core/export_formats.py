@@ -29,7 +29,7 @@ INT8_THRESHOLD = 97.0
 Answer = Callable[[np.ndarray], np.ndarray]
 """A reloaded export answering one float32 input batch with its (first) output."""
 
-_CONVERTER_ERROR = re.compile(r"error: (?:loc\([^)]*\): )?(.+)")
+_LACKING = re.compile(r"TF Select ops: (.+)")
 
 
 class ConversionError(ValueError):
@@ -90,13 +90,29 @@ FORMATS: dict[str, ExportFormat] = {form.name: form for form in (
 )}
 
 
+def _without_location(text: str) -> str:
+    """``text`` without the MLIR source location (``loc(...)``, nested) it starts with."""
+    if not text.startswith("loc("):
+        return text
+    depth = 0
+    for index, char in enumerate(text):
+        depth += (char == "(") - (char == ")")
+        if char == ")" and depth == 0:
+            return text[index + 1:].lstrip(": ")
+    return text
+
+
 def converter_reason(exc: BaseException) -> str:
     """The converter's own reason from its (often long) message: its first ``error:`` line
-    without the source location, else the message's first line."""
-    for line in str(exc).splitlines():
-        found = _CONVERTER_ERROR.search(line)
-        if found:
-            return found[1].strip()
+    without the source location, and the operations TensorFlow Lite lacks, else the
+    message's first line."""
+    text = str(exc)
+    lacking = _LACKING.search(text)
+    for line in text.splitlines():
+        said = _without_location(line.partition("error: ")[2]).strip()
+        if said:
+            return said + (f" (TensorFlow Lite has no built-in operation for {lacking[1]})"
+                           if lacking else "")
     return first_line(exc)
 
 
