@@ -27,7 +27,8 @@ def create_application(argv: list[str] | None = None) -> QApplication:
 
 
 def run_app(project_path: Path | None = None) -> int:
-    """Open the window on ``project_path`` (or the demo project) and run the event loop."""
+    """Open the window on ``project_path`` (or the demo project, under the welcome page the
+    first time) and run the event loop."""
     app = create_application()
     # Python's collector may run on any thread, and freeing Qt objects on a worker thread
     # (the trainer's) deadlocks against Qt's locks: collect on this thread only, every second.
@@ -36,5 +37,7 @@ def run_app(project_path: Path | None = None) -> int:
     window.show()
     if project_path is not None:
         QTimer.singleShot(0, lambda: window.open_path(project_path))
+    elif window.recent.first_run():
+        QTimer.singleShot(0, window.show_welcome)  # over the demo project, which stays open
     QTimer.singleShot(200, window.training.warm_up)
     return app.exec()

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 from studio.core.devices import DeviceDiscovery, TensorFlowDiscovery
 from studio.core.project import SUFFIX, Project, ProjectFileError
 from studio.core.runs import runs_root
-from studio.core.templates import from_template
+from studio.core.templates import demo_project, from_template
 from studio.gui.canvas_scene import CanvasScene
 from studio.gui.canvas_view import ZOOM_STEP, CanvasView
 from studio.gui.data_form import scrolling
@@ -33,11 +33,13 @@ from studio.gui.keras_files import KerasFiles
 from studio.gui.model_list import ModelList
 from studio.gui.model_summary import ModelSummary
 from studio.gui.palette import LayerPalette
+from studio.gui.recent_projects import RecentProjects
 from studio.gui.search_panel import SearchPanel
 from studio.gui.template_gallery import TemplateGallery
 from studio.gui.training_panel import TrainingPanel
 from studio.gui.try_panel import TryPanel, local_paths, wants_answer
 from studio.gui.weights_download import WeightsDownload
+from studio.gui.welcome import WelcomePage
 
 FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
 
@@ -142,11 +144,14 @@ class MainWindow(QMainWindow):
             source.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.doc.undo_stack.cleanChanged.connect(self._clean_changed)
         self.doc.path_changed.connect(self._update_title)
+        self.recent = RecentProjects(self)
+        self.recent.note.connect(lambda text: self.statusBar().showMessage(text, 15000))
         self._build_menus()
         self._update_title()
         self._clean_changed(True)
         self.resize(1400, 900)
         self.restoreGeometry(QSettings().value("window/geometry", b""))
+        self.restoreState(QSettings().value("window/state", b""))
         self.statusBar().showMessage("Welcome to Layer Studio", 4000)
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
@@ -256,6 +261,9 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "&New from Template…", self.open_gallery, "Ctrl+Shift+N",
                      "Start a new project from one of the starter models")
         self._action(file_menu, "&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(
+            lambda: self.recent.fill_menu(self.recent_menu, self.open_path))
         self._action(file_menu, "&Save", self.save, QKeySequence.StandardKey.Save)
         self._action(file_menu, "Save &As…", self.save_as, QKeySequence.StandardKey.SaveAs)
         file_menu.addSeparator()
@@ -303,6 +311,11 @@ class MainWindow(QMainWindow):
         view_menu.addSeparator()
         for dock in self.findChildren(QDockWidget):
             view_menu.addAction(dock.toggleViewAction())
+
+        help_menu = bar.addMenu("&Help")
+        self._action(help_menu, "&Welcome…", self.show_welcome,
+                     tip="Start again from the demo, a template, a recent project, a folder "
+                         "of images or a Keras model")
 
     def _canvas_action(self, menu, text: str, slot, keys) -> QAction:
         """A menu action whose shortcut works while the canvas has focus, so that Ctrl+C in a
@@ -377,6 +390,30 @@ class MainWindow(QMainWindow):
             self.canvas.fit()
             self.weights.fetch_missing()
 
+    def open_demo(self) -> None:
+        """Replace the project with a fresh demo project (the user may keep the current one)."""
+        if self._confirm_discard():
+            self.doc.replace(demo_project(), None)
+
+    def show_welcome(self) -> WelcomePage:
+        """Show the welcome page; its choices act on this window."""
+        page = WelcomePage(self.recent.paths(), self)
+        page.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        page.demo_requested.connect(self.open_demo)
+        page.open_requested.connect(self.open_dialog)
+        page.folder_requested.connect(self.open_image_folder)
+        page.model_requested.connect(self.keras_files.import_dialog)
+        page.recent_chosen.connect(self.open_path)
+        page.template_chosen.connect(self.open_template)
+        page.gallery_requested.connect(self.open_gallery)
+        page.open()
+        return page
+
+    def open_image_folder(self) -> None:
+        """Show the Data view and ask for a folder of images to train on."""
+        self.views.setCurrentWidget(self.data_panel)
+        self.data_panel.source.ask_path("folder")
+
     def open_dialog(self) -> None:
         """Ask for a project file and open it."""
         path, _ = QFileDialog.getOpenFileName(self, "Open project", "", FILE_FILTER)
@@ -392,6 +429,7 @@ class MainWindow(QMainWindow):
         except ProjectFileError as exc:
             self.show_error("Cannot open project", str(exc))
             return False
+        self.recent.add(path)
         self.statusBar().showMessage(f"Opened {path}", 5000)
         return True
 
@@ -417,6 +455,7 @@ class MainWindow(QMainWindow):
         except OSError as exc:
             self.show_error("Cannot save project", f"{path}: {exc.strerror or exc}")
             return False
+        self.recent.add(path)
         self.statusBar().showMessage(f"Saved {path}", 5000)
         return True
 
@@ -434,4 +473,5 @@ class MainWindow(QMainWindow):
         self.evaluation.shutdown()
         self.search.shutdown()
         QSettings().setValue("window/geometry", self.saveGeometry())
+        QSettings().setValue("window/state", self.saveState())
         event.accept()
