@@ -9,11 +9,12 @@ a small image folder with a corrupt file and a copy), branched-model.png (the sm
 ResNet template around a skip connection), training.png (the Training dock after a run with
 a cosine schedule and warm-up), runs.png (the Runs dock overlaying two runs' curves), try.png
 (four dropped digits answered, with the heat map of one), evaluate.png (the Evaluate view
-on the validation split) and search.png (the Search tab after a grid of six trials).
+on the validation split), search.png (the Search tab after a grid of six trials) and
+welcome.png (the welcome page with two recent projects).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python packaging/screenshots.py search
 
-writes only search.png.
+writes only search.png (and ``welcome`` only welcome.png).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from gui_session import close_discarding, drop, open_demo_window, wait_for, warm
 from PIL import Image, ImageDraw  # noqa: E402
 from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer  # noqa: E402
 
+from studio.core.project import SUFFIX, save_project  # noqa: E402
 from studio.core.templates import from_template  # noqa: E402
 
 OUT = ROOT / "assets" / "screenshots"
@@ -198,6 +200,24 @@ def search_screenshot(window) -> None:
     window.views.setCurrentIndex(0)
 
 
+def welcome_screenshot(window, folder: Path) -> None:
+    """The welcome page, after two projects were saved in ``folder``."""
+    for name, template in (("Digits baseline", "cnn"), ("Shapes from photos", "mobilenetv2")):
+        path = folder / "projects" / f"{name}{SUFFIX}"
+        save_project(from_template(template), path)
+        window.recent.add(path)
+    page = window.show_welcome()
+    grab(page, "welcome.png")
+    page.close()
+
+
+def grab_welcome(folder: Path) -> None:
+    """Only the welcome page's screenshot."""
+    window = open_demo_window()
+    welcome_screenshot(window, folder)
+    close_discarding(window)
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="layer-studio-settings-") as settings:
@@ -206,6 +226,8 @@ def main() -> None:
             QSettings.setPath(fmt, QSettings.Scope.UserScope, settings)  # no saved geometry
         if sys.argv[1:] == ["search"]:
             grab_search()
+        elif sys.argv[1:] == ["welcome"]:
+            grab_welcome(Path(settings))
         else:
             grab_all()
     print(f"wrote the screenshots in {OUT}")
@@ -250,6 +272,7 @@ def grab_all() -> None:
     window.canvas.zoom_by(0.6)
     window.canvas.centerOn(window.scene.nodes[merge])
     grab(window, "branched-model.png")
+    welcome_screenshot(window, Path(os.environ["LAYER_STUDIO_HOME"]))
     close_discarding(window)
 
 
