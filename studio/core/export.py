@@ -235,9 +235,13 @@ def _export_into(staging: Path, run_dir: Path, form: ExportFormat, predictor: An
 
     x, calibration = _samples(run_dir, form.name == "tflite-int8", emit, stop)
     expected = predictor.outputs(x)  # the oracle; also calls the model once, as ONNX needs
+    given = np.dtype(predictor.model.inputs[0].dtype)  # token ids come as integers
+    x = x.astype(given)
+    calibration = None if calibration is None else calibration.astype(given)
     emit({"type": "note", "text": f"Converting to {form.title}"})
     try:
-        path = write_model(form, predictor.model, predictor.path, staging, calibration)
+        path = write_model(form, predictor.model, predictor.path, staging, calibration,
+                           integer_inputs=predictor.kind == "image")
     except ConversionError as exc:
         raise ExportError(f"{form.title} cannot express this model: {exc}. Export it in "
                           f"another format (Keras or SavedModel keep every layer).") from None

@@ -1,9 +1,11 @@
 """The formats a run's model exports to: how each is written, how its own runtime loads it
 again to answer one input, and how a person loads it (the README's snippet).
 
-TensorFlow Lite int8 is full-integer quantisation: weights, activations, inputs and outputs
-are int8, so the file runs on integer-only accelerators; callers quantise the float input
-with the input tensor's scale and zero point and dequantise the output with the output's.
+TensorFlow Lite int8 is full-integer quantisation: weights, activations and outputs are int8,
+and so are the inputs of image models, so the file runs on integer-only accelerators: callers
+quantise the float image with the input tensor's scale and zero point and dequantise the
+output with the output's. Table and text models keep float inputs (token ids and column
+values do not fit int8).
 """
 
 from __future__ import annotations
@@ -64,11 +66,12 @@ interpreter = tf.lite.Interpreter(model_path="model.tflite")
 interpreter.allocate_tensors()
 given = interpreter.get_input_details()[0]
 answer = interpreter.get_output_details()[0]
-scale, zero = given["quantization"]  # inputs and outputs are int8
-interpreter.set_tensor(given["index"],
-                       np.clip(np.round(x / scale + zero), -128, 127).astype(np.int8))
+if given["dtype"] == np.int8:  # image models take int8 inputs
+    scale, zero = given["quantization"]
+    x = np.clip(np.round(x / scale + zero), -128, 127).astype(np.int8)
+interpreter.set_tensor(given["index"], x)
 interpreter.invoke()
-scale, zero = answer["quantization"]
+scale, zero = answer["quantization"]  # outputs are int8
 outputs = (interpreter.get_tensor(answer["index"]).astype(np.float32) - zero) * scale"""
 
 FORMATS: dict[str, ExportFormat] = {form.name: form for form in (
@@ -116,7 +119,8 @@ def converter_reason(exc: BaseException) -> str:
     return first_line(exc)
 
 
-def _tflite_bytes(form: ExportFormat, model: Any, calibration: np.ndarray | None) -> bytes:
+def _tflite_bytes(form: ExportFormat, model: Any, calibration: np.ndarray | None,
+                  integer_inputs: bool) -> bytes:
     import tensorflow as tf
 
     converter = tf.lite.TFLiteConverter.from_keras_model(model)
@@ -129,7 +133,7 @@ def _tflite_bytes(form: ExportFormat, model: Any, calibration: np.ndarray | None
         converter.representative_dataset = lambda: ([samples[i:i + 1]]
                                                     for i in range(len(samples)))
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        converter.inference_input_type = tf.int8
+        converter.inference_input_type = tf.int8 if integer_inputs else tf.float32
         converter.inference_output_type = tf.int8
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -137,9 +141,10 @@ def _tflite_bytes(form: ExportFormat, model: Any, calibration: np.ndarray | None
 
 
 def write_model(form: ExportFormat, model: Any, model_file: Path, target: Path,
-                calibration: np.ndarray | None = None) -> Path:
+                calibration: np.ndarray | None = None, integer_inputs: bool = True) -> Path:
     """Write ``model`` (loaded from ``model_file``, called once already) in ``form`` into the
-    folder ``target``; int8 needs ``calibration`` inputs from the training split. Raises
+    folder ``target``; int8 needs ``calibration`` inputs from the training split, and takes
+    int8 inputs if ``integer_inputs`` (images), float ones otherwise. Raises
     ConversionError with the converter's reason, OSError when the folder cannot take it."""
     path = target / form.file
     if form.name == "keras":
@@ -152,7 +157,7 @@ def write_model(form: ExportFormat, model: Any, model_file: Path, target: Path,
             elif form.name == "onnx":
                 model.export(str(path), format="onnx", verbose=False)
             else:
-                path.write_bytes(_tflite_bytes(form, model, calibration))
+                path.write_bytes(_tflite_bytes(form, model, calibration, integer_inputs))
     except OSError:
         raise
     except ImportError as exc:

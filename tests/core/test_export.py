@@ -186,3 +186,17 @@ def test_studio_export_says_why_it_cannot(cnn_run, tmp_path, capsys):
     assert not (tmp_path / "out").exists()
     with pytest.raises(ExportError, match="Unknown export format 'pdf': choose one of keras"):
         export_run(cnn_run, "pdf", tmp_path / "out")
+
+
+def test_a_text_run_exports_with_float_inputs_for_its_token_ids(tmp_path):
+    import tensorflow as tf
+
+    from tests.core.test_predictor import trained_text_run
+
+    run = trained_text_run(tmp_path)
+    report = export_run(run, "onnx", tmp_path / "onnx")
+    assert report.top1_agreement == 100 and report.max_abs_diff < 1e-5
+    export_run(run, "tflite-int8", tmp_path / "int8")
+    interpreter = tf.lite.Interpreter(model_path=str(tmp_path / "int8" / "model.tflite"))
+    assert interpreter.get_input_details()[0]["dtype"] == np.float32
+    assert interpreter.get_output_details()[0]["dtype"] == np.int8
