@@ -152,6 +152,23 @@ def test_a_folder_refusing_the_files_says_so_and_keeps_what_it_held(cnn_run, tar
     assert snapshot(target) == before
 
 
+def test_a_folder_refusing_the_staging_folder_says_so_and_writes_nothing(cnn_run, target,
+                                                                         monkeypatch):
+    mkdir = Path.mkdir
+
+    def refusing(self, *args, **kwargs):
+        if self.name.startswith(".export-"):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(self))
+        mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", refusing)
+    before = snapshot(target.parent)
+    with pytest.raises(ExportError, match=f"^{re.escape(str(target))} is read-only .*choose "
+                                          "another folder. Nothing was written."):
+        export_run(cnn_run, "keras", target)
+    assert snapshot(target.parent) == before
+
+
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
                     reason="root writes into read-only folders")
 def test_a_read_only_folder_says_so_and_writes_nothing(cnn_run, target):
