@@ -26,18 +26,24 @@ def create_application(argv: list[str] | None = None) -> QApplication:
     return app
 
 
-def run_app(project_path: Path | None = None) -> int:
-    """Open the window on ``project_path`` (or the demo project, under the welcome page the
-    first time) and run the event loop."""
-    app = create_application()
-    # Python's collector may run on any thread, and freeing Qt objects on a worker thread
-    # (the trainer's) deadlocks against Qt's locks: collect on this thread only, every second.
-    collector = GarbageCollector(interval=1.0)  # noqa: F841 - lives as long as the event loop
+def open_window(project_path: Path | None = None) -> MainWindow:
+    """The window, shown, opening ``project_path`` once the event loop runs; without one, on
+    the demo project, with the welcome page over it the first time."""
     window = MainWindow(demo_project())
     window.show()
     if project_path is not None:
         QTimer.singleShot(0, lambda: window.open_path(project_path))
     elif window.recent.first_run():
-        QTimer.singleShot(0, window.show_welcome)  # over the demo project, which stays open
+        QTimer.singleShot(0, window.show_welcome)
+    return window
+
+
+def run_app(project_path: Path | None = None) -> int:
+    """Open the window (see :func:`open_window`) and run the event loop."""
+    app = create_application()
+    # Python's collector may run on any thread, and freeing Qt objects on a worker thread
+    # (the trainer's) deadlocks against Qt's locks: collect on this thread only, every second.
+    collector = GarbageCollector(interval=1.0)  # noqa: F841 - lives as long as the event loop
+    window = open_window(project_path)
     QTimer.singleShot(200, window.training.warm_up)
     return app.exec()

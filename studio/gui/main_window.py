@@ -472,6 +472,8 @@ class MainWindow(QMainWindow):
         self.try_panel.shutdown()
         self.evaluation.shutdown()
         self.search.shutdown()
+        if self._inspector_put_away:
+            self.inspector_dock.show()  # put away for a view: the next session shows it
         QSettings().setValue("window/geometry", self.saveGeometry())
         QSettings().setValue("window/state", self.saveState())
         event.accept()

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QFileDialog
 
 from studio.core.project import save_project
 from studio.core.templates import TEMPLATES, demo_project, from_template
+from studio.gui.app import open_window
 from studio.gui.main_window import MainWindow
 from studio.gui.recent_projects import preferences_path
 from studio.gui.welcome import WelcomePage
@@ -144,26 +145,48 @@ def test_a_restart_restores_the_layout_and_the_recent_projects(window, qtbot, tm
     (project,) = project_files(tmp_path, "lenet5")
     assert window.open_path(project)
     window.runs_dock.raise_()
-    window.inspector_dock.hide()
+    window.findChild(QDockWidget, "dock-History").hide()
     window.removeDockWidget(window.training_dock)
     window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, window.training_dock)
     window.training_dock.show()
     window.resize(window.width(), 700)
     size = window.size()
+    window.views.setCurrentWidget(window.data_panel)  # puts the inspector away for a while
     assert window.close()
 
     again = new_window(qtbot)
-    assert again.inspector_dock.isHidden()
+    assert again.findChild(QDockWidget, "dock-History").isHidden()
+    assert not again.inspector_dock.isHidden()
     assert again.dockWidgetArea(again.training_dock) == Qt.DockWidgetArea.RightDockWidgetArea
     assert again.size() == size
     assert recent_menu_names(again) == ["&1 lenet5.studio.json"]
 
 
-def test_the_first_run_is_known_once(window, qtbot):
-    assert window.recent.first_run()
-    assert not window.recent.first_run()
-    assert not new_window(qtbot).recent.first_run()
+def started(qtbot, project_path=None) -> MainWindow:
+    """The window as ``studio [PROJECT]`` opens it, once what it queued at the start ran."""
+    win = open_window(project_path)
+    qtbot.addWidget(win)
+    ran = []
+    QTimer.singleShot(0, lambda: ran.append(True))  # runs after what open_window queued
+    qtbot.waitUntil(lambda: bool(ran))
+    return win
+
+
+def welcome_pages(window) -> list[WelcomePage]:
+    return [page for page in window.findChildren(WelcomePage) if page.isVisible()]
+
+
+def test_the_welcome_page_shows_on_the_first_start_only(qtbot, dialogs, tmp_path):
+    (project,) = project_files(tmp_path, "vgg")
+    with_project = started(qtbot, project)
+    assert with_project.doc.path == project and welcome_pages(with_project) == []
+
+    first = started(qtbot)
+    (page,) = welcome_pages(first)
+    assert first.doc.project.to_dict() == demo_project().to_dict()  # open under the page
+    qtbot.keyClick(page, Qt.Key.Key_Escape)
     assert preferences_path().is_file()
+    assert welcome_pages(started(qtbot)) == []
 
 
 def test_a_broken_preferences_file_is_explained_not_fatal(qtbot, dialogs, tmp_path):
