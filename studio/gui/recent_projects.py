@@ -51,8 +51,8 @@ class RecentProjects(QObject):
 
     def first_run(self) -> bool:
         """True the first time it is asked on a machine (the welcome page is due); False
-        afterwards, as it is remembered."""
-        if self.preferences.welcome_seen:
+        afterwards, as it is remembered, and when a newer version wrote the preferences."""
+        if self.preferences.welcome_seen or not self.preferences.writable:
             return False
         self.preferences.welcome_seen = True
         self._save()

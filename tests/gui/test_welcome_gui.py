@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QFileDialog
 
+from studio.core.preferences import VERSION
 from studio.core.project import save_project
 from studio.core.templates import TEMPLATES, demo_project, from_template
 from studio.gui.app import open_window
@@ -201,3 +204,16 @@ def test_a_broken_preferences_file_is_explained_not_fatal(qtbot, dialogs, tmp_pa
     (project,) = project_files(tmp_path, "mlp")
     assert window.open_path(project)
     assert recent_menu_names(new_window(qtbot)) == ["&1 mlp.studio.json"]
+
+
+def test_preferences_from_a_newer_version_are_left_alone(qtbot, dialogs, tmp_path):
+    path = preferences_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps({"version": VERSION + 1, "recent_projects": []})
+    path.write_text(text)
+    window = started(qtbot)
+    assert welcome_pages(window) == []  # not a first run: a newer version ran here
+    assert "newer Layer Studio" in window.statusBar().currentMessage()
+    (project,) = project_files(tmp_path, "mlp")
+    assert window.open_path(project)
+    assert path.read_text() == text
