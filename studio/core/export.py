@@ -37,7 +37,7 @@ VERIFICATION_FILE = "verification.json"
 LABELS_FILE = "labels.txt"
 README_FILE = "README.md"
 
-Event = Callable[[dict[str, Any]], None]
+OnEvent = Callable[[dict[str, Any]], None]
 
 
 class ExportError(ValueError):
@@ -109,7 +109,7 @@ def _take(dataset: Any, limit: int) -> np.ndarray:
     return np.concatenate(batches) if batches else np.zeros((0,), np.float32)
 
 
-def _samples(run_dir: Path, need_calibration: bool, emit: Event, stop: threading.Event
+def _samples(run_dir: Path, need_calibration: bool, emit: OnEvent, stop: threading.Event
              ) -> tuple[np.ndarray, np.ndarray | None]:
     """Validation inputs to compare answers on and, if asked, training inputs to calibrate
     int8 quantisation on: the run's data read, split and prepared as in training (without
@@ -148,7 +148,7 @@ def _top1(outputs: np.ndarray) -> np.ndarray:
 
 
 def _verify(answer: Callable[[np.ndarray], np.ndarray], expected: np.ndarray,
-            x: np.ndarray, classifier: bool, emit: Event, stop: threading.Event
+            x: np.ndarray, classifier: bool, emit: OnEvent, stop: threading.Event
             ) -> dict[str, Any]:
     """Answer each input alone with the reloaded export, timing it, and compare with
     ``expected`` (the Keras model's outputs)."""
@@ -230,7 +230,7 @@ def _write_beside(staging: Path, run_dir: Path, predictor: Any, form: ExportForm
 
 
 def _export_into(staging: Path, run_dir: Path, form: ExportFormat, predictor: Any,
-                 emit: Event, stop: threading.Event) -> ExportReport:
+                 emit: OnEvent, stop: threading.Event) -> ExportReport:
     from studio.core.export_formats import load_answer, write_model
 
     x, calibration = _samples(run_dir, form.name == "tflite-int8", emit, stop)
@@ -262,7 +262,7 @@ def _export_into(staging: Path, run_dir: Path, form: ExportFormat, predictor: An
     return report
 
 
-def export_run(run_dir: Path, fmt: str, out_dir: Path, on_event: Event | None = None,
+def export_run(run_dir: Path, fmt: str, out_dir: Path, on_event: OnEvent | None = None,
                stop: threading.Event | None = None) -> ExportReport:
     """Export ``run_dir``'s final model in format ``fmt`` (a key of FORMATS) into the folder
     ``out_dir`` (made if missing; files of the same names in it are replaced, others kept),
