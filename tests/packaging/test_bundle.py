@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -34,8 +35,9 @@ def bundle_env(tmp_path):
 
 
 def _run(command: list, env: dict, timeout: int) -> subprocess.CompletedProcess:
+    """Run a bundled executable in the private home's parent, and check it succeeded."""
     done = subprocess.run([str(part) for part in command], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, cwd=Path(env["HOME"]).parent)
     assert done.returncode == 0, done.stderr[-3000:]
     return done
 
@@ -56,3 +58,19 @@ def test_bundled_app_opens_a_project_and_closes_cleanly(tmp_path, bundle_env):
     _run([CLI, "new", "--template", "cnn", "-o", project], bundle_env, timeout=120)
     bundle_env["LAYER_STUDIO_CLOSE_AFTER_MS"] = "8000"  # packaging/launch.py: long enough to
     _run([GUI, project], bundle_env, timeout=180)       # load TensorFlow in the background
+
+
+def test_bundled_studio_searches_with_worker_processes(tmp_path, bundle_env):
+    # Each worker process starts the bundled executable again (multiprocessing's spawn).
+    project = tmp_path / "search.studio.json"
+    _run([CLI, "new", "--template", "cnn", "-o", project], bundle_env, timeout=120)
+    document = json.loads(project.read_text())
+    document["training"]["epochs"] = 1
+    document["search"].update(strategy="grid", workers=2, dimensions=[
+        {"target": "training.learning_rate", "values": [0.01, 0.001]}])
+    project.write_text(json.dumps(document))
+    done = _run([CLI, "search", project, "--json"], bundle_env, timeout=600)
+    trials = json.loads(done.stdout)["trials"]
+    assert [(trial["status"], trial["params"]) for trial in trials] == [
+        ("finished", {"training.learning_rate": rate}) for rate in (0.01, 0.001)]
+    assert all((tmp_path / trial["run_dir"] / "model.keras").is_file() for trial in trials)
