@@ -51,6 +51,7 @@ from studio.core.run_history import (
     read_metrics,
 )
 from studio.core.run_index import RunIndex
+from studio.gui.export_dialog import ExportDialog
 from studio.gui.plot_style import epoch_plot
 from studio.gui.worker import Worker
 
@@ -274,6 +275,8 @@ class HistoryPanel(QWidget):
         self._root_provider = root_provider
         self._index: RunIndex | None = None
         self._worker: Worker | None = None
+        self.export_dialog: ExportDialog | None = None
+        """The export dialog opened last."""
         self._again = False
         self._listed = False
         """A listing arrived from the worker under way."""
@@ -333,6 +336,10 @@ class HistoryPanel(QWidget):
         self.open_action = self._action(
             "Open model", "history-open", self.open_model,
             "Open the selected run's trained model (model.keras)")
+        self.export_action = self._action(
+            "Export…", "history-export", self.export_model,
+            "Export the selected run's model (Keras, SavedModel, ONNX, TensorFlow Lite), "
+            "verified against it")
         self.resume_action = self._action(
             "Resume", "history-resume", self.resume,
             "Continue the selected stopped, failed or interrupted run from its last "
@@ -347,7 +354,7 @@ class HistoryPanel(QWidget):
             "Read the run folders again (runs of other processes appear, deleted ones go)")
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         for action in (self.overlay_action, self.compare_action, self.open_action,
-                       self.resume_action, self.delete_action):
+                       self.export_action, self.resume_action, self.delete_action):
             self.table.addAction(action)
 
         self.accuracy_plot = epoch_plot("Validation accuracy", left="accuracy",
@@ -382,7 +389,7 @@ class HistoryPanel(QWidget):
         top.addWidget(self.count_label)
         buttons = QHBoxLayout()
         for action in (self.overlay_action, self.compare_action, self.open_action,
-                       self.resume_action, self.delete_action):
+                       self.export_action, self.resume_action, self.delete_action):
             buttons.addWidget(self._button(action))
         buttons.addStretch(1)
         buttons.addWidget(self._button(self.refresh_action))
@@ -445,11 +452,14 @@ class HistoryPanel(QWidget):
         self._run(())
 
     def shutdown(self) -> None:
-        """Drop any listing under way and wait for its thread (when the window closes)."""
-        if self._worker is not None:
-            self._worker.discard()
-            self._worker.wait()
-            self._worker = None
+        """Drop any listing or export under way and wait for their threads (when the window
+        closes)."""
+        exporting = self.export_dialog.worker if self.export_dialog is not None else None
+        for worker in (self._worker, exporting):
+            if worker is not None:
+                worker.discard()
+                worker.wait()
+        self._worker = None
 
     def showEvent(self, event) -> None:
         """Show runs other processes started or ended since the panel was last shown."""
@@ -519,6 +529,7 @@ class HistoryPanel(QWidget):
         self.overlay_action.setEnabled(bool(chosen))
         self.compare_action.setEnabled(len(chosen) == 2)
         self.open_action.setEnabled(one is not None and one.has_model())
+        self.export_action.setEnabled(one is not None and one.has_model())
         self.resume_action.setEnabled(one is not None and one.status in RESUMABLE
                                       and one.has_checkpoint())
         self.delete_action.setEnabled(bool(chosen) and self._worker is None)
@@ -587,6 +598,16 @@ class HistoryPanel(QWidget):
         chosen = self.selected_runs()
         if len(chosen) == 1 and chosen[0].has_model():
             self.open_model_requested.emit(chosen[0].model_path)
+
+    def export_model(self) -> ExportDialog | None:
+        """Open the export dialog for the selected run's model (it works in the
+        background; the dialog stays usable while the panel is)."""
+        chosen = self.selected_runs()
+        if len(chosen) != 1 or not chosen[0].has_model():
+            return None
+        self.export_dialog = ExportDialog(chosen[0].path, self)
+        self.export_dialog.show()
+        return self.export_dialog
 
     @Slot()
     def resume(self) -> None:

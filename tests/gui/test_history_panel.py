@@ -195,3 +195,30 @@ def test_refresh_shows_runs_written_meanwhile_and_keeps_the_selection(qtbot, pan
         panel.refresh()
     assert shown(panel)[0] == added.name and len(shown(panel)) == 7
     assert [run.id for run in panel.selected_runs()] == [chosen]
+
+
+def test_a_run_is_exported_from_the_panel_and_its_verification_shown(qtbot, cnn_run,
+                                                                    tmp_path):
+    create_application()
+    panel = HistoryPanel(lambda: cnn_run.parent)
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(panel.refreshed, timeout=10_000):
+        panel.show()
+    click_row(qtbot, panel, cnn_run.name)
+    assert panel.export_action.isEnabled()
+    click_action(qtbot, panel, panel.export_action)
+    dialog = panel.export_dialog
+    qtbot.waitExposed(dialog)
+    dialog.format.setCurrentIndex(dialog.format.findData("tflite"))
+    dialog.folder.setText(str(tmp_path / "out"))
+    qtbot.mouseClick(dialog.export_button, LEFT)
+    assert dialog.worker is not None and not dialog.export_button.isEnabled()
+    qtbot.waitUntil(lambda: dialog.worker is None, timeout=120_000)
+    assert dialog.report is not None, dialog.result.text()
+    assert not dialog.report.flagged
+    assert (tmp_path / "out" / "model.tflite").is_file()
+    assert "top-1 agreement" in dialog.result.text() and str(tmp_path / "out") in (
+        dialog.result.text())
+    assert dialog.progress.text() == "Verified"
+    dialog.close()
+    panel.shutdown()
