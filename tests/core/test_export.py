@@ -40,10 +40,21 @@ def target(tmp_path) -> Path:
     return folder
 
 
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory) -> Path:
+    """The demo project's CNN (the one the app opens on), trained for one epoch."""
+    from studio.core.templates import demo_project
+    from studio.core.training import train
+
+    project = demo_project()
+    project.training.epochs = 1
+    return train(project, tmp_path_factory.mktemp("demo-run")).run_dir
+
+
 @pytest.mark.parametrize("fmt", list(FORMATS))
-def test_each_format_exports_verified_with_its_companions(cnn_run, tmp_path, fmt):
+def test_each_format_exports_verified_with_its_companions(demo_run, tmp_path, fmt):
     events = []
-    report = export_run(cnn_run, fmt, tmp_path / "out", on_event=events.append)
+    report = export_run(demo_run, fmt, tmp_path / "out", on_event=events.append)
     out = tmp_path / "out"
     form = FORMATS[fmt]
     assert set(report.files) == COMPANIONS | {form.file} == {p.name for p in out.iterdir()}
@@ -54,7 +65,7 @@ def test_each_format_exports_verified_with_its_companions(cnn_run, tmp_path, fmt
     assert {k: written[k] for k in ("top1_agreement", "max_abs_diff", "flagged", "size")} == {
         "top1_agreement": report.top1_agreement, "max_abs_diff": report.max_abs_diff,
         "flagged": False, "size": report.size}
-    prep = run_prep(cnn_run)
+    prep = run_prep(demo_run)
     assert (out / "labels.txt").read_text().split() == prep["class_names"]
     assert json.loads((out / "preprocessing.json").read_text()) == prep
     assert form.file in (out / "README.md").read_text()
