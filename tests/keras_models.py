@@ -106,11 +106,21 @@ def input_only_keras(folder: Path) -> Path:
     return path
 
 
+def bomb_keras(folder: Path) -> Path:
+    """A .keras file of 8 KB whose config.json inflates 1,024 times, to 8 MB of spaces."""
+    path = folder / "bomb.keras"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        archive.writestr("config.json", '{"class_name": "Functional"' + " " * 2**23 + "}")
+    return path
+
+
 BROKEN_MODEL_FILES = [
     (odd_config_h5, "odd.h5: the file holds no readable model configuration."),
     (deep_config_keras, "deep.keras: the file holds no readable model configuration."),
     (nested_config_keras, "nested.keras: the model config is nested more than 200 levels deep, "
                           "which no Keras model needs."),
+    (bomb_keras, "bomb.keras: its config.json inflates from 8 KB to 8 MB, more than 1000 "
+                 "times (a decompression bomb)."),
     (input_only_keras, "input_only.keras: the model has no layers between its input and output."),
 ]
 """Files Keras may write or read that import must refuse, each with its one-line reason."""

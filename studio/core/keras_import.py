@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from studio.core.archives import ArchiveRefused, check_size, read_member
 from studio.core.building import keras_layer
 from studio.core.code_stand_ins import ShapeUnknown, as_original, stand_in_classes, with_stand_ins
 from studio.core.graph import Graph, Node
@@ -108,14 +109,17 @@ def _stored_config(path: Path) -> dict[str, Any]:
         )
     try:
         if path.suffix.lower() == ".keras":
-            with zipfile.ZipFile(path) as archive:
-                text = archive.read("config.json").decode("utf-8")
+            text = read_member(path, "config.json").decode("utf-8")
         else:
             import h5py
 
             with h5py.File(path, "r") as h5:
                 text = h5.attrs.get("model_config")
+            if isinstance(text, str | bytes):  # attributes are stored uncompressed
+                check_size(path, "model config", len(text))
         stored = None if text is None else json.loads(text)
+    except ArchiveRefused as exc:
+        raise ImportFailure(str(exc)) from None
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
         raise ImportFailure(
             f"{path.name}: not a readable Keras model file ({first_line(exc)})."
