@@ -188,7 +188,7 @@ def image_problem(path: Path) -> str | None:
     try:
         inspect_image(path)
     except UnusableImage as exc:
-        return exc.reason
+        return exc.detail
     return None
 
 
