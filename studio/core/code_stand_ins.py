@@ -144,6 +144,5 @@ def _classes() -> tuple[tuple[str, type], ...]:
         def get_config(self) -> dict[str, Any]:
             return self.original
 
-    CodeStandIn.__module__ = __name__
     return tuple((_KEY.format(name), type(name, (CodeStandIn,), {"__module__": __name__}))
                  for name in sorted(CODE_CLASSES))
