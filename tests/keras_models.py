@@ -55,6 +55,16 @@ def lambda_model() -> Any:
     return keras.Model(inputs, keras.layers.Dense(2, name="dense")(doubled))
 
 
+def marker_lambda(marker: Path, **kwargs: Any) -> Any:
+    """A Lambda layer named ``lam`` that doubles its input and, whenever it runs, creates
+    ``marker``: the file shows whether anything ran the code."""
+    import keras
+
+    path = str(marker)  # a closure, which Keras saves with the function's code
+    return keras.layers.Lambda(lambda t: (open(path, "w").close(), t * 2.0)[1], name="lam",
+                               **kwargs)
+
+
 def random_batch(model: Any, size: int = 3, seed: int = 0) -> list[np.ndarray]:
     """Random float inputs for every input of ``model``."""
     rng = np.random.default_rng(seed)
@@ -79,6 +89,14 @@ def deep_config_keras(folder: Path) -> Path:
     return path
 
 
+def nested_config_keras(folder: Path) -> Path:
+    """A .keras file whose config a JSON reader reads, but nested deeper than any model."""
+    path = folder / "nested.keras"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("config.json", '{"a": ' * 700 + "1" + "}" * 700)
+    return path
+
+
 def input_only_keras(folder: Path) -> Path:
     """A Sequential model holding only its input."""
     import keras
@@ -88,9 +106,21 @@ def input_only_keras(folder: Path) -> Path:
     return path
 
 
+def bomb_keras(folder: Path) -> Path:
+    """A .keras file of 8 KB whose config.json inflates 1,024 times, to 8 MB of spaces."""
+    path = folder / "bomb.keras"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        archive.writestr("config.json", '{"class_name": "Functional"' + " " * 2**23 + "}")
+    return path
+
+
 BROKEN_MODEL_FILES = [
     (odd_config_h5, "odd.h5: the file holds no readable model configuration."),
     (deep_config_keras, "deep.keras: the file holds no readable model configuration."),
+    (nested_config_keras, "nested.keras: the model config is nested more than 200 levels deep, "
+                          "which no Keras model needs."),
+    (bomb_keras, "bomb.keras: its config.json inflates from 8 KB to 8 MB, more than 1000 "
+                 "times (a decompression bomb)."),
     (input_only_keras, "input_only.keras: the model has no layers between its input and output."),
 ]
 """Files Keras may write or read that import must refuse, each with its one-line reason."""

@@ -5,7 +5,9 @@ PNG, JPEG and GIF (every frame, keeping the first), Pillow decodes BMP, TIFF and
 first frame). PNG and JPEG, nearly all files, are checked without decoding their pixels: PNG
 by its chunks' checksums and, unless it is large, by inflating its pixel data; JPEG by its
 end marker. The rare GIF, BMP, WebP and TIFF files have their first frame decoded. Nothing is
-decoded before its size is known to be at most ``MAX_PIXELS``.
+decoded before the bytes its pixels decode to (width × height × channels × bytes a sample, every
+frame of a GIF) are known to be at most ``MAX_DECODED_BYTES``: a small 16-bit RGBA PNG with few
+enough pixels can still decode to gigabytes.
 """
 
 from __future__ import annotations
@@ -25,19 +27,21 @@ from PIL import (
     BmpImagePlugin,
     GifImagePlugin,
     Image,
+    ImageMode,
     JpegImagePlugin,
     TiffImagePlugin,
     WebPImagePlugin,
 )
 
-MAX_PIXELS = 89_478_485  # Pillow's default limit
+MAX_DECODED_BYTES = 256 * 2**20
+"""The most an image may decode to: an 8-bit RGB image at Pillow's limit of 89,478,485 pixels."""
 READ_LIMIT = 128 * 2**20
 INFLATE_LIMIT = 16 * 2**20
 
 EMPTY = "empty file (0 bytes)"
 NOT_IMAGE = "not a JPEG, PNG, GIF, BMP, WebP or TIFF image"
 CORRUPT = "truncated or corrupt"
-BOMB = f"claims more than {MAX_PIXELS:,} pixels (possible decompression bomb)"
+BOMB = "too large to decode (possible decompression bomb)"
 TOO_LARGE = f"larger than {READ_LIMIT // 2**20} MB"
 UNREADABLE = "could not be read (permissions or a disk error)"
 BROKEN_LINK = "a link that leads to no file"
@@ -58,16 +62,20 @@ _PNG_MODES = {(1, 0): "1", (2, 0): "L", (4, 0): "L", (8, 0): "L", (16, 0): "I;16
               (8, 2): "RGB", (16, 2): "RGB", (1, 3): "P", (2, 3): "P", (4, 3): "P",
               (8, 3): "P", (8, 4): "LA", (16, 4): "RGBA", (8, 6): "RGBA", (16, 6): "RGBA"}
 _PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
+_PNG_DECODED_CHANNELS = {**_PNG_CHANNELS, 3: 3}  # a palette decodes to RGB
+_PALETTE_BYTES = {"P": 3, "PA": 4}
 _ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2),
           (0, 1, 1, 2))
 
 
 class UnusableImage(Exception):
-    """A file that cannot be used as an image; ``reason`` is meant for a person."""
+    """A file that cannot be used as an image; ``reason`` is meant for a person, one of the
+    constants here (folder reports count files by it); ``detail`` says it for this file."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
+    def __init__(self, reason: str, detail: str | None = None) -> None:
+        super().__init__(detail or reason)
         self.reason = reason
+        self.detail = detail or reason
 
 
 @dataclass(frozen=True)
@@ -121,9 +129,28 @@ def _format(data: bytes) -> str:
     raise UnusableImage(NOT_IMAGE)
 
 
-def _check_pixels(width: int, height: int, frames: int = 1) -> None:
-    if width * height * frames > MAX_PIXELS:
-        raise UnusableImage(BOMB)
+def _check_size(size: tuple[int, int], mode: str, pixel_bytes: int, frames: int = 1) -> None:
+    """UnusableImage if ``frames`` of ``size`` pixels of ``pixel_bytes`` each decode to more
+    than MAX_DECODED_BYTES."""
+    width, height = size
+    decoded = width * height * pixel_bytes * frames
+    if decoded > MAX_DECODED_BYTES:
+        pixels = f"{width:,} × {height:,} pixels{f' × {frames} frames' if frames > 1 else ''}"
+        raise UnusableImage(BOMB, f"{pixels} in mode {mode} decode to {_megabytes(decoded)}, "
+                                  f"more than the limit of {_megabytes(MAX_DECODED_BYTES)} "
+                                  "(possible decompression bomb)")
+
+
+def _megabytes(count: int) -> str:
+    return f"{count / 2**20:,.0f} MB" if count >= 2**20 else f"{count:,} bytes"
+
+
+def _pixel_bytes(mode: str) -> int:
+    """Bytes a pixel of a Pillow mode decodes to (a palette decodes to RGB or RGBA)."""
+    if mode in _PALETTE_BYTES:
+        return _PALETTE_BYTES[mode]
+    info = ImageMode.getmode(mode)
+    return len(info.bands) * int(info.typestr[-1])
 
 
 def _png_rows(width: int, height: int, interlaced: bool) -> list[tuple[int, int]]:
@@ -162,7 +189,7 @@ def _png(data: bytes) -> tuple[tuple[int, int], str]:
             header = struct.unpack_from(">IIBBBBB", data, pos + 8)
             if (header[2], header[3]) not in _PNG_MODES or not header[0] or not header[1]:
                 raise UnusableImage(CORRUPT)
-            _check_pixels(header[0], header[1])
+            _check_png_size(*header[:4])
         elif kind == b"IDAT":
             parts.append(view[pos + 8:end - 4])
         elif kind == b"IEND":
@@ -179,6 +206,11 @@ def _png(data: bytes) -> tuple[tuple[int, int], str]:
     return (width, height), _PNG_MODES[depth, color]
 
 
+def _check_png_size(width: int, height: int, depth: int, color: int) -> None:
+    mode = _PNG_MODES[depth, color] + (" (16 bits a sample)" if depth == 16 else "")
+    _check_size((width, height), mode, _PNG_DECODED_CHANNELS[color] * (2 if depth == 16 else 1))
+
+
 def _jpeg(data: bytes) -> tuple[tuple[int, int], str]:
     """A JPEG's size and mode; one that does not end properly is decoded at 1/8 scale."""
     try:
@@ -186,7 +218,7 @@ def _jpeg(data: bytes) -> tuple[tuple[int, int], str]:
     except Exception:  # Pillow's plugins raise many kinds on bad data
         raise UnusableImage(CORRUPT) from None
     with image:
-        _check_pixels(*image.size)
+        _check_size(image.size, image.mode, _pixel_bytes(image.mode))
         if not data.endswith(b"\xff\xd9"):
             image.draft(image.mode, (1, 1))
             try:
@@ -215,7 +247,7 @@ def _decode(data: bytes, fmt: str) -> tuple[tuple[int, int], str, int]:
         try:
             with _DECODED[fmt](io.BytesIO(data)) as image:
                 size, mode = image.size, image.mode
-                _check_pixels(*size)
+                _check_size(size, mode, _pixel_bytes(mode))
                 image.load()
                 frames = _frames(image)
         except UnusableImage:
@@ -225,7 +257,7 @@ def _decode(data: bytes, fmt: str) -> tuple[tuple[int, int], str, int]:
         except Exception:
             raise UnusableImage(CORRUPT) from None
     if fmt == "GIF":  # TensorFlow decodes every frame at once
-        _check_pixels(*size, frames)
+        _check_size(size, mode, _pixel_bytes(mode), frames)
     return size, mode, frames
 
 

@@ -4,7 +4,8 @@ A Keras layer becomes a node of its registry type only if that type can express 
 its settings: rebuilding the node must give the same Keras config. Anything else, including a
 nested Sequential or functional model, becomes one opaque ``Keras`` node that keeps the full
 config and the shapes recorded here. Files are read without running code: a Lambda layer is
-refused unless the file is trusted, and even then it stays opaque and is never rebuilt.
+refused unless the file is trusted, and even then its function is never loaded (a stand-in
+takes its place, see ``code_stand_ins``) and its node stays opaque and is never rebuilt.
 """
 
 from __future__ import annotations
@@ -12,21 +13,24 @@ from __future__ import annotations
 import json
 import re
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from studio.core.archives import ArchiveRefused, check_size, read_member
 from studio.core.building import keras_layer
+from studio.core.code_stand_ins import ShapeUnknown, as_original, stand_in_classes, with_stand_ins
 from studio.core.graph import Graph, Node
-from studio.core.layers import CODE_CLASSES, OPAQUE_TYPE, REGISTRY, LayerType, Shape
+from studio.core.layers import OPAQUE_TYPE, REGISTRY, LayerType, Shape, code_layer_names
 from studio.core.messages import first_line
 from studio.core.params import format_shape
 from studio.core.project import Project
 
 SUFFIXES = (".keras", ".h5", ".hdf5")
+MAX_CONFIG_DEPTH = 200
+"""How deeply a model config may nest; a real one nests a few levels per nested model."""
 Weights = dict[str, list[np.ndarray]]
 
 
@@ -71,7 +75,7 @@ def import_model_with_weights(
     """
     path = Path(path)
     stored = _stored_config(path)
-    code = list(_code_layer_names(stored))
+    code = list(code_layer_names(stored))
     if code and not trust:
         several = len(code) > 1
         raise CodeRefused(
@@ -79,7 +83,7 @@ def import_model_with_weights(
             f"({', '.join(code)}), which {'hold' if several else 'holds'} Python code. Layer "
             "Studio does not run code from files unless you trust the file."
         )
-    model = _load(path, trust)
+    model = _load(path, stored)
     try:
         graph, weights = _convert(model)
     except ImportFailure as exc:
@@ -105,14 +109,17 @@ def _stored_config(path: Path) -> dict[str, Any]:
         )
     try:
         if path.suffix.lower() == ".keras":
-            with zipfile.ZipFile(path) as archive:
-                text = archive.read("config.json").decode("utf-8")
+            text = read_member(path, "config.json").decode("utf-8")
         else:
             import h5py
 
             with h5py.File(path, "r") as h5:
                 text = h5.attrs.get("model_config")
+            if isinstance(text, str | bytes):  # attributes are stored uncompressed
+                check_size(path, "model config", len(text))
         stored = None if text is None else json.loads(text)
+    except ArchiveRefused as exc:
+        raise ImportFailure(str(exc)) from None
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
         raise ImportFailure(
             f"{path.name}: not a readable Keras model file ({first_line(exc)})."
@@ -125,29 +132,61 @@ def _stored_config(path: Path) -> dict[str, Any]:
         raise ImportFailure(f"{path.name}: the file holds no model, only weights.")
     if not isinstance(stored, dict):
         raise ImportFailure(f"{path.name}: the model config is not an object.")
+    if _depth(stored) > MAX_CONFIG_DEPTH:  # what reads it, here and in Keras, recurses
+        raise ImportFailure(f"{path.name}: the model config is nested more than "
+                            f"{MAX_CONFIG_DEPTH} levels deep, which no Keras model needs.")
     return stored
 
 
-def _code_layer_names(config: Any) -> Iterator[str]:
-    """Names of the layers holding Python code anywhere in a stored config, nested included."""
-    if isinstance(config, dict):
-        if config.get("class_name") in CODE_CLASSES:
-            inner = config.get("config")
-            yield str(inner.get("name", "?")) if isinstance(inner, dict) else "?"
-        for value in config.values():
-            yield from _code_layer_names(value)
-    elif isinstance(config, list):
-        for value in config:
-            yield from _code_layer_names(value)
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in JSON data, counted without recursing."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            deepest = max(deepest, depth)
+            items = value.values() if isinstance(value, dict) else value
+            stack += [(item, depth + 1) for item in items]
+    return deepest
 
 
-def _load(path: Path, trust: bool) -> Any:
+def _load(path: Path, stored: dict[str, Any]) -> Any:
+    """The model stored at ``path`` with its weights, built in Keras's safe mode from the
+    config read here, with stand-ins for the code layers: no code from the file is loaded."""
     import keras
 
     try:
-        return keras.saving.load_model(path, safe_mode=not trust, compile=False)
+        config = with_stand_ins(stored)
+    except ShapeUnknown as exc:
+        raise ImportFailure(f"{path.name}: {exc}") from None
+    try:
+        model = _from_config(path, config)
+        if getattr(model, "built", False):  # a model never built has no weights to load
+            model.load_weights(path)
     except Exception as exc:
         raise ImportFailure(f"{path.name}: Keras cannot load it ({first_line(exc)}).") from None
+    if not isinstance(model, keras.Model):
+        raise ImportFailure(f"{path.name}: the file holds no model.")
+    return model
+
+
+def _from_config(path: Path, config: dict[str, Any]) -> Any:
+    """The model of a config, as ``keras.saving.load_model`` builds it for the file's format
+    (but with ``compile=False``), always in safe mode."""
+    import keras
+
+    stand_ins = stand_in_classes()
+    if path.suffix.lower() == ".keras":
+        return keras.saving.deserialize_keras_object(
+            {**config, "compile_config": None}, custom_objects=stand_ins, safe_mode=True)
+    # Keras reads the config of a legacy .h5 file with its legacy reader, which has no public
+    # name; these are the calls its load_model makes.
+    from keras.src.legacy.saving import saving_options, saving_utils
+    from keras.src.saving import serialization_lib
+
+    with saving_options.keras_option_scope(use_legacy_config=True), \
+            serialization_lib.SafeModeScope(True):
+        return saving_utils.model_from_config(config, custom_objects=stand_ins)
 
 
 def _convert(model: Any) -> tuple[Graph, Weights]:
@@ -199,7 +238,7 @@ def _node(
 
 def _structure(model: Any) -> tuple[list[_Layer], list[str], list[str]]:
     """The model's layers with their sources, and the names of its input and output layers."""
-    config = model.get_config()
+    config = as_original(model.get_config())
     entries = config.get("layers")
     if not isinstance(entries, list) or not entries:
         raise ImportFailure("the model's structure is not stored as layers, so it cannot be read.")

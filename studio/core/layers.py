@@ -7,7 +7,7 @@ without importing TensorFlow. Shapes leave out the batch dimension.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,19 @@ OPAQUE_TYPE = "Keras"
 """The type of imported Keras layers that no other type can express (see ``_opaque``)."""
 CODE_CLASSES = frozenset({"Lambda"})
 """Keras layer classes that hold Python code, which Layer Studio never runs."""
+
+
+def code_layer_names(config: Any) -> Iterator[str]:
+    """Names of the layers holding Python code anywhere in a Keras config, nested included."""
+    if isinstance(config, dict):
+        if config.get("class_name") in CODE_CLASSES:
+            inner = config.get("config")
+            yield str(inner.get("name", "?")) if isinstance(inner, dict) else "?"
+        for value in config.values():
+            yield from code_layer_names(value)
+    elif isinstance(config, list):
+        for value in config:
+            yield from code_layer_names(value)
 
 
 class LayerError(ValueError):
@@ -260,7 +273,7 @@ def _opaque(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
     if "input_shapes" not in params:
         raise LayerError("This layer holds no imported Keras layer; such layers come only "
                          "from importing a Keras model.")
-    if params["class_name"] in CODE_CLASSES:
+    if params["class_name"] in CODE_CLASSES or any(code_layer_names(params.get("config"))):
         raise LayerError(
             f"This imported {params['class_name']} layer holds Python code, which Layer Studio "
             "does not run, so the model cannot be built. Replace it with built-in layers."

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from studio.core import runs
+from studio.core.archives import ArchiveRefused, check_member
 from studio.core.image_check import CORRUPT, UnusableImage, inspect_image
 from studio.core.messages import first_line
 
@@ -127,9 +128,17 @@ def _model_file(path: Path) -> Path:
 
 
 def _is_container(path: Path) -> bool:
-    """Whether the file is the kind its name says: a zip archive (.keras) or HDF5 (.h5)."""
+    """Whether the file is the kind its name says: a zip archive (.keras) or HDF5 (.h5);
+    ModelFileError if the archive is a decompression bomb."""
     if path.suffix.lower() == ".keras":
-        return zipfile.is_zipfile(path)
+        try:
+            with zipfile.ZipFile(path) as archive:
+                check_member(archive, path, "config.json")  # which Keras reads whole
+        except ArchiveRefused as exc:
+            raise ModelFileError(str(exc)) from None
+        except (KeyError, OSError, zipfile.BadZipFile):
+            return False
+        return True
     import h5py
 
     return bool(h5py.is_hdf5(path))
@@ -179,7 +188,7 @@ def image_problem(path: Path) -> str | None:
     try:
         inspect_image(path)
     except UnusableImage as exc:
-        return exc.reason
+        return exc.detail
     return None
 
 

@@ -214,3 +214,36 @@ def unreadable_file(tmp_path: Path) -> Path:
 
 def test_file_without_permission_is_unreadable(tmp_path):
     assert reason(unreadable_file(tmp_path)) == image_check.UNREADABLE
+
+
+@pytest.mark.parametrize(("data", "detail"), [
+    (png(64, 64, 16, 6), "64 × 64 pixels in mode RGBA (16 bits a sample) decode to 32,768 "
+                         "bytes"),
+    (png(64, 64, 8, 3), "64 × 64 pixels in mode P decode to 12,288 bytes"),
+    (encode(Image.new("I;16", (64, 64), 40000), "TIFF"), "64 × 64 pixels in mode I;16 decode "
+                                                         "to 8,192 bytes"),
+    (encode(noise(64, 64).convert("CMYK"), "JPEG"), "64 × 64 pixels in mode CMYK decode to "
+                                                    "16,384 bytes"),
+])
+def test_the_limit_counts_the_bytes_pixels_decode_to(tmp_path, monkeypatch, data, detail):
+    """An image with as many pixels as an accepted grey one is refused when its pixels decode
+    to more bytes than the limit (a 16-bit RGBA PNG to 8 bytes a pixel), in one line."""
+    from studio.core.predictor import image_problem
+
+    monkeypatch.setattr(image_check, "MAX_DECODED_BYTES", 64 * 64)
+    write(tmp_path, {"grey.png": png(64, 64, 8, 0), "big": data})
+    assert reason(tmp_path / "grey.png") is None
+    assert reason(tmp_path / "big") == image_check.BOMB
+    assert image_problem(tmp_path / "big") == (
+        f"{detail}, more than the limit of 4,096 bytes (possible decompression bomb)")
+
+
+def test_every_frame_of_a_gif_counts(tmp_path, monkeypatch):
+    frames = [noise(24, 20).quantize(16) for _ in range(3)]
+    write(tmp_path, {"a.gif": encode(frames[0], "GIF", save_all=True,
+                                     append_images=frames[1:])})
+    monkeypatch.setattr(image_check, "MAX_DECODED_BYTES", 24 * 20 * 3 * 2)
+    with pytest.raises(UnusableImage) as refused:
+        inspect_image(tmp_path / "a.gif")
+    assert refused.value.detail.startswith("24 × 20 pixels × 3 frames in mode P decode to 4,320 "
+                                           "bytes")

@@ -235,7 +235,8 @@ def test_every_bad_file_says_why_and_the_others_in_the_call_are_answered(cnn, cn
         "notes.png": "not a JPEG, PNG, GIF, BMP, WebP or TIFF image",
         "empty.png": "empty file (0 bytes)",
         "truncated.png": "truncated or corrupt",
-        "bomb.png": "claims more than 89,478,485 pixels (possible decompression bomb)",
+        "bomb.png": "100,000 × 100,000 pixels in mode L decode to 9,537 MB, more than the limit "
+                    "of 256 MB (possible decompression bomb)",
         "cut.jpg": "truncated or corrupt",
         "missing.png": "there is no such file",
         tmp_path.name: "a folder, not an image file",

@@ -114,10 +114,10 @@ def test_trust_is_asked_for_each_file_and_never_carried_over(window, qtbot, monk
 
     monkeypatch.setattr(QMessageBox, "question", REAL_QUESTION)
     loads = []
-    real_load = keras_import._load
-    monkeypatch.setattr(keras_import, "_load",
-                        lambda path, trust: loads.append((path.name, trust)) or
-                        real_load(path, trust))
+    real_import = keras_import.import_model
+    monkeypatch.setattr(keras_import, "import_model",
+                        lambda path, trust=False: loads.append((path.name, trust)) or
+                        real_import(path, trust=trust))
     first, second, plain = tmp_path / "first.keras", tmp_path / "second.keras", tmp_path / "p.keras"
     lambda_model().save(first)
     lambda_model().save(second)
@@ -129,7 +129,7 @@ def test_trust_is_asked_for_each_file_and_never_carried_over(window, qtbot, monk
     qtbot.waitUntil(lambda: "Keras" in [n.type for n in window.doc.project.graph.nodes],
                     timeout=60_000)
     assert "first.keras contains a Lambda layer" in seen[0]
-    assert loads == [("first.keras", True)]
+    assert loads == [("first.keras", False), ("first.keras", True)]
 
     before = window.doc.project
     choose_file(monkeypatch, second)
@@ -141,7 +141,8 @@ def test_trust_is_asked_for_each_file_and_never_carried_over(window, qtbot, monk
     window.doc.undo_stack.setClean()
     choose_file(monkeypatch, plain)
     import_with_ctrl_i(window, qtbot)
-    assert loads == [("first.keras", True), ("p.keras", False)]
+    assert loads == [("first.keras", False), ("first.keras", True), ("second.keras", False),
+                     ("p.keras", False)]
 
 
 def test_closing_during_an_import_shows_nothing_afterwards(window, qtbot, monkeypatch,
