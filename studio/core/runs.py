@@ -18,6 +18,7 @@ from typing import Any
 
 from studio.core.files import atomic_path, atomic_write_text
 from studio.core.project import Project, load_project, project_stem, save_project
+from studio.core.run_lock import RunLock
 
 PROJECT_FILE = "project.studio.json"
 CONFIG_FILE = "config.json"
@@ -138,10 +139,13 @@ class RunFolder:
         self._rows: list[dict[str, Any]] = rows or []
         self.test_metrics: dict[str, float] | None = None
         """Scores on the held-out test split, once evaluated."""
+        self.lock = RunLock(path)
+        """Held while this process trains in the folder."""
 
     @classmethod
     def create(cls, root: Path, project: Project) -> RunFolder:
-        """A new, empty run folder under ``root`` named after the time and the project."""
+        """A new, empty run folder under ``root`` named after the time and the project, its
+        training lock held (``lock``; release it when training ends)."""
         slug = "".join(c if c.isalnum() else "-" for c in project.name.lower())
         slug = slug.strip("-")[:40] or "run"
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -155,7 +159,9 @@ class RunFolder:
             except FileExistsError:
                 suffix += 1
                 path = root / f"{stamp}-{slug}-{suffix}"
-        return cls(path, project.name)
+        folder = cls(path, project.name)
+        folder.lock.acquire()
+        return folder
 
     @classmethod
     def reopen(cls, path: Path, epoch: int) -> tuple[RunFolder, Project]:
