@@ -51,6 +51,16 @@ def runs_root(project_path: str | Path | None) -> Path:
     return path.parent / "runs" / project_stem(path)
 
 
+def runs_home(run_dir: Path) -> Path:
+    """The folder that moves with ``run_dir``: the one holding the ``runs`` folder it lies in
+    (a saved project's folder or the workspace, see runs_root), else the run's parent."""
+    run_dir = Path(os.path.abspath(run_dir))
+    for folder in (run_dir.parent, run_dir.parent.parent):
+        if folder.name == "runs":
+            return folder.parent
+    return run_dir.parent
+
+
 def package_versions() -> dict[str, str]:
     """Versions of what a run depends on, for its record."""
     from importlib.metadata import PackageNotFoundError, version
@@ -190,8 +200,9 @@ class RunFolder:
             return {}
 
     def write_start(self, project: Project) -> None:
-        """Record the project as trained."""
-        save_project(project, self.path / PROJECT_FILE)
+        """Record the project as trained; paths of data in the project's folder are stored
+        relative to the run, so a project folder moved with its data and runs still works."""
+        save_project(project, self.path / PROJECT_FILE, runs_home(self.path))
         self.write_status("running")
 
     def write_config(self, config: dict[str, Any]) -> None:
