@@ -246,7 +246,8 @@ def config_diff(a: Path, b: Path) -> list[tuple[str, Any, Any]]:
 def delete_run(path: Path) -> None:
     """Remove a run folder. Refuse (RunInUseError) while a process trains in it, and
     anything that is not a run folder (ValueError). The folder is first renamed to a hidden
-    name, holding its training lock, so readers never see half a run."""
+    name, so readers never see half a run, holding its training lock so that no training
+    starts in it meanwhile."""
     path = Path(path)
     if run_signature(path) is None:
         raise ValueError(f"{path} is not a run folder.")
