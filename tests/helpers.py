@@ -1,7 +1,23 @@
 """Small projects and data the tests build for themselves."""
 
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
 from studio.core.graph import Graph, Node
 from studio.core.project import Project
+
+
+def digit_folder(folder: Path, per_class: int = 12) -> Path:
+    """An image folder of two classes (``0``, ``1``) of random 20 × 20 grey PNGs."""
+    rng = np.random.default_rng(0)
+    for digit in "01":
+        (folder / digit).mkdir(parents=True)
+        for i in range(per_class):
+            pixels = rng.integers(0, 256, (20, 20), dtype=np.uint8)
+            Image.fromarray(pixels).save(folder / digit / f"{i}.png")
+    return folder
 
 
 def tiny_project(epochs: int = 1, units: int = 10, activation: str = "softmax") -> Project:

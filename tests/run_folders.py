@@ -114,12 +114,19 @@ def dead_pid() -> int:
 
 
 @contextmanager
-def live_process() -> Iterator[int]:
-    """The pid of a process that lives until the block ends."""
-    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
-                             stdin=subprocess.PIPE)
+def training_process(run_dir: Path) -> Iterator[subprocess.Popen]:
+    """A process holding ``run_dir``'s training lock, as a trainer does, until the block ends
+    or it is killed."""
+    code = ("import sys; from studio.core.run_lock import RunLock; "
+            "lock = RunLock(sys.argv[1]); assert lock.acquire(); "
+            "print('locked', flush=True); sys.stdin.read()")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    child = subprocess.Popen([sys.executable, "-c", code, str(run_dir)], env=env, text=True,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
-        yield child.pid
+        assert child.stdout.readline() == "locked\n"
+        yield child
     finally:
         child.stdin.close()
+        child.stdout.close()
         child.wait()

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from studio.core.messages import count
-from studio.core.project import DatasetChoice
+from studio.core.project import DatasetChoice, absolute_data_path
 
 ASSETS_DIR = Path(__file__).resolve().parents[2] / "assets"
 DEFAULT_IMAGE_SIZE = (64, 64)
@@ -440,7 +440,7 @@ def choice_for_path(path: Path, current: DatasetChoice, input_shape: tuple[int, 
     """A choice that reads ``path`` (an image folder or a CSV file) for a model whose input
     has ``input_shape``, keeping the split, seed, normalisation and augmentation of
     ``current``. Raise DataError if the path is neither."""
-    kept = replace(current, path=str(path), validation_path="", image_size=None)
+    kept = replace(current, path=absolute_data_path(path), validation_path="", image_size=None)
     if path.is_dir():
         choice = replace(kept, source="folder", label_column="", text_column="")
         if input_shape is not None and len(input_shape) == 3:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -42,6 +43,9 @@ TASKS = ("classification", "regression")
 STRATEGIES = ("grid", "random", "bayes", "hyperband")
 METRICS = ("val_accuracy", "val_loss", "accuracy", "loss")
 SCALES = ("linear", "log")
+DATA_PATH_FIELDS = ("path", "validation_path")
+"""The dataset's fields naming files or folders: absolute in memory, stored relative to the
+project file when the data lies in its folder."""
 
 
 @dataclass
@@ -386,15 +390,39 @@ def load_project(path: str | Path) -> Project:
             f"({exc.msg}). The file may be truncated or damaged."
         ) from None
     try:
-        return Project.from_dict(data)
+        project = Project.from_dict(data)
     except ProjectFileError as exc:
         raise ProjectFileError(f"{path.name}: {exc}") from None
+    for name in DATA_PATH_FIELDS:
+        setattr(project.dataset, name,
+                absolute_data_path(getattr(project.dataset, name), path.parent))
+    return project
 
 
-def save_project(project: Project, path: str | Path) -> None:
-    """Write ``project`` to ``path`` atomically."""
-    text = json.dumps(project.to_dict(), indent=2) + "\n"
-    atomic_write_text(Path(path), text)
+def save_project(project: Project, path: str | Path, home: str | Path | None = None) -> None:
+    """Write ``project`` to ``path`` atomically. Its data paths are stored relative to the
+    file's folder when the data lies inside ``home`` (by default that folder), so the folder
+    can move with its data; absolute otherwise."""
+    document = project.to_dict()
+    folder = os.path.abspath(Path(path).parent)
+    home = os.path.abspath(folder if home is None else home)
+    for name in DATA_PATH_FIELDS:
+        value = document["dataset"][name]
+        if value:
+            absolute = absolute_data_path(value)
+            inside = Path(absolute).is_relative_to(home)
+            document["dataset"][name] = (Path(os.path.relpath(absolute, folder)).as_posix()
+                                         if inside else absolute)
+    atomic_write_text(Path(path), json.dumps(document, indent=2) + "\n")
+
+
+def absolute_data_path(path: str | Path, folder: str | Path | None = None) -> str:
+    """A data path as a project holds it in memory: absolute, with ``~`` expanded, a relative
+    one taken from ``folder`` (a project file's folder; by default the current directory, for
+    a path just typed). An empty path stays empty."""
+    if not str(path):
+        return ""
+    return os.path.abspath(os.path.join(folder or os.getcwd(), os.path.expanduser(path)))
 
 
 def project_stem(path: str | Path) -> str:

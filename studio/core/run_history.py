@@ -16,8 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import psutil
-
+from studio.core.run_lock import RunLock, is_locked
 from studio.core.runs import (
     CONFIG_FILE,
     MODEL_FILE,
@@ -31,12 +30,8 @@ from studio.core.runs import (
     runs_root,
 )
 
-STARTING_SECONDS = 60.0
-"""A run folder without ``run.json`` younger than this is taken to be starting, not dead."""
 FOREIGN_STALE_SECONDS = 24 * 3600.0
 """A run of another host not updated for this long is taken to be interrupted."""
-CLOCK_SLACK_SECONDS = 2.0
-"""Times in ``run.json`` are rounded down to the second."""
 Signature = tuple[int, int, int]
 """``run.json``'s modification time (ns), size and inode: it changes whenever it is rewritten."""
 NO_RUN_FILE: Signature = (0, 0, 0)
@@ -110,46 +105,26 @@ def _timestamp(iso: Any) -> float | None:
         return None
 
 
-def _process_alive(pid: int, written: float | None) -> bool:
-    """True if ``pid`` is a live process that could have written a record at ``written``
-    (a process created after that is another one that reuses the pid)."""
-    if pid == os.getpid():
-        return True
-    if pid <= 0 or not psutil.pid_exists(pid):
-        return False
-    try:
-        process = psutil.Process(pid)
-        if process.status() == psutil.STATUS_ZOMBIE:
-            return False
-        created = process.create_time()
-    except psutil.NoSuchProcess:
-        return False
-    except psutil.AccessDenied:
-        return True
-    return written is None or created <= written + CLOCK_SLACK_SECONDS
-
-
-def effective_status(info: dict[str, Any], now: float | None = None) -> str:
-    """The status to show for a ``run.json`` record: "completed" reads as "finished"; a
-    "running" run whose process is gone from this host (or, on another host, which has not
-    been updated for a day) is "interrupted"; a record without status is "running" for a
-    minute after its last update (the run is starting), "interrupted" after."""
+def effective_status(info: dict[str, Any], run_dir: Path, now: float | None = None) -> str:
+    """The status to show for the ``run.json`` record of ``run_dir``: "completed" reads as
+    "finished"; a run is "running" while a process holds its training lock (see run_lock),
+    else a record saying "running", or none yet, is "interrupted" (its process died). A
+    lock may not be seen across hosts, so a run of another host stays "running" until it
+    has not been updated for a day."""
     status = info.get("status")
-    now = time.time() if now is None else now
-    updated = _timestamp(info.get("updated")) or _timestamp(info.get("started"))
     if status == "completed":
         return "finished"
     if status in ("finished", "stopped", "failed", "interrupted"):
         return status
-    if status != "running":
-        recent = updated is not None and now - updated < STARTING_SECONDS
-        return "running" if recent else "interrupted"
+    if is_locked(run_dir):
+        return "running"
     host = info.get("host")
-    if host and host != socket.gethostname():
+    if status == "running" and host and host != socket.gethostname():
+        now = time.time() if now is None else now
+        updated = _timestamp(info.get("updated")) or _timestamp(info.get("started"))
         stale = updated is None or now - updated > FOREIGN_STALE_SECONDS
         return "interrupted" if stale else "running"
-    pid = as_int(info.get("pid"))
-    return "running" if pid is not None and _process_alive(pid, updated) else "interrupted"
+    return "interrupted"
 
 
 def run_config(path: Path) -> dict[str, Any]:
@@ -196,7 +171,7 @@ def read_run(path: Path) -> RunSummary:
         id=path.name,
         path=path,
         name=name,
-        status=effective_status(info),
+        status=effective_status(info, path),
         recorded_status=str(info.get("status") or ""),
         started=str(info.get("started") or info.get("updated") or ""),
         updated=str(info.get("updated") or ""),
@@ -269,19 +244,24 @@ def config_diff(a: Path, b: Path) -> list[tuple[str, Any, Any]]:
 
 
 def delete_run(path: Path) -> None:
-    """Remove a run folder. Refuse (RunInUseError) while it runs in a live process, and
+    """Remove a run folder. Refuse (RunInUseError) while a process trains in it, and
     anything that is not a run folder (ValueError). The folder is first renamed to a hidden
-    name, so readers never see half a run."""
+    name, so readers never see half a run, holding its training lock so that no training
+    starts in it meanwhile."""
     path = Path(path)
     if run_signature(path) is None:
         raise ValueError(f"{path} is not a run folder.")
     summary = read_run(path)
-    if summary.status == "running":
+    lock = RunLock(path)
+    if summary.status == "running" or not lock.acquire():
         raise RunInUseError(f"{path.name} is still running (process {summary.pid}); stop it "
                             "before deleting it.")
     doomed = path.with_name(f".deleting-{path.name}")
-    shutil.rmtree(doomed, ignore_errors=True)
-    os.replace(path, doomed)
+    with lock:  # no training starts in it until it has left its place
+        if os.name == "nt":
+            lock.release()  # Windows cannot rename a folder holding an open file
+        shutil.rmtree(doomed, ignore_errors=True)
+        os.replace(path, doomed)
     shutil.rmtree(doomed)
 
 

@@ -70,8 +70,9 @@ def _summary(root: Path, row: sqlite3.Row) -> RunSummary:
     best.update(json.loads(row["other_best"] or "{}"))
     info = {"status": row["status"], "pid": row["pid"], "host": row["host"],
             "updated": row["updated"], "started": row["started"]}
+    path = root / row["id"]
     return RunSummary(
-        id=row["id"], path=root / row["id"], name=row["name"], status=effective_status(info),
+        id=row["id"], path=path, name=row["name"], status=effective_status(info, path),
         recorded_status=row["status"], started=row["started"], updated=row["updated"],
         seconds=row["seconds"], epochs=row["epochs"], epochs_planned=row["epochs_planned"],
         best=best, test=json.loads(row["test"] or "null"), error=row["error"],

@@ -18,6 +18,7 @@ from typing import Any
 
 from studio.core.files import atomic_path, atomic_write_text
 from studio.core.project import Project, load_project, project_stem, save_project
+from studio.core.run_lock import RunLock
 
 PROJECT_FILE = "project.studio.json"
 CONFIG_FILE = "config.json"
@@ -48,6 +49,16 @@ def runs_root(project_path: str | Path | None) -> Path:
         return workspace() / "runs"
     path = Path(project_path)
     return path.parent / "runs" / project_stem(path)
+
+
+def runs_home(run_dir: Path) -> Path:
+    """The folder that moves with ``run_dir``: the one holding the ``runs`` folder it lies in
+    (a saved project's folder or the workspace, see runs_root), else the run's parent."""
+    run_dir = Path(os.path.abspath(run_dir))
+    for folder in (run_dir.parent, run_dir.parent.parent):
+        if folder.name == "runs":
+            return folder.parent
+    return run_dir.parent
 
 
 def package_versions() -> dict[str, str]:
@@ -138,10 +149,13 @@ class RunFolder:
         self._rows: list[dict[str, Any]] = rows or []
         self.test_metrics: dict[str, float] | None = None
         """Scores on the held-out test split, once evaluated."""
+        self.lock = RunLock(path)
+        """Held while this process trains in the folder."""
 
     @classmethod
     def create(cls, root: Path, project: Project) -> RunFolder:
-        """A new, empty run folder under ``root`` named after the time and the project."""
+        """A new, empty run folder under ``root`` named after the time and the project, its
+        training lock held (``lock``; release it when training ends)."""
         slug = "".join(c if c.isalnum() else "-" for c in project.name.lower())
         slug = slug.strip("-")[:40] or "run"
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -155,7 +169,9 @@ class RunFolder:
             except FileExistsError:
                 suffix += 1
                 path = root / f"{stamp}-{slug}-{suffix}"
-        return cls(path, project.name)
+        folder = cls(path, project.name)
+        folder.lock.acquire()
+        return folder
 
     @classmethod
     def reopen(cls, path: Path, epoch: int) -> tuple[RunFolder, Project]:
@@ -184,8 +200,9 @@ class RunFolder:
             return {}
 
     def write_start(self, project: Project) -> None:
-        """Record the project as trained."""
-        save_project(project, self.path / PROJECT_FILE)
+        """Record the project as trained; paths of data in the project's folder are stored
+        relative to the run, so a project folder moved with its data and runs still works."""
+        save_project(project, self.path / PROJECT_FILE, runs_home(self.path))
         self.write_status("running")
 
     def write_config(self, config: dict[str, Any]) -> None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studio.core.project import Project
+from studio.core.project import DATA_PATH_FIELDS, Project, absolute_data_path
 from studio.core.search import SearchEvents, SearchSession, new_state, resumed_state
 from studio.core.search_space import apply_values
 from studio.core.search_state import (
@@ -309,10 +309,8 @@ def _cpus_per_trial(ray: Any, workers: int) -> int:
 def _portable(project: Project) -> Project:
     """``project`` with its data paths absolute, as trials run in other folders."""
     portable = project.copy()
-    for name in ("path", "validation_path"):
-        value = getattr(portable.dataset, name)
-        if value:
-            setattr(portable.dataset, name, str(Path(value).absolute()))
+    for name in DATA_PATH_FIELDS:
+        setattr(portable.dataset, name, absolute_data_path(getattr(portable.dataset, name)))
     return portable
 
 

@@ -43,6 +43,7 @@ from studio.core.run_callbacks import (
     early_stopping_callback,
     tensorboard_callback,
 )
+from studio.core.run_lock import RunLock
 from studio.core.runs import (
     CONFIG_FILE,
     LOGS,
@@ -102,9 +103,10 @@ def train(
     """
     settings = project.training
     folder = RunFolder.create(Path(run_root), project)
-    folder.write_start(project)
-    plan = _Plan(epochs or settings.epochs, batch_size or settings.batch_size)
-    return _run(folder, project, plan, on_event, stop, report_every, discovery)
+    with folder.lock:
+        folder.write_start(project)
+        plan = _Plan(epochs or settings.epochs, batch_size or settings.batch_size)
+        return _run(folder, project, plan, on_event, stop, report_every, discovery)
 
 
 def resume(
@@ -119,31 +121,38 @@ def resume(
     """Continue a stopped, failed or interrupted run from its last checkpoint, in its own
     folder: the epoch counter, optimizer state and metrics go on from there, up to the
     run's planned epochs (or ``epochs``). Events are those of ``train``; ``start`` carries
-    the earlier epochs' metrics as ``history`` so curves continue."""
+    the earlier epochs' metrics as ``history`` so curves continue. The run's training lock
+    is held throughout: a run another process trains is refused at once."""
     from studio.core.run_history import effective_status
 
     run_dir = Path(run_dir)
     info = RunFolder(run_dir, "").info()
-    if effective_status(info) == "running":
-        raise TrainingError(f"{run_dir.name} is still running (process {info.get('pid')}); "
-                            "stop it before resuming.")
-    found = checkpoints(run_dir)
-    if not found:
-        raise TrainingError(f"{run_dir.name} has no checkpoint to resume from: it ended before "
-                            "its first checkpoint, or checkpoints were off. Start a new run.")
-    epoch, path = found[-1]
+    lock = RunLock(run_dir)
     try:
-        config = json.loads((run_dir / CONFIG_FILE).read_text(encoding="utf-8"))
-        planned = config["training"]
-    except (OSError, ValueError, KeyError) as exc:
-        raise TrainingError(f"{run_dir.name} cannot be resumed: its {CONFIG_FILE} is "
-                            f"missing or damaged ({first_line(exc)}).") from None
-    folder, project = RunFolder.reopen(run_dir, epoch)
-    plan = _Plan(epochs or planned["epochs"], planned["batch_size"], epoch, path)
-    if plan.epochs <= epoch:
-        raise TrainingError(f"{run_dir.name} already has {epoch} epochs; ask for more than "
-                            f"{epoch} to continue it.")
-    return _run(folder, project, plan, on_event, stop, report_every, discovery)
+        if effective_status(info, run_dir) == "running" or not lock.acquire():
+            raise TrainingError(f"{run_dir.name} is being trained by another process.")
+    except OSError as exc:
+        raise TrainingError(f"{run_dir.name} cannot be resumed: its folder cannot be written "
+                            f"({exc.strerror or exc}).") from None
+    with lock:
+        found = checkpoints(run_dir)
+        if not found:
+            raise TrainingError(f"{run_dir.name} has no checkpoint to resume from: it ended "
+                                "before its first checkpoint, or checkpoints were off. Start a "
+                                "new run.")
+        epoch, path = found[-1]
+        try:
+            config = json.loads((run_dir / CONFIG_FILE).read_text(encoding="utf-8"))
+            planned = config["training"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise TrainingError(f"{run_dir.name} cannot be resumed: its {CONFIG_FILE} is "
+                                f"missing or damaged ({first_line(exc)}).") from None
+        folder, project = RunFolder.reopen(run_dir, epoch)
+        plan = _Plan(epochs or planned["epochs"], planned["batch_size"], epoch, path)
+        if plan.epochs <= epoch:
+            raise TrainingError(f"{run_dir.name} already has {epoch} epochs; ask for more than "
+                                f"{epoch} to continue it.")
+        return _run(folder, project, plan, on_event, stop, report_every, discovery)
 
 
 def _run(folder: RunFolder, project: Project, plan: _Plan, on_event: EventCallback | None,

@@ -24,7 +24,7 @@ from studio.core.builtin_datasets import BUILTINS, builtin_info, is_cached
 from studio.core.data import DATASETS, DataError, DatasetInfo
 from studio.core.messages import count
 from studio.core.params import format_shape
-from studio.core.project import DatasetChoice
+from studio.core.project import DatasetChoice, absolute_data_path
 from studio.core.table_data import csv_columns
 from studio.gui.data_form import choice_box, edit_dataset, hint, narrow_box, show_choice
 from studio.gui.document import ProjectDocument
@@ -237,13 +237,14 @@ class SourceForm(QGroupBox):
 
     def pick(self, path: Path) -> None:
         """Use a folder of class subfolders, or a CSV file, as the data (one undoable edit)."""
+        absolute = absolute_data_path(path)
         if path.is_dir():
             edit_dataset(self.doc, f"Use image folder {path.name}", source="folder",
-                         path=str(path), validation_path="", label_column="", text_column="",
+                         path=absolute, validation_path="", label_column="", text_column="",
                          task="classification")
         else:
-            edit_dataset(self.doc, f"Use CSV file {path.name}", source="csv", path=str(path),
-                         validation_path="", label_column=_default_label(self.columns(str(path))),
+            edit_dataset(self.doc, f"Use CSV file {path.name}", source="csv", path=absolute,
+                         validation_path="", label_column=_default_label(self.columns(absolute)),
                          text_column="", task="classification")
 
     def _ask_validation(self) -> None:
@@ -251,7 +252,8 @@ class SourceForm(QGroupBox):
         start = self._start_dir(choice.validation_path or choice.path)
         path = QFileDialog.getExistingDirectory(self, "Choose a validation folder", start)
         if path:
-            edit_dataset(self.doc, "Set validation folder", validation_path=path)
+            edit_dataset(self.doc, "Set validation folder",
+                         validation_path=absolute_data_path(path))
 
     def _label_chosen(self, index: int) -> None:
         label = self.label_column.itemData(index)

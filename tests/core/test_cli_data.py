@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
-from PIL import Image
-
 from studio.cli import main
 from studio.core.project import load_project, save_project
 from studio.core.runs import RUN_FILE
-from tests.helpers import tiny_project
+from tests.helpers import digit_folder, tiny_project
 
 CSV = "height,weight,name,species\n1,2,a,cat\n3,,b,dog\n5,6,c,cat\n7,8,d,dog\n,1,e,\n"
 
@@ -44,12 +41,7 @@ def test_csv_with_a_missing_label_column_fails_in_one_line(tmp_path, capsys):
 
 
 def test_train_on_a_folder_without_changing_the_project(tmp_path, capsys):
-    rng = np.random.default_rng(0)
-    for digit in "01":
-        (tmp_path / "digits" / digit).mkdir(parents=True)
-        for i in range(12):
-            pixels = rng.integers(0, 256, (20, 20), dtype=np.uint8)
-            Image.fromarray(pixels).save(tmp_path / "digits" / digit / f"{i}.png")
+    digit_folder(tmp_path / "digits")
     project = tiny_project(epochs=1, units=2)
     path = tmp_path / "tiny.studio.json"
     save_project(project, path)

@@ -21,21 +21,15 @@ from studio.core.run_history import (
     read_metrics,
     read_run,
 )
+from studio.core.run_lock import RunLock
 from tests.run_folders import (
     dead_pid,
-    live_process,
     now_iso,
     rewrite_record,
+    training_process,
     write_run,
     write_runs,
 )
-
-
-@pytest.fixture
-def live_pid():
-    """The pid of a process that lives until the test ends."""
-    with live_process() as pid:
-        yield pid
 
 
 def test_a_finished_run_reads_whole(tmp_path):
@@ -56,7 +50,7 @@ def test_a_finished_run_reads_whole(tmp_path):
 def test_completed_from_older_runs_reads_as_finished(tmp_path):
     path = write_run(tmp_path, status="completed")
     assert read_run(path).status == "finished"
-    assert effective_status({"status": "completed"}) == "finished"
+    assert effective_status({"status": "completed"}, path) == "finished"
 
 
 def test_a_run_killed_mid_write_still_reads(tmp_path):
@@ -89,26 +83,33 @@ def test_a_running_run_whose_process_died_is_interrupted(tmp_path):
     assert (run.recorded_status, run.status) == ("running", "interrupted")
 
 
-def test_a_live_pid_is_running_unless_its_process_began_after_the_record(tmp_path, live_pid):
-    info = {"status": "running", "pid": live_pid, "updated": now_iso(5)}
-    assert effective_status(info) == "running"
-    assert effective_status({**info, "updated": now_iso(-3600)}) == "interrupted"
+def test_a_run_is_running_while_a_process_holds_its_lock_and_interrupted_once_killed(
+        tmp_path):
+    path = write_run(tmp_path, status="running", pid=dead_pid(), started=datetime.now())
+    with training_process(path) as trainer:
+        assert read_run(path).status == "running"
+        trainer.kill()
+        trainer.wait()
+        assert read_run(path).status == "interrupted"
 
 
 def test_runs_of_this_process_and_of_other_hosts(tmp_path):
-    assert effective_status({"status": "running", "pid": os.getpid(),
-                             "updated": now_iso(-3600)}) == "running"
+    path = write_run(tmp_path, status="running")
+    mine = {"status": "running", "pid": os.getpid(), "updated": now_iso(-3600)}
+    with RunLock(path) as lock:
+        assert lock.acquire() and effective_status(mine, path) == "running"
+    assert effective_status(mine, path) == "interrupted"
     foreign = {"status": "running", "pid": 1, "host": "another-machine"}
-    assert effective_status({**foreign, "updated": now_iso(-60)}) == "running"
-    assert effective_status({**foreign, "updated": now_iso(-3 * 86400)}) == "interrupted"
+    assert effective_status({**foreign, "updated": now_iso(-60)}, path) == "running"
+    assert effective_status({**foreign, "updated": now_iso(-3 * 86400)}, path) == "interrupted"
 
 
-def test_a_folder_without_a_record_is_starting_then_interrupted(tmp_path):
+def test_a_folder_without_a_record_is_running_only_while_locked(tmp_path):
     path = write_run(tmp_path)
     (path / runs.RUN_FILE).unlink()
-    assert read_run(path).status == "running"
-    later = datetime.now().timestamp() + 600
-    assert effective_status({"updated": read_run(path).updated}, now=later) == "interrupted"
+    assert read_run(path).status == "interrupted"
+    with RunLock(path) as lock:
+        assert lock.acquire() and read_run(path).status == "running"
 
 
 def test_config_diff_lists_what_differs(tmp_path):
@@ -132,12 +133,11 @@ def test_config_diff_of_runs_without_config_uses_their_snapshots(tmp_path):
     assert config_diff(a, b) == [("training.learning_rate", 0.001, 0.01)]
 
 
-def test_delete_removes_a_finished_run_and_refuses_a_live_one(tmp_path, live_pid):
-    done, live = write_run(tmp_path, 0), write_run(tmp_path, 1, status="running", pid=live_pid)
-    rewrite_record(live, updated=now_iso(5))
+def test_delete_removes_a_finished_run_and_refuses_a_live_one(tmp_path):
+    done, live = write_run(tmp_path, 0), write_run(tmp_path, 1, status="running")
     delete_run(done)
     assert not done.exists() and list(tmp_path.iterdir()) == [live]
-    with pytest.raises(RunInUseError, match="still running"):
+    with training_process(live), pytest.raises(RunInUseError, match="still running"):
         delete_run(live)
     assert (live / runs.RUN_FILE).exists()
     (tmp_path / "not a run").mkdir()

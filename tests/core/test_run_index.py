@@ -13,11 +13,12 @@ import pytest
 from studio.core import run_index, runs
 from studio.core.run_history import RunInUseError
 from studio.core.run_index import INDEX_FILE, RunIndex
+from studio.core.run_lock import RunLock
 from tests.run_folders import (
     dead_pid,
-    live_process,
     now_iso,
     rewrite_record,
+    training_process,
     write_run,
     write_runs,
 )
@@ -157,9 +158,8 @@ def test_sort_and_filter(tmp_path):
 
 def test_a_running_run_reads_interrupted_once_its_process_ends(tmp_path):
     index = RunIndex(tmp_path)
-    with live_process() as pid:
-        path = write_run(tmp_path, status="running", pid=pid)
-        rewrite_record(path, updated=now_iso(5))
+    path = write_run(tmp_path, status="running")
+    with training_process(path):
         index.sync()
         assert [run.status for run in index.runs()] == ["running"]
     assert [run.status for run in index.runs()] == ["interrupted"]
@@ -174,7 +174,8 @@ def test_delete_removes_the_folder_and_the_row_but_not_a_live_run(root):
     index.sync()
     index.delete(victim.id)
     assert not victim.path.exists() and victim.id not in ids(index.runs())
-    with pytest.raises(RunInUseError):
+    with RunLock(live.path) as lock, pytest.raises(RunInUseError):
+        assert lock.acquire()
         index.delete(live.id)
     assert live.id in ids(index.runs()) and (live.path / runs.RUN_FILE).exists()
 

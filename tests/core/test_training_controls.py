@@ -180,7 +180,7 @@ def test_a_killed_training_process_leaves_an_interrupted_run_that_resumes(tmp_pa
     root = runs.runs_root(project_path)
     (run_dir,) = (path for path in root.iterdir() if path.is_dir())
     info = status_of(run_dir)
-    assert info["status"] == "running" and effective_status(info) == "interrupted"
+    assert info["status"] == "running" and effective_status(info, run_dir) == "interrupted"
     assert project_path.exists() and [e for e, _ in checkpoints(run_dir)][:2] == [1, 2]
     assert [run.status for run in RunIndex(root).runs()] == ["interrupted"]  # no re-sync
     assert sorted(path.name for path in root.glob(INDEX_FILE + "*")) == [INDEX_FILE]

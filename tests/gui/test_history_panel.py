@@ -10,6 +10,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QMessageBox, QToolButton
 
 from studio.core import runs
+from studio.core.run_lock import RunLock
 from studio.gui.app import create_application
 from studio.gui.history_panel import COLUMNS, HistoryPanel
 from tests.run_folders import dead_pid, now_iso, rewrite_record, write_run
@@ -171,9 +172,12 @@ def test_delete_asks_first_then_removes_the_run(qtbot, panel, monkeypatch):
     assert panel.count_label.text() == "5 runs · 1 interrupted"
 
 
-def test_a_live_run_is_kept_and_the_reason_shown(qtbot, panel, root, monkeypatch):
+def test_a_live_run_is_kept_and_the_reason_shown(qtbot, panel, root, monkeypatch, request):
     live = panel.model.runs[0]
     rewrite_record(live.path, status="running", pid=os.getpid(), updated=now_iso())
+    lock = RunLock(live.path)  # as this app's training holds it
+    assert lock.acquire()
+    request.addfinalizer(lock.release)
     with qtbot.waitSignal(panel.refreshed, timeout=10_000):
         panel.refresh()
     warnings = []
