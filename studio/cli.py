@@ -7,8 +7,11 @@ import json
 import signal
 import sys
 import threading
+from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
+from studio.core.messages import unwritable
 from studio.core.runtime import configure_environment
 
 COMMANDS = ("new", "train", "export-code", "import", "data", "runs", "infer", "search",
@@ -154,9 +157,36 @@ def _positive(value: int | None, name: str) -> None:
         raise CliError(f"{name} must be at least 1, not {value}.")
 
 
-def _refuse_overwrite(path: Path, force: bool) -> None:
-    if path.exists() and not force:
+def _check_output(path: Path, force: bool) -> None:
+    """Refuse, before any work, an output path no file can be written to: a folder, a path
+    under a file, or (without ``force``) an existing file."""
+    try:
+        if path.is_dir():
+            raise CliError(f"{path} is a folder; give the name of a file to write.")
+        blocker = next((p for p in path.parents if p.exists()), None)
+        if blocker is not None and not blocker.is_dir():
+            raise CliError(f"{blocker} is a file, not a folder, so {path} cannot be written.")
+        exists = path.exists()
+    except OSError as exc:
+        raise CliError(f"{path} cannot be written: {exc.strerror or exc}.") from None
+    if exists and not force:
         raise CliError(f"{path} already exists; pass --force to overwrite it.")
+
+
+def _write_output(path: Path, write: Callable[[Path], None]) -> None:
+    """Make the folders ``path`` needs, then ``write(path)`` (an atomic writer, which leaves
+    nothing behind when it fails). An OSError (a full disk, a read-only folder) becomes one
+    line, and the folders made for it are removed again."""
+    missing = [p for p in path.parents if not p.exists()]
+    try:
+        for folder in reversed(missing):
+            folder.mkdir()
+        write(path)
+    except OSError as exc:
+        for folder in missing:
+            with suppress(OSError):
+                folder.rmdir()
+        raise CliError(unwritable(path.parent, exc)) from None
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -164,8 +194,9 @@ def cmd_new(args: argparse.Namespace) -> int:
     from studio.core.project import save_project
     from studio.core.templates import from_template
 
-    _refuse_overwrite(args.output, args.force)
-    save_project(from_template(args.template), args.output)
+    _check_output(args.output, args.force)
+    project = from_template(args.template)
+    _write_output(args.output, lambda path: save_project(project, path))
     print(f"Wrote {args.output} ({args.template}).")
     return 0
 
@@ -280,12 +311,12 @@ def cmd_export_code(args: argparse.Namespace) -> int:
     from studio.core.files import atomic_write_text
     from studio.core.project import ProjectFileError, load_project
 
-    _refuse_overwrite(args.output, args.force)
+    _check_output(args.output, args.force)
     try:
         text = export_code(load_project(args.project))
     except (ProjectFileError, ModelError, DataError) as exc:
         raise CliError(str(exc)) from None
-    atomic_write_text(args.output, text)
+    _write_output(args.output, lambda path: atomic_write_text(path, text))
     print(f"Wrote {args.output}; run it with: python {args.output}")
     return 0
 
@@ -296,12 +327,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     from studio.core.layers import OPAQUE_TYPE
     from studio.core.project import save_project
 
-    _refuse_overwrite(args.output, args.force)
+    _check_output(args.output, args.force)
     try:
         project = import_model(args.model, trust=args.trust)
     except ImportFailure as exc:
         raise CliError(str(exc)) from None
-    save_project(project, args.output)
+    _write_output(args.output, lambda path: save_project(project, path))
     nodes = project.graph.nodes
     kept = sum(n.type == OPAQUE_TYPE for n in nodes)
     print(f"Wrote {args.output}: {len(nodes)} layers, {kept} kept as imported Keras layers. "

@@ -1,5 +1,7 @@
 """Small projects and data the tests build for themselves."""
 
+from pathlib import Path
+
 from studio.core.graph import Graph, Node
 from studio.core.project import Project
 
@@ -52,3 +54,9 @@ def small_cnn_project() -> Project:
     project.training.batch_size = 128
     project.dataset.test_split = 0.1
     return project
+
+
+def snapshot(folder: Path) -> dict[str, bytes | None]:
+    """Every entry under ``folder`` (hidden ones too) with its bytes (None for a folder)."""
+    return {str(p.relative_to(folder)): None if p.is_dir() else p.read_bytes()
+            for p in sorted(folder.rglob("*"))}

@@ -20,14 +20,9 @@ from studio.core.export import ExportCancelled, ExportError, export_run
 from studio.core.export_formats import FORMATS
 from studio.core.image_pipeline import preprocess_image_files
 from tests.core.test_predictor import keras_answers, run_prep, write_digits
+from tests.helpers import snapshot
 
 COMPANIONS = {"labels.txt", "preprocessing.json", "README.md", "verification.json"}
-
-
-def snapshot(folder: Path) -> dict[str, bytes | None]:
-    """Every entry under ``folder`` (hidden ones too) with its bytes (None for a folder)."""
-    return {str(p.relative_to(folder)): None if p.is_dir() else p.read_bytes()
-            for p in sorted(folder.rglob("*"))}
 
 
 @pytest.fixture
