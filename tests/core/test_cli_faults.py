@@ -11,8 +11,9 @@ import pytest
 
 from studio.cli import main
 from studio.core.project import save_project
+from studio.core.runs import runs_root
 from studio.core.templates import demo_project
-from tests.helpers import snapshot
+from tests.helpers import snapshot, tiny_project
 from tests.keras_models import branched_model
 
 
@@ -87,3 +88,26 @@ def test_an_output_path_that_cannot_be_a_file_is_refused_in_one_line(
     assert main(command(name, inputs, tmp_path / where) + ["--force"] * force) == 1
     one_line_error(capsys, words)
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize(("code", "words"), FAULTS, ids=["full", "read-only", "no-permission"])
+@pytest.mark.parametrize("refused", ["the runs folder", "the run's first file"])
+def test_training_where_the_disk_refuses_the_run_says_so_and_leaves_no_run_folder(
+        tmp_path, capsys, monkeypatch, code, words, refused):
+    project = tmp_path / "tiny.studio.json"
+    save_project(tiny_project(), project)
+    root = runs_root(project)
+    if refused == "the runs folder":
+        mkdir = Path.mkdir
+
+        def refusing(self, *args, **kwargs):
+            if self.is_relative_to(tmp_path / "runs"):
+                raise OSError(code, os.strerror(code), str(self))
+            mkdir(self, *args, **kwargs)
+
+        monkeypatch.setattr(Path, "mkdir", refusing)
+    else:
+        refuse_writes(monkeypatch, root, code)
+    assert main(["train", str(project)]) == 1
+    one_line_error(capsys, "The run cannot start.", words, str(root))
+    assert not root.exists() or snapshot(root) == {}
