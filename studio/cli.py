@@ -275,7 +275,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def _trainable_project(args: argparse.Namespace):
     """The project to train, on ``--data`` if given; CliError if it cannot be trained."""
-    from studio.core.analysis import analyze
+    from studio.core.analysis import analyze, data_problem
     from studio.core.data import DataError, choice_for_path, describe
     from studio.core.project import ProjectFileError, load_project
 
@@ -284,9 +284,13 @@ def _trainable_project(args: argparse.Namespace):
         if args.data is not None:
             project.dataset = choice_for_path(args.data, project.dataset,
                                               _input_shape(project))
-        report = analyze(project.graph, describe(project.dataset))
+        info = describe(project.dataset)
     except (ProjectFileError, DataError) as exc:
         raise CliError(str(exc)) from None
+    unusable = data_problem(info)
+    if unusable:  # said as it is: no change to the model would fix it
+        raise CliError(unusable)
+    report = analyze(project.graph, info)
     if not report.ok:
         raise CliError(f"the model cannot be trained: {report.reason}")
     return project

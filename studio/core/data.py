@@ -354,8 +354,8 @@ def _load_folder(choice: DatasetChoice, on_progress: Progress, stop: threading.E
             raise DataError("Reading the image folder was cancelled.")
         scans.append(scan)
     main = scans[0]
-    if len(main.classes) < 2:
-        raise DataError(main.problems()[0])
+    if main.blocking():
+        raise DataError(main.blocking()[0])
     index = {name: i for i, name in enumerate(info.class_names)}
     paths, labels = [p for p, _ in main.images], [c for _, c in main.images]
     notes = main.problems()

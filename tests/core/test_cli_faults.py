@@ -13,16 +13,8 @@ from studio.cli import main
 from studio.core.project import save_project
 from studio.core.runs import runs_root
 from studio.core.templates import demo_project
-from tests.helpers import snapshot, tiny_project
+from tests.helpers import one_line_error, snapshot, tiny_project
 from tests.keras_models import branched_model
-
-
-def one_line_error(capsys, *words: str) -> str:
-    err = capsys.readouterr().err
-    assert err.startswith("studio: error: ") and err.count("\n") == 1, err
-    for word in words:
-        assert word in err, err
-    return err
 
 
 def refuse_writes(monkeypatch, under: Path, code: int) -> None:

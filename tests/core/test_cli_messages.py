@@ -1,0 +1,47 @@
+"""The command line says what is wrong, not something nearby: the data rather than a model
+fix, exit codes that mean something, notes of ours rather than libraries' warnings."""
+
+from __future__ import annotations
+
+import pytest
+
+from studio.cli import main
+from studio.core.analysis import analyze
+from studio.core.data import describe
+from studio.core.project import DatasetChoice, save_project
+from studio.core.runs import runs_root
+from tests.core.test_image_folder import save
+from tests.helpers import one_line_error, tiny_project
+
+
+@pytest.mark.parametrize(("classes", "words"), [
+    ([], "holds no class folders: put each class's images in its own subfolder."),
+    (["cats"], "has one class folder ('cats'); a classifier needs at least two classes."),
+])
+def test_training_on_a_folder_of_too_few_classes_says_what_is_wrong_with_the_data(
+        tmp_path, capsys, classes, words):
+    folder = tmp_path / "images"
+    folder.mkdir()
+    for name in classes:
+        for i in range(3):
+            save(folder / name / f"{i}.png", color=i * 60)
+    project = tmp_path / "p.studio.json"
+    save_project(tiny_project(), project)
+    assert main(["train", str(project), "--data", str(folder)]) == 1
+    err = one_line_error(capsys, str(folder), words)
+    assert "units" not in err and "model" not in err
+    assert not runs_root(project).exists()
+    info = describe(DatasetChoice(source="folder", path=str(folder)))
+    (problem,) = analyze(tiny_project().graph, info).problems  # the app says the same
+    assert problem.message.endswith(words) and not problem.fixes
+
+
+def test_training_on_class_folders_without_images_says_so(tmp_path, capsys):
+    folder = tmp_path / "images"
+    for name in ("cats", "dogs"):
+        (folder / name).mkdir(parents=True)
+        (folder / name / "notes.txt").write_text("not an image")
+    project = tmp_path / "p.studio.json"
+    save_project(tiny_project(units=2), project)
+    assert main(["train", str(project), "--data", str(folder)]) == 1
+    one_line_error(capsys, f"{folder} holds no usable images in its class folders.")
