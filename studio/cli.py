@@ -66,7 +66,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="accept Lambda layers, which hold Python code: only for files you trust")
     imp.add_argument("--force", action="store_true", help="overwrite an existing file")
     data = sub.add_parser("data", help="check an image folder (one subfolder per class) or a "
-                          "CSV file and print its health report")
+                          "CSV file and print its health report",
+                          description="Print the health report of an image folder (one "
+                          "subfolder per class) or a CSV file.",
+                          epilog="Exit code 0 when the data can be trained on (warnings may "
+                          "be printed), 1 when a problem blocks training (said on the last "
+                          "lines), 2 for a path or arguments that cannot be used.")
     data.add_argument("path", type=Path)
     data.add_argument("--json", action="store_true", help="print the report as JSON")
     data.add_argument("--label", default="", help="CSV: the label column (default: the last)")
@@ -397,7 +402,8 @@ def _scan_report(path: Path) -> dict:
 
 
 def cmd_data(args: argparse.Namespace) -> int:
-    """Print the health report of an image folder or a CSV file."""
+    """Print the health report of an image folder or a CSV file; exit 1 if a problem blocks
+    training."""
     from studio.core.data import DataError
     from studio.core.project import DatasetChoice
     from studio.core.table_data import table_report
@@ -416,9 +422,9 @@ def cmd_data(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from None
         text = _table_text
     else:
-        raise CliError(f"{path} does not exist.")
+        raise UsageError(f"{path} does not exist.")
     print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else text(report))
-    return 0
+    return 1 if report.get("blocking") else 0
 
 
 def cmd_runs(args: argparse.Namespace) -> int:

@@ -3,6 +3,8 @@ fix, exit codes that mean something, notes of ours rather than libraries' warnin
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from studio.cli import main
@@ -45,3 +47,26 @@ def test_training_on_class_folders_without_images_says_so(tmp_path, capsys):
     save_project(tiny_project(units=2), project)
     assert main(["train", str(project), "--data", str(folder)]) == 1
     one_line_error(capsys, f"{folder} holds no usable images in its class folders.")
+
+
+@pytest.mark.parametrize(("classes", "code"), [([], 1), (["cats"], 1), (["cats", "dogs"], 0)])
+def test_studio_data_exits_1_when_the_data_cannot_be_trained_on(tmp_path, capsys, classes,
+                                                                code):
+    for i, name in enumerate(classes):
+        save(tmp_path / "images" / name / "1.png", color=i * 90)
+    (tmp_path / "images").mkdir(exist_ok=True)
+    assert main(["data", str(tmp_path / "images"), "--json"]) == code
+    report = json.loads(capsys.readouterr().out)
+    assert bool(report["blocking"]) == (code == 1)
+    assert report["blocking"] == report["problems"][:len(report["blocking"])]
+    assert main(["data", str(tmp_path / "images")]) == code
+    out = capsys.readouterr().out.splitlines()
+    assert all(f"Problem: {problem}" in out for problem in report["blocking"])
+
+
+def test_studio_data_help_gives_the_exit_codes(capsys):
+    with pytest.raises(SystemExit):
+        main(["data", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("Exit code 0 when the data can be trained on (warnings may be printed), 1 when a "
+            "problem blocks training") in out and "2 for a path or arguments" in out
