@@ -275,7 +275,22 @@ def cmd_train(args: argparse.Namespace) -> int:
         print(f"Run {result.status}: {result.run_dir}")
         if result.note:
             print(result.note)
-    return 0
+    if not stop.is_set():
+        return 0
+    print(f"studio: {_stopped_line(result)}", file=sys.stderr)
+    return 130  # the convention for a command ended by Ctrl+C
+
+
+def _stopped_line(result) -> str:
+    """What a run stopped by Ctrl+C left: how to resume it, or why it cannot be."""
+    from studio.core.runs import checkpoints
+
+    if result.status != "stopped":
+        return f"stopped by Ctrl+C after the run {result.status}."
+    if not checkpoints(result.run_dir):
+        return ("stopped by Ctrl+C before the run's first checkpoint, so it cannot be "
+                "resumed; start it again.")
+    return f"stopped by Ctrl+C; resume the run with: studio train --resume {result.run_dir}"
 
 
 def _trainable_project(args: argparse.Namespace):

@@ -4,6 +4,10 @@ fix, exit codes that mean something, notes of ours rather than libraries' warnin
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -11,7 +15,7 @@ from studio.cli import main
 from studio.core.analysis import analyze
 from studio.core.data import describe
 from studio.core.project import DatasetChoice, save_project
-from studio.core.runs import runs_root
+from studio.core.runs import checkpoints, runs_root
 from tests.core.test_image_folder import save
 from tests.helpers import one_line_error, tiny_project
 
@@ -70,3 +74,29 @@ def test_studio_data_help_gives_the_exit_codes(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert ("Exit code 0 when the data can be trained on (warnings may be printed), 1 when a "
             "problem blocks training") in out and "2 for a path or arguments" in out
+
+
+def test_ctrl_c_during_training_exits_130_and_says_how_to_resume(tmp_path, capsys):
+    project = tmp_path / "p.studio.json"
+    save_project(tiny_project(epochs=40), project)
+    command = [sys.executable, "-m", "studio", "train", str(project)]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, cwd=tmp_path,
+                             env={**os.environ, "PYTHONPATH": os.getcwd()})
+    try:
+        for line in child.stdout:
+            if line.startswith("epoch 1/40"):
+                child.send_signal(signal.SIGINT)
+                break
+        out, err = child.communicate(timeout=120)
+    finally:
+        child.kill()
+        child.wait()
+    assert child.returncode == 130, err
+    run_dir = next(runs_root(project).iterdir())
+    assert f"Run stopped: {run_dir}" in out.splitlines()
+    said = "studio: stopped by Ctrl+C; resume the run with: studio train --resume "
+    assert err.splitlines()[-1] == said + str(run_dir)
+    kept = max(epoch for epoch, _ in checkpoints(run_dir))
+    assert main(["train", "--resume", str(run_dir), "--epochs", str(kept + 1)]) == 0
+    assert f"Run finished: {run_dir}" in capsys.readouterr().out
