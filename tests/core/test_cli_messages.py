@@ -100,3 +100,19 @@ def test_ctrl_c_during_training_exits_130_and_says_how_to_resume(tmp_path, capsy
     kept = max(epoch for epoch, _ in checkpoints(run_dir))
     assert main(["train", "--resume", str(run_dir), "--epochs", str(kept + 1)]) == 0
     assert f"Run finished: {run_dir}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("where", ["workspace", "project"])
+def test_an_unknown_run_names_the_runs_folder_it_looked_in(tmp_path, capsys, monkeypatch,
+                                                           where):
+    monkeypatch.setenv("LAYER_STUDIO_HOME", str(tmp_path / "home"))
+    project = tmp_path / "p.studio.json"
+    save_project(tiny_project(), project)
+    given = ["--project", str(project)] * (where == "project")
+    root = runs_root(project if where == "project" else None)
+    for command in (["infer", "nosuchrun", str(tmp_path / "x.png")],
+                    ["export", "nosuchrun", "--format", "keras", "-o", str(tmp_path / "out")]):
+        assert main(command + given) == 2
+        err = capsys.readouterr().err
+        assert err.endswith(f"There is no run nosuchrun in {root}.\n") and err.count("\n") == 1
+    assert "runs/runs" not in str(root)
