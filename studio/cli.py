@@ -556,6 +556,8 @@ def cmd_infer(args: argparse.Namespace) -> int:
     if args.top_k < 1:
         raise UsageError(f"--top-k must be at least 1, not {args.top_k}.")
     predictor = _load_predictor(args)
+    for note in predictor.notes:
+        print(f"Note: {note}", file=sys.stderr)
     stop = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
