@@ -70,8 +70,8 @@ def _parser() -> argparse.ArgumentParser:
                           description="Print the health report of an image folder (one "
                           "subfolder per class) or a CSV file.",
                           epilog="Exit code 0 when the data can be trained on (warnings may "
-                          "be printed), 1 when a problem blocks training (said on the last "
-                          "lines), 2 for a path or arguments that cannot be used.")
+                          "be printed), 1 when a problem blocks training, 2 for a path or "
+                          "arguments that cannot be used.")
     data.add_argument("path", type=Path)
     data.add_argument("--json", action="store_true", help="print the report as JSON")
     data.add_argument("--label", default="", help="CSV: the label column (default: the last)")
