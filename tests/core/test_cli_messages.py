@@ -26,6 +26,14 @@ from tests.core.test_predictor import write_digits
 from tests.helpers import one_line_error, tiny_project
 
 
+def image_classes(folder: Path, counts: dict[str, int]) -> Path:
+    """Class folders of small grey PNGs, a different shade for each image."""
+    for k, (name, n) in enumerate(counts.items()):
+        for i in range(n):
+            save(folder / name / f"{i}.png", mode="L", size=(28, 28), color=40 * k + 7 * i)
+    return folder
+
+
 @pytest.mark.parametrize(("classes", "words"), [
     ([], "holds no class folders: put each class's images in its own subfolder."),
     (["cats"], "has one class folder ('cats'); a classifier needs at least two classes."),
@@ -34,9 +42,7 @@ def test_training_on_a_folder_of_too_few_classes_says_what_is_wrong_with_the_dat
         tmp_path, capsys, classes, words):
     folder = tmp_path / "images"
     folder.mkdir()
-    for name in classes:
-        for i in range(3):
-            save(folder / name / f"{i}.png", color=i * 60)
+    image_classes(folder, dict.fromkeys(classes, 3))
     project = tmp_path / "p.studio.json"
     save_project(tiny_project(), project)
     assert main(["train", str(project), "--data", str(folder)]) == 1
@@ -141,14 +147,6 @@ def test_a_model_file_with_members_outside_it_is_noted_not_warned(cnn_run, tmp_p
         "'../../escaped.txt'), a sign of a damaged or hostile file: it was skipped, and "
         "nothing was written outside.\n")
     assert not list(tmp_path.rglob("escaped.txt"))
-
-
-def image_classes(folder: Path, counts: dict[str, int]) -> Path:
-    """Class folders of small grey PNGs, a different shade for each image."""
-    for k, (name, n) in enumerate(counts.items()):
-        for i in range(n):
-            save(folder / name / f"{i}.png", mode="L", size=(28, 28), color=40 * k + 7 * i)
-    return folder
 
 
 @pytest.mark.parametrize(("counts", "words"), [
