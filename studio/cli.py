@@ -7,8 +7,11 @@ import json
 import signal
 import sys
 import threading
+from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
+from studio.core.messages import unwritable
 from studio.core.runtime import configure_environment
 
 COMMANDS = ("new", "train", "export-code", "import", "data", "runs", "infer", "search",
@@ -63,7 +66,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="accept Lambda layers, which hold Python code: only for files you trust")
     imp.add_argument("--force", action="store_true", help="overwrite an existing file")
     data = sub.add_parser("data", help="check an image folder (one subfolder per class) or a "
-                          "CSV file and print its health report")
+                          "CSV file and print its health report",
+                          description="Print the health report of an image folder (one "
+                          "subfolder per class) or a CSV file.",
+                          epilog="Exit code 0 when the data can be trained on (warnings may "
+                          "be printed), 1 when a problem blocks training, 2 for a path or "
+                          "arguments that cannot be used.")
     data.add_argument("path", type=Path)
     data.add_argument("--json", action="store_true", help="print the report as JSON")
     data.add_argument("--label", default="", help="CSV: the label column (default: the last)")
@@ -154,9 +162,36 @@ def _positive(value: int | None, name: str) -> None:
         raise CliError(f"{name} must be at least 1, not {value}.")
 
 
-def _refuse_overwrite(path: Path, force: bool) -> None:
-    if path.exists() and not force:
+def _check_output(path: Path, force: bool) -> None:
+    """Refuse, before any work, an output path no file can be written to: a folder, a path
+    under a file, or (without ``force``) an existing file."""
+    try:
+        if path.is_dir():
+            raise CliError(f"{path} is a folder; give the name of a file to write.")
+        blocker = next((p for p in path.parents if p.exists()), None)
+        if blocker is not None and not blocker.is_dir():
+            raise CliError(f"{blocker} is a file, not a folder, so {path} cannot be written.")
+        exists = path.exists()
+    except OSError as exc:
+        raise CliError(f"{path} cannot be written: {exc.strerror or exc}.") from None
+    if exists and not force:
         raise CliError(f"{path} already exists; pass --force to overwrite it.")
+
+
+def _write_output(path: Path, write: Callable[[Path], None]) -> None:
+    """Make the folders ``path`` needs, then ``write(path)`` (an atomic writer, which leaves
+    nothing behind when it fails). An OSError (a full disk, a read-only folder) becomes one
+    line, and the folders made for it are removed again."""
+    missing = [p for p in path.parents if not p.exists()]
+    try:
+        for folder in reversed(missing):
+            folder.mkdir()
+        write(path)
+    except OSError as exc:
+        for folder in missing:
+            with suppress(OSError):
+                folder.rmdir()
+        raise CliError(unwritable(path.parent, exc)) from None
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -164,8 +199,9 @@ def cmd_new(args: argparse.Namespace) -> int:
     from studio.core.project import save_project
     from studio.core.templates import from_template
 
-    _refuse_overwrite(args.output, args.force)
-    save_project(from_template(args.template), args.output)
+    _check_output(args.output, args.force)
+    project = from_template(args.template)
+    _write_output(args.output, lambda path: save_project(project, path))
     print(f"Wrote {args.output} ({args.template}).")
     return 0
 
@@ -239,12 +275,27 @@ def cmd_train(args: argparse.Namespace) -> int:
         print(f"Run {result.status}: {result.run_dir}")
         if result.note:
             print(result.note)
-    return 0
+    if not stop.is_set():
+        return 0
+    print(f"studio: {_stopped_line(result)}", file=sys.stderr)
+    return 130  # the convention for a command ended by Ctrl+C
+
+
+def _stopped_line(result) -> str:
+    """What a run stopped by Ctrl+C left: how to resume it, or why it cannot be."""
+    from studio.core.runs import checkpoints
+
+    if result.status != "stopped":
+        return f"stopped by Ctrl+C after the run {result.status}."
+    if not checkpoints(result.run_dir):
+        return ("stopped by Ctrl+C before the run's first checkpoint, so it cannot be "
+                "resumed; start it again.")
+    return f"stopped by Ctrl+C; resume the run with: studio train --resume {result.run_dir}"
 
 
 def _trainable_project(args: argparse.Namespace):
     """The project to train, on ``--data`` if given; CliError if it cannot be trained."""
-    from studio.core.analysis import analyze
+    from studio.core.analysis import analyze, data_problem
     from studio.core.data import DataError, choice_for_path, describe
     from studio.core.project import ProjectFileError, load_project
 
@@ -253,9 +304,13 @@ def _trainable_project(args: argparse.Namespace):
         if args.data is not None:
             project.dataset = choice_for_path(args.data, project.dataset,
                                               _input_shape(project))
-        report = analyze(project.graph, describe(project.dataset))
+        info = describe(project.dataset)
     except (ProjectFileError, DataError) as exc:
         raise CliError(str(exc)) from None
+    unusable = data_problem(info)
+    if unusable:  # said as it is: no change to the model would fix it
+        raise CliError(unusable)
+    report = analyze(project.graph, info)
     if not report.ok:
         raise CliError(f"the model cannot be trained: {report.reason}")
     return project
@@ -280,12 +335,12 @@ def cmd_export_code(args: argparse.Namespace) -> int:
     from studio.core.files import atomic_write_text
     from studio.core.project import ProjectFileError, load_project
 
-    _refuse_overwrite(args.output, args.force)
+    _check_output(args.output, args.force)
     try:
         text = export_code(load_project(args.project))
     except (ProjectFileError, ModelError, DataError) as exc:
         raise CliError(str(exc)) from None
-    atomic_write_text(args.output, text)
+    _write_output(args.output, lambda path: atomic_write_text(path, text))
     print(f"Wrote {args.output}; run it with: python {args.output}")
     return 0
 
@@ -296,12 +351,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     from studio.core.layers import OPAQUE_TYPE
     from studio.core.project import save_project
 
-    _refuse_overwrite(args.output, args.force)
+    _check_output(args.output, args.force)
     try:
         project = import_model(args.model, trust=args.trust)
     except ImportFailure as exc:
         raise CliError(str(exc)) from None
-    save_project(project, args.output)
+    _write_output(args.output, lambda path: save_project(project, path))
     nodes = project.graph.nodes
     kept = sum(n.type == OPAQUE_TYPE for n in nodes)
     print(f"Wrote {args.output}: {len(nodes)} layers, {kept} kept as imported Keras layers. "
@@ -362,7 +417,8 @@ def _scan_report(path: Path) -> dict:
 
 
 def cmd_data(args: argparse.Namespace) -> int:
-    """Print the health report of an image folder or a CSV file."""
+    """Print the health report of an image folder or a CSV file; exit 1 if a problem blocks
+    training."""
     from studio.core.data import DataError
     from studio.core.project import DatasetChoice
     from studio.core.table_data import table_report
@@ -381,9 +437,9 @@ def cmd_data(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from None
         text = _table_text
     else:
-        raise CliError(f"{path} does not exist.")
+        raise UsageError(f"{path} does not exist.")
     print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else text(report))
-    return 0
+    return 1 if report.get("blocking") else 0
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -500,6 +556,8 @@ def cmd_infer(args: argparse.Namespace) -> int:
     if args.top_k < 1:
         raise UsageError(f"--top-k must be at least 1, not {args.top_k}.")
     predictor = _load_predictor(args)
+    for note in predictor.notes:
+        print(f"Note: {note}", file=sys.stderr)
     stop = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:

@@ -68,3 +68,18 @@ def small_cnn_project() -> Project:
     project.training.batch_size = 128
     project.dataset.test_split = 0.1
     return project
+
+
+def snapshot(folder: Path) -> dict[str, bytes | None]:
+    """Every entry under ``folder`` (hidden ones too) with its bytes (None for a folder)."""
+    return {str(p.relative_to(folder)): None if p.is_dir() else p.read_bytes()
+            for p in sorted(folder.rglob("*"))}
+
+
+def one_line_error(capsys, *words: str) -> str:
+    """The command's stderr, checked to be one ``studio: error:`` line holding ``words``."""
+    err = capsys.readouterr().err
+    assert err.startswith("studio: error: ") and err.count("\n") == 1, err
+    for word in words:
+        assert word in err, err
+    return err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from studio.core.data import DataError, DatasetInfo, describe
 from studio.core.fixes import (
@@ -129,10 +130,27 @@ def analyze(graph: Graph, dataset: DatasetInfo | None = None) -> Analysis:
     return result
 
 
+def data_problem(dataset: DatasetInfo) -> str | None:
+    """What keeps the data itself from training any model, if anything: a classifier needs
+    at least two classes. No change to the model can fix it, so it comes before the model's
+    problems."""
+    if dataset.task != "classification" or dataset.num_classes >= 2:
+        return None
+    from studio.core.image_folder import too_few_classes
+
+    # Only an image folder is described with fewer than two classes (a CSV is refused sooner).
+    return too_few_classes(Path(dataset.name), list(dataset.class_names))
+
+
 def _check_against_data(
     graph: Graph, dataset: DatasetInfo, inputs: list[str], result: Analysis
 ) -> None:
-    """Every Input receives the dataset's samples; every output classifies its labels."""
+    """The data can train a model; every Input receives the dataset's samples; every output
+    classifies its labels."""
+    unusable = data_problem(dataset)
+    if unusable:
+        result.problems.append(Problem(None, unusable))
+        return
     for input_id in inputs:
         shape = result.nodes[input_id].output_shape if input_id in result.nodes else None
         if shape is not None and shape != dataset.sample_shape:

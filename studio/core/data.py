@@ -121,6 +121,8 @@ class LoadedData:
     """A hash of each sample's file, to find copies that fall in different splits."""
     validation_start: int | None = None
     """Samples from this index on come from a separate validation folder."""
+    validation_split: float = 0.0
+    """The fraction of each class the choice asked to keep for validation."""
 
     def size(self, split: str) -> int:
         """How many samples a split holds."""
@@ -145,15 +147,40 @@ class LoadedData:
                 if len({split_of.get(i) for i in group}) > 1]
 
     def split_notes(self) -> list[str]:
-        """What the person should know about this split: copies across splits (leakage)."""
+        """What the person should know about this split: validation asked for but not kept,
+        copies across splits (leakage)."""
+        notes = self._validation_notes()
         leaks = self.leaks()
         if not leaks:
-            return []
+            return notes
         first, second = (self.samples.paths[i].name for i in leaks[0][:2])
-        return [f"{count(len(leaks), 'image has', 'images have')} exact copies in another "
-                "split (for example "
+        return [*notes, f"{count(len(leaks), 'image has', 'images have')} exact copies in "
+                "another split (for example "
                 f"{first} and {second}), so validation partly measures memory: remove the "
                 "copies for an honest score."]
+
+    def _validation_notes(self) -> list[str]:
+        """Validation asked for, but a class (or the whole set) too small to give any: the
+        split keeps at least one sample of each class for training."""
+        if self.validation_split <= 0 or self.validation_start is not None:
+            return []
+        if self.size("validation") == 0:
+            each = ("every class has" if self.info.task == "classification"
+                    else "the data has")
+            return [f"No sample is kept for validation, as {each} a single one (training "
+                    "keeps at least one): training reports no validation scores, and "
+                    "settings that watch one (early stopping, best checkpoints) do nothing. "
+                    "Add samples, or choose a validation folder."]
+        if self.info.task != "classification":
+            return []
+        totals = np.bincount(self.labels, minlength=self.info.num_classes)
+        single = [self.info.class_names[i] for i in np.flatnonzero(totals == 1)]
+        if not single:
+            return []
+        return [f"{count(len(single), 'class has', 'classes have')} a single sample "
+                f"({', '.join(repr(name[:80]) for name in single[:5])}"
+                f"{', …' if len(single) > 5 else ''}), kept for training: validation scores "
+                "leave it out."]
 
     def fingerprint(self) -> str:
         """A hash of the samples (their files' contents, for a scanned folder), labels and
@@ -336,7 +363,8 @@ def stratified_split(labels: np.ndarray, validation: float, test: float, seed: i
 
 def _load_in_memory(choice: DatasetChoice, info: DatasetInfo, x: np.ndarray, y: np.ndarray
                     ) -> LoadedData:
-    return LoadedData(info, ArraySamples(x), y, _splits(choice, y, info))
+    return LoadedData(info, ArraySamples(x), y, _splits(choice, y, info),
+                      validation_split=choice.validation_split)
 
 
 def _load_folder(choice: DatasetChoice, on_progress: Progress, stop: threading.Event
@@ -354,8 +382,8 @@ def _load_folder(choice: DatasetChoice, on_progress: Progress, stop: threading.E
             raise DataError("Reading the image folder was cancelled.")
         scans.append(scan)
     main = scans[0]
-    if len(main.classes) < 2:
-        raise DataError(main.problems()[0])
+    if main.blocking():
+        raise DataError(main.blocking()[0])
     index = {name: i for i, name in enumerate(info.class_names)}
     paths, labels = [p for p, _ in main.images], [c for _, c in main.images]
     notes = main.problems()
@@ -373,7 +401,8 @@ def _load_folder(choice: DatasetChoice, on_progress: Progress, stop: threading.E
     start = len(main.images) if len(scans) == 2 else None
     report = health_report(main)
     loaded = LoadedData(info, FileSamples(paths), y, _splits(choice, y, info, start), notes,
-                        report, [d for scan in scans for d in scan.digests], start)
+                        report, [d for scan in scans for d in scan.digests], start,
+                        choice.validation_split)
     report["duplicates"]["across_splits"] = len(loaded.leaks())
     return loaded
 
@@ -394,7 +423,7 @@ def _splits(choice: DatasetChoice, labels: np.ndarray, info: DatasetInfo,
 def resplit(loaded: LoadedData, choice: DatasetChoice) -> LoadedData:
     """``loaded`` split again by the choice's fractions and seed, without reading it again."""
     splits = _splits(choice, loaded.labels, loaded.info, loaded.validation_start)
-    again = replace(loaded, splits=splits)
+    again = replace(loaded, splits=splits, validation_split=choice.validation_split)
     if loaded.report is not None and "duplicates" in loaded.report:
         again.report = {**loaded.report, "duplicates": {**loaded.report["duplicates"],
                                                         "across_splits": len(again.leaks())}}
@@ -408,7 +437,8 @@ def _load_csv(choice: DatasetChoice, on_progress: Progress, stop: threading.Even
     table = read_table(choice, on_progress, stop)
     info = _csv_info(choice)
     return LoadedData(info, table.samples, table.labels,
-                      _splits(choice, table.labels, info), table.notes, table.report)
+                      _splits(choice, table.labels, info), table.notes, table.report,
+                      validation_split=choice.validation_split)
 
 
 def load(choice: DatasetChoice, on_progress: Progress | None = None,

@@ -25,8 +25,8 @@ import numpy as np
 
 from studio.core import runs
 from studio.core.export_formats import FORMATS, ConversionError, ExportFormat
-from studio.core.export_staging import Staging, unwritable
-from studio.core.messages import count, first_line
+from studio.core.export_staging import Staging
+from studio.core.messages import count, first_line, unwritable
 
 SAMPLE_LIMIT = 200
 """Validation samples the export's answers are compared on."""

@@ -11,7 +11,9 @@ values do not fit int8).
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
+import os
 import re
 import shutil
 import warnings
@@ -164,8 +166,25 @@ def write_model(form: ExportFormat, model: Any, model_file: Path, target: Path,
         raise ConversionError(f"{form.title} export needs a package that is not installed "
                               f"({first_line(exc)}): pip install tf2onnx onnxruntime.") from None
     except Exception as exc:  # noqa: BLE001 - every converter failure is said in words
+        refused = disk_refusal(exc)
+        if refused is not None:
+            raise OSError(refused, os.strerror(refused), str(path)) from None
         raise ConversionError(converter_reason(exc)) from None
     return path
+
+
+DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
+"""What a disk says when it refuses a write: full, over quota, read-only, not allowed."""
+
+
+def disk_refusal(exc: BaseException) -> int | None:
+    """The errno of a disk refusing a write, if that is what ``exc`` is. TensorFlow writes
+    through its own file system, so a full disk comes as an OpError (ResourceExhaustedError)
+    naming the system's reason, not as an OSError."""
+    if isinstance(exc, OSError):
+        return exc.errno if exc.errno in DISK_ERRORS else None
+    text = str(exc)
+    return next((code for code in DISK_ERRORS if os.strerror(code) in text), None)
 
 
 def _first(value: Any) -> np.ndarray:

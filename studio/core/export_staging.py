@@ -12,17 +12,6 @@ from pathlib import Path
 _ASIDE = ".replaced"
 
 
-def unwritable(folder: Path, exc: OSError) -> str:
-    """Why ``folder`` cannot take an export, in plain words."""
-    if exc.errno == errno.ENOSPC:
-        return (f"There is not enough free space in {folder}: free some space or choose "
-                f"another folder. Nothing was written.")
-    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return (f"{folder} is read-only (you may not write to it): choose another folder. "
-                f"Nothing was written.")
-    return f"{folder} cannot be written to ({exc.strerror or exc}). Nothing was written."
-
-
 class Staging:
     """A hidden folder beside (or, for an existing target, inside) ``target`` to write an
     export into. ``commit`` moves its entries into ``target`` (replacing those of the same

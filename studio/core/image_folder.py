@@ -77,17 +77,21 @@ class FolderScan:
                    if n]
         return (max(present), min(present)) if len(present) > 1 else None
 
+    def blocking(self) -> list[str]:
+        """The problems that keep a classifier from training on the folder (empty if none)."""
+        few = too_few_classes(self.root, self.classes)
+        if few:
+            return [few]
+        if not self.images and not self.cancelled:
+            return [f"{self.root} holds no usable images in its class folders."]
+        return []
+
     def problems(self) -> list[str]:
         """Plain-language warnings about the folder, most serious first."""
         out: list[str] = []
         if self.cancelled:
             out.append("The scan was cancelled: these numbers cover only part of the folder.")
-        if not self.classes:
-            out.append(f"{self.root} holds no class folders: put each class's images in its "
-                       "own subfolder.")
-        elif len(self.classes) == 1:
-            out.append(f"{self.root} has one class folder ({self.classes[0]!r}); a classifier "
-                       "needs at least two classes.")
+        out += self.blocking()
         counts = self.class_counts
         out += [f"The class folder {name!r} holds no images."
                 for name, n in zip(self.classes, counts, strict=True) if n == 0]
@@ -153,6 +157,18 @@ def _walk(folder: Path, seen: set[str], scan: FolderScan, stop: threading.Event 
             yield from _walk(path, seen, scan, stop)
         else:
             yield path
+
+
+def too_few_classes(root: Path, classes: list[str]) -> str | None:
+    """Why a folder with these class folders cannot train a classifier, if it cannot: it
+    needs at least two."""
+    if not classes:
+        return (f"{root} holds no class folders: put each class's images in its own "
+                "subfolder.")
+    if len(classes) == 1:
+        return (f"{root} has one class folder ({classes[0]!r}); a classifier needs at least "
+                "two classes.")
+    return None
 
 
 def class_folders(root: Path) -> list[str]:
@@ -314,4 +330,5 @@ def health_report(scan: FolderScan) -> dict[str, Any]:
             "across_classes_examples": _examples(scan, cross),
         },
         "problems": scan.problems(),
+        "blocking": scan.blocking(),
     }

@@ -24,7 +24,7 @@ class Pipelines:
     """
 
     train: Any
-    validation: Any
+    validation: Any | None
     test: Any | None
     preprocessing: dict[str, Any]
     class_weight: dict[int, float] | None
@@ -51,6 +51,8 @@ def make_pipelines(loaded: LoadedData, choice: DatasetChoice, batch_size: int, s
     else:
         from studio.core.table_pipeline import table_datasets as datasets
     train, validation, test, prep = datasets(loaded, choice, batch_size, seed)
+    if not loaded.size("validation"):  # else Keras reads nothing from it, and warns
+        validation = None
 
     def fan_out(x, y):
         return ((x,) * inputs if inputs > 1 else x), ((y,) * outputs if outputs > 1 else y)

@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import re
 import time
+import warnings
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,7 @@ import numpy as np
 from studio.core import runs
 from studio.core.archives import ArchiveRefused, check_member
 from studio.core.image_check import CORRUPT, UnusableImage, inspect_image
-from studio.core.messages import first_line
+from studio.core.messages import count, first_line
 
 MODEL_SUFFIXES = (".keras", ".h5", ".hdf5")
 THUMBNAIL_SIDE = 128
@@ -26,6 +28,7 @@ DEFAULT_TOP_K = 5
 NORMALIZATIONS = {"unit": (1 / 255.0, 0.0), "symmetric": (1 / 127.5, -1.0)}
 _UNKNOWN_CLASS = re.compile(r"Could not locate class '([^']+)'")
 _TF_FUNCTION = re.compile(r"\{\{[^}]*\}\}")
+_SKIPPED_MEMBER = re.compile(r"Skipping invalid path during archive extraction: '(.*)'")
 
 
 class ModelFileError(ValueError):
@@ -144,15 +147,40 @@ def _is_container(path: Path) -> bool:
     return bool(h5py.is_hdf5(path))
 
 
-def _load_model(path: Path) -> Any:
-    """The Keras model in ``path``, loaded in safe mode (no Python code from the file)."""
+@contextmanager
+def _noting_skipped_members(path: Path, notes: list[str]) -> Iterator[None]:
+    """Keras's warning about archive members whose paths lead outside the folder it unpacks
+    into (it skips them, writing nothing) as one note of ours in ``notes``; other warnings
+    pass on as they were."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    skipped = []
+    for warning in caught:
+        found = _SKIPPED_MEMBER.search(str(warning.message))
+        if found:
+            skipped.append(found[1])
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                                   warning.lineno)
+    if skipped:
+        notes.append(f"{path.name} holds {count(len(skipped), 'file')} whose path leads "
+                     f"outside the model file (e.g. {skipped[0][:80]!r}), a sign of a damaged "
+                     f"or hostile file: {'it was' if len(skipped) == 1 else 'they were'} "
+                     f"skipped, and nothing was written outside.")
+
+
+def _load_model(path: Path, notes: list[str]) -> Any:
+    """The Keras model in ``path``, loaded in safe mode (no Python code from the file); what
+    the person should know about the file goes to ``notes``."""
     import keras
 
     if not _is_container(path):
         raise ModelFileError(f"{path.name} is not a Keras model file: it is damaged, or "
                              f"another kind of file named {path.suffix}.")
     try:
-        return keras.saving.load_model(path, safe_mode=True, compile=False)
+        with _noting_skipped_members(path, notes):
+            return keras.saving.load_model(path, safe_mode=True, compile=False)
     except Exception as exc:  # noqa: BLE001 - every loading failure is said in words
         text = first_line(exc)
         unknown = _UNKNOWN_CLASS.search(str(exc))
@@ -212,6 +240,8 @@ class Predictor:
     def __init__(self, path: Path, model: Any, prep: dict[str, Any]) -> None:
         self.path = path
         self.model = model
+        self.notes: list[str] = []
+        """What the person should know about the model file, said once when it is loaded."""
         self.prep = prep
         self.kind: str = prep.get("kind", "image")
         self.task: str = prep.get("task", "classification")
@@ -228,11 +258,14 @@ class Predictor:
         PreprocessingMissing."""
         model_path = _model_file(Path(path))
         prep = preprocessing or _preprocessing_beside(model_path)
-        model = _load_model(model_path)
+        notes: list[str] = []
+        model = _load_model(model_path, notes)
         if prep is None:
             raise PreprocessingMissing(model_path, tuple(model.inputs[0].shape[1:]))
         _check_fits(model_path, model, prep)
-        return cls(model_path, model, prep)
+        predictor = cls(model_path, model, prep)
+        predictor.notes = notes
+        return predictor
 
     @staticmethod
     def _output(value: Any) -> Any:

@@ -271,7 +271,9 @@ def find_run(root_or_project: Path, run: str | Path) -> Path:
     if run_signature(Path(run)) is not None:
         return Path(run)
     where = Path(root_or_project)
-    root = where if where.is_dir() else runs_root(where)
+    # A project is a (.json) file; anything else is a runs root, even one not made yet.
+    is_project = where.is_file() or (where.suffix == ".json" and not where.is_dir())
+    root = runs_root(where) if is_project else where
     if run_signature(root / str(run)) is not None:
         return root / str(run)
     matches = [p for p in run_folders(root) if p.name.startswith(str(run))]

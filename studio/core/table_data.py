@@ -31,6 +31,7 @@ from studio.core.data import (
 from studio.core.project import DatasetChoice
 
 MISSING = frozenset({"", "na", "n/a", "nan", "null", "?"})
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 """Cells (compared case-insensitively) that mean "no value"."""
 DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
 SNIFF_CHARS = 64 * 1024
@@ -77,15 +78,26 @@ def is_missing(cell: str) -> bool:
     return cell.casefold() in MISSING
 
 
-def parse_number(cell: str, decimal_comma: bool = False) -> float | None:
-    """The finite number a cell holds, or None; ``decimal_comma`` also reads ``1,5`` as 1.5."""
+def _any_number(cell: str, decimal_comma: bool) -> float | None:
     try:
-        value = float(cell)
+        return float(cell)
     except ValueError:
         if not (decimal_comma and _DECIMAL_COMMA.fullmatch(cell)):
             return None
-        value = float(cell.replace(",", "."))
-    return value if math.isfinite(value) else None
+        return float(cell.replace(",", "."))
+
+
+def parse_number(cell: str, decimal_comma: bool = False) -> float | None:
+    """The number a cell holds, or None: also for NaN, infinities and numbers too large for
+    the 32-bit floats models compute in; ``decimal_comma`` also reads ``1,5`` as 1.5."""
+    value = _any_number(cell, decimal_comma)
+    return value if value is not None and abs(value) <= FLOAT32_MAX else None
+
+
+def too_large(cell: str, decimal_comma: bool = False) -> bool:
+    """Whether the cell holds a finite number beyond the range of 32-bit floats."""
+    value = _any_number(cell, decimal_comma)
+    return value is not None and math.isfinite(value) and abs(value) > FLOAT32_MAX
 
 
 def _quoted(names: list[str], limit: int = 20) -> str:
@@ -305,7 +317,8 @@ def _regression_labels(data: _Rows, column: int, decimal_comma: bool) -> np.ndar
            if n is None]
     if bad:
         shown = ", ".join(f"line {line}: {value!r}" for line, value in bad[:EXAMPLES])
-        raise DataError(f"Regression needs a number in every row of the label column "
+        raise DataError(f"Regression needs a number (within ±{FLOAT32_MAX:.3g}) in every row "
+                        f"of the label column "
                         f"{data.header[column]!r} of {data.path.name}, but "
                         f"{_plural(len(bad), 'row holds', 'rows hold')} something else "
                         f"({shown}{', …' if len(bad) > EXAMPLES else ''}). Fix those rows, or "
@@ -321,6 +334,7 @@ class _Feature:
     values: np.ndarray
     text: list[int]
     decimal_commas: int
+    too_large: list[int]
 
     @property
     def numbers(self) -> int:
@@ -330,6 +344,7 @@ class _Feature:
 def _feature(data: _Rows, column: int, decimal_comma: bool) -> _Feature:
     values = np.full(len(data.rows), np.nan)
     text: list[int] = []
+    large: list[int] = []
     commas = 0
     for i, row in enumerate(data.rows):
         cell = row[column]
@@ -337,9 +352,11 @@ def _feature(data: _Rows, column: int, decimal_comma: bool) -> _Feature:
         if number is not None:
             values[i] = number
             commas += "," in cell
+        elif too_large(cell, decimal_comma):
+            large.append(i)
         elif not is_missing(cell):
             text.append(i)
-    return _Feature(data.header[column], values, text, commas)
+    return _Feature(data.header[column], values, text, commas, large)
 
 
 def _features(data: _Rows, columns: list[int], decimal_comma: bool
@@ -359,6 +376,13 @@ def _features(data: _Rows, columns: list[int], decimal_comma: bool
                     f"{_either(texts, 'is', 'are')} not a number (e.g. "
                     f"{data.rows[row][column]!r} on line {data.lines[row]}); "
                     f"{_either(texts, 'it counts', 'they count')} as missing.")
+            if feature.too_large:
+                row, large = feature.too_large[0], len(feature.too_large)
+                data.notes.append(
+                    f"Column {feature.name!r} holds {_plural(large, 'number', 'numbers')} "
+                    f"too large for the model's 32-bit floats (over {FLOAT32_MAX:.3g}, e.g. "
+                    f"{data.rows[row][column]!r} on line {data.lines[row]}); "
+                    f"{_either(large, 'it counts', 'they count')} as missing.")
         else:
             reason = "mostly text" if numbers else ("text" if texts else "empty")
             left_out.append({"column": feature.name, "reason": reason})
@@ -447,9 +471,10 @@ def _labels(data: _Rows, column: int, task: str, decimal_comma: bool
     """Labels, class names, the report's entry on them and warnings about the classes."""
     if task == "regression":
         values = _regression_labels(data, column, decimal_comma)
+        wide = values.astype(np.float64)  # float32 overflows on the spread of large labels
         return values, [], {"label_range": {
-            "min": float(values.min()), "max": float(values.max()),
-            "mean": float(values.mean()), "std": float(values.std())}}, []
+            "min": float(wide.min()), "max": float(wide.max()),
+            "mean": float(wide.mean()), "std": float(wide.std())}}, []
     labels, names = _class_labels([row[column] for row in data.rows], decimal_comma)
     if len(names) < 2:
         raise DataError(f"The label column {data.header[column]!r} of {data.path.name} holds "

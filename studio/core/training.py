@@ -8,6 +8,7 @@ GUI worker and the command line.
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import threading
 from dataclasses import asdict, dataclass, field
@@ -34,7 +35,7 @@ from studio.core.live_metrics import (
     live_metrics_callback,
     plain_metrics,
 )
-from studio.core.messages import first_line
+from studio.core.messages import first_line, unwritable
 from studio.core.optimizers import reduce_only_across_devices
 from studio.core.pipelines import make_pipelines
 from studio.core.project import Project
@@ -102,11 +103,25 @@ def train(
     recording it in the run folder.
     """
     settings = project.training
-    folder = RunFolder.create(Path(run_root), project)
+    folder = _new_run_folder(Path(run_root), project)
     with folder.lock:
-        folder.write_start(project)
         plan = _Plan(epochs or settings.epochs, batch_size or settings.batch_size)
         return _run(folder, project, plan, on_event, stop, report_every, discovery)
+
+
+def _new_run_folder(root: Path, project: Project) -> RunFolder:
+    """A new run folder holding the project, its training lock held; if the disk refuses it
+    (full, read-only), a TrainingError saying so, and no run folder left behind."""
+    folder = None
+    try:
+        folder = RunFolder.create(root, project)
+        folder.write_start(project)
+    except OSError as exc:
+        if folder is not None:
+            folder.lock.release()
+            shutil.rmtree(folder.path, ignore_errors=True)
+        raise TrainingError(f"The run cannot start. {unwritable(root, exc)}") from None
+    return folder
 
 
 def resume(

@@ -20,14 +20,9 @@ from studio.core.export import ExportCancelled, ExportError, export_run
 from studio.core.export_formats import FORMATS
 from studio.core.image_pipeline import preprocess_image_files
 from tests.core.test_predictor import keras_answers, run_prep, write_digits
+from tests.helpers import snapshot
 
 COMPANIONS = {"labels.txt", "preprocessing.json", "README.md", "verification.json"}
-
-
-def snapshot(folder: Path) -> dict[str, bytes | None]:
-    """Every entry under ``folder`` (hidden ones too) with its bytes (None for a folder)."""
-    return {str(p.relative_to(folder)): None if p.is_dir() else p.read_bytes()
-            for p in sorted(folder.rglob("*"))}
 
 
 @pytest.fixture
@@ -228,3 +223,23 @@ def test_a_text_run_exports_with_float_inputs_for_its_token_ids(tmp_path):
     interpreter = tf.lite.Interpreter(model_path=str(tmp_path / "int8" / "model.tflite"))
     assert interpreter.get_input_details()[0]["dtype"] == np.float32
     assert interpreter.get_output_details()[0]["dtype"] == np.int8
+
+
+@pytest.mark.parametrize(("code", "said"), [(errno.ENOSPC, "not enough free space"),
+                                            (errno.EROFS, "is read-only")])
+def test_a_full_disk_under_tensorflow_is_said_as_a_disk_problem(cnn_run, target, monkeypatch,
+                                                                code, said):
+    import keras
+    import tensorflow as tf
+
+    def refused(model, path, *args, **kwargs):  # as TensorFlow's own file system says it
+        raise tf.errors.ResourceExhaustedError(
+            None, None, f"{path}/variables/variables_temp/part-00000-of-00001.data-00000-of-"
+            f"00001.tempstate6115783527418073095; {os.strerror(code)} [Op:SaveV2]")
+
+    monkeypatch.setattr(keras.Model, "export", refused)
+    before = snapshot(target)
+    with pytest.raises(ExportError, match=said) as caught:
+        export_run(cnn_run, "savedmodel", target)
+    assert "cannot express" not in str(caught.value)
+    assert snapshot(target) == before

@@ -314,10 +314,10 @@ def test_cli_data_json_and_text(tmp_path, capsys):
     assert out[-1] == "No problems found."
 
 
-@pytest.mark.parametrize(("target", "words"), [("missing", "does not exist."),
-                                               ("data.csv", "holds only a header")])
-def test_cli_data_errors_in_one_line(tmp_path, capsys, target, words):
+@pytest.mark.parametrize(("target", "words", "code"), [("missing", "does not exist.", 2),
+                                                       ("data.csv", "holds only a header", 1)])
+def test_cli_data_errors_in_one_line(tmp_path, capsys, target, words, code):
     (tmp_path / "data.csv").write_text("a,b\n")
-    assert main(["data", str(tmp_path / target)]) == 1
+    assert main(["data", str(tmp_path / target)]) == code
     err = capsys.readouterr().err
     assert err.startswith("studio: error: ") and words in err and err.count("\n") == 1
