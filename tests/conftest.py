@@ -26,3 +26,14 @@ def cnn_run(tmp_path_factory):
 
     result = train(small_cnn_project(), tmp_path_factory.mktemp("cnn-run"))
     return result.run_dir
+
+
+@pytest.fixture
+def gate(monkeypatch):
+    """A closed :class:`~tests.gate.Gate`, opened when the test ends so nothing stays held.
+    Ask for it after fixtures whose teardown waits for the held work (``window``)."""
+    from tests.gate import Gate
+
+    gate = Gate(monkeypatch)
+    yield gate
+    gate.open()

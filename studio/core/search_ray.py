@@ -48,6 +48,9 @@ TUNE_ENVIRONMENT = {
     "RAY_AIR_NEW_OUTPUT": "0",  # Tune's newer output prints a banner even when told to be silent
     "TUNE_DISABLE_SIGINT_HANDLER": "1",  # Ctrl+C sets our `stop`, which stops the search
 }
+USAGE_STATS = "RAY_USAGE_STATS_ENABLED"
+"""Ray's switch for the usage statistics it sends its makers ("0": off); Layer Studio is
+private by default, so it is off wherever we start or join Ray unless set otherwise."""
 POLL_SECONDS = 0.5
 CONNECT_SECONDS = 5.0
 
@@ -257,7 +260,10 @@ def _import_ray() -> Any:
 @contextmanager
 def _connected(ray: Any, address: str) -> Iterator[None]:
     """Connected to the Ray cluster at ``address`` for the block: a connection this process
-    already has is used as it is, one made here is closed after."""
+    already has is used as it is, one made here is closed after. Ray's usage statistics are
+    off in this process and in the workers of the job (a cluster's head keeps its own
+    setting, chosen when it was started)."""
+    os.environ.setdefault(USAGE_STATS, "0")
     if ray.is_initialized():
         yield
         return
@@ -269,7 +275,8 @@ def _connected(ray: Any, address: str) -> Iterator[None]:
         _check_reachable(address)
     options = {"include_dashboard": False} if address == LOCAL else {}
     try:
-        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False, **options)
+        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False,
+                 runtime_env={"env_vars": {USAGE_STATS: os.environ[USAGE_STATS]}}, **options)
     except ConnectionError as exc:
         if address == "auto":
             raise SearchError("No Ray cluster runs on this machine to join (address auto): "

@@ -39,7 +39,12 @@ class _Runner(QObject):
 
 class Worker(QObject):
     """Runs ``task(on_event, stop)`` on its own thread; its signals arrive on the thread that
-    made the worker, and stop arriving once it is discarded."""
+    made the worker, and stop arriving once it is discarded.
+
+    The worker runs from ``start`` until its ``done`` has been delivered on the receiving
+    thread, not merely until its thread ends: the task's last signals are queued there, and a
+    check between the two would see a job that has ended without saying how.
+    """
 
     event = Signal(object)
     """A plain dict the task reported through ``on_event``."""
@@ -54,6 +59,8 @@ class Worker(QObject):
         super().__init__()
         self._stop = threading.Event()
         self._discarded = False
+        self._started = False
+        self._delivered = False
         self._thread = QThread()
         self._thread.setObjectName("studio-worker")
         self._runner = _Runner(task, self._stop)
@@ -66,6 +73,7 @@ class Worker(QObject):
 
     def start(self) -> None:
         """Start the task on the worker thread."""
+        self._started = True
         self._thread.start()
 
     def stop(self) -> None:
@@ -83,11 +91,15 @@ class Worker(QObject):
         self._stop.set()
 
     def is_running(self) -> bool:
-        """True until the thread has finished."""
-        return self._thread.isRunning()
+        """True from ``start`` until ``done`` has been delivered; a discarded worker, whose
+        signals nobody receives, until its thread has ended."""
+        if self._discarded:
+            return self._thread.isRunning()
+        return self._started and not self._delivered
 
     def wait(self) -> None:
-        """Block until the thread has finished (used only when the app closes)."""
+        """Block until the thread has finished (the window is closing; once ``done`` has
+        arrived the thread has already ended)."""
         self._thread.wait()
 
     @Slot(object)
@@ -107,6 +119,8 @@ class Worker(QObject):
 
     @Slot()
     def _relay_done(self) -> None:
+        self._thread.wait()  # it is quitting: once done arrives, the thread has ended too
+        self._delivered = True
         if not self._discarded:
             self.done.emit()
 

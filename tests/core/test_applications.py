@@ -10,6 +10,7 @@ import os
 import threading
 import urllib.error
 
+import keras
 import numpy as np
 import pytest
 
@@ -26,8 +27,6 @@ from studio.core.applications import (
 )
 from studio.core.layers import LayerError
 from studio.core.templates import from_template
-
-keras = pytest.importorskip("keras")
 
 ODD_SHAPE = (35, 71, 3)
 """Non-square, and odd so that rounding at each halving shows."""

@@ -17,8 +17,6 @@ from studio.core.graph import Graph, Node
 from studio.core.project import Schedule
 from studio.core.templates import demo_project
 
-keras = pytest.importorskip("keras")
-
 
 def two_by_two() -> Graph:
     """Two inputs joined, then split into two outputs."""

@@ -9,8 +9,6 @@ from studio.core.project import load_project, save_project
 from studio.core.templates import demo_project
 from tests.keras_models import BROKEN_MODEL_FILES, branched_model, lambda_model
 
-keras = pytest.importorskip("keras")
-
 
 def one_line_error(capsys, *words):
     err = capsys.readouterr().err

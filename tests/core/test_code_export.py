@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import keras
 import numpy as np
 import pytest
 
@@ -23,8 +24,6 @@ from studio.core.project import Project, Schedule
 from studio.core.templates import demo_project, from_template
 from tests.helpers import tiny_project, two_tower_project
 from tests.keras_models import branched_model, lambda_model
-
-keras = pytest.importorskip("keras")
 
 
 @pytest.fixture(scope="module")

@@ -159,8 +159,11 @@ def test_good_and_bad_files_get_their_reasons(tmp_path):
 
 def test_training_decodes_what_is_accepted_and_fails_on_what_is_corrupt():
     """The training pipeline's own decoder, traced as in ``tf.data``, is the oracle."""
-    tf = pytest.importorskip("tensorflow")
-    decode = tf.function(pytest.importorskip("studio.core.image_pipeline").decode_image)
+    import tensorflow as tf
+
+    from studio.core.image_pipeline import decode_image
+
+    decode = tf.function(decode_image)
     for name, (data, expected) in good_and_bad_files().items():
         if expected not in (None, image_check.CORRUPT):
             continue

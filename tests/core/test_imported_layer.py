@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 
+import keras
 import pytest
 
 from studio.core.analysis import analyze
@@ -12,8 +13,6 @@ from studio.core.building import ModelError, keras_layer
 from studio.core.graph import Graph, Node
 from studio.core.layers import OPAQUE_TYPE, REGISTRY, LayerError
 from studio.core.project import Project, ProjectFileError, load_project, save_project
-
-keras = pytest.importorskip("keras")
 
 RELU6 = {
     "class_name": "ReLU",

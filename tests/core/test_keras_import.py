@@ -6,6 +6,7 @@ from __future__ import annotations
 import zipfile
 from collections import Counter
 
+import keras
 import numpy as np
 import pytest
 
@@ -26,8 +27,6 @@ from tests.keras_models import (
     random_batch,
     two_input_model,
 )
-
-keras = pytest.importorskip("keras")
 
 
 def round_trip(model, path):

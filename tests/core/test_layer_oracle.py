@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import random
 
+import keras
 import pytest
 
 from studio.core.building import keras_layer
 from studio.core.graph import Node
 from studio.core.layers import ACTIVATIONS, REGISTRY, LayerError
-
-keras = pytest.importorskip("keras")
 
 CASES_PER_TYPE = 12
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import keras
 import numpy as np
 import pytest
 
@@ -19,8 +20,6 @@ from studio.core.optimizers import (
     schedule_problems,
 )
 from studio.core.project import OPTIMIZERS, Schedule, TrainingSettings
-
-keras = pytest.importorskip("keras")
 
 UNUSUAL = {"momentum": 0.8, "nesterov": True, "beta_1": 0.85, "beta_2": 0.99, "rho": 0.8,
            "weight_decay": 0.01}

@@ -7,6 +7,7 @@ import itertools
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ from tests.core.search_support import (
     searched,
     table_project,
 )
+from tests.gate import HOLD_SECONDS
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +59,32 @@ def search_stopped_at(kind: str, project: Project, tmp_path: Path, pool: WorkerP
                       pool=pool)
 
 
-def test_a_grid_runs_every_combination_two_at_a_time_each_an_ordinary_run(tmp_path, pool):
+def ends_held_until_starts(pool: WorkerPool, monkeypatch, starts: int) -> None:
+    """Hold back the workers' trial ends from the search until ``starts`` trials have
+    started: a search that waited for a trial to end before starting the next never gets
+    there, and fails once the held end has waited the gate's time."""
+    real, started, held = pool.message, set(), []
+
+    def message(timeout: float) -> dict | None:
+        if held and len(started) >= starts:
+            return held.pop(0)[1]
+        if held and time.monotonic() - held[0][0] > HOLD_SECONDS:
+            raise TimeoutError(f"{len(started)} of {starts} trials started")
+        message = real(timeout)
+        if message is not None and message["kind"] == "start":
+            started.add(message["number"])
+        if message is not None and message["kind"] == "end" and len(started) < starts:
+            held.append((time.monotonic(), message))
+            return None
+        return message
+
+    monkeypatch.setattr(pool, "message", message)
+
+
+def test_a_grid_runs_every_combination_two_at_a_time_each_an_ordinary_run(tmp_path, pool,
+                                                                           monkeypatch):
     project = searched(table_project(tmp_path), "grid", LEARNING_RATES, UNITS)
+    ends_held_until_starts(pool, monkeypatch, 2)
     result, events = search(project, tmp_path, pool)
     assert not result.stopped
     assert [t.status for t in result.trials] == ["finished"] * 4
@@ -66,7 +92,8 @@ def test_a_grid_runs_every_combination_two_at_a_time_each_an_ordinary_run(tmp_pa
                   for t in result.trials) == sorted(itertools.product([0.01, 0.001], [4, 8]))
     kinds = [e["type"] for e in events]
     assert kinds[0] == "search_start" and kinds[-1] == "search_end"
-    assert kinds.index("trial_end") > 2  # both workers started a trial before one ended
+    starts = [i for i, kind in enumerate(kinds) if kind == "trial_start"]
+    assert starts[1] < kinds.index("trial_end")  # both workers started a trial before one ended
     assert len({e["pid"] for e in events if e["type"] == "trial_start"}) == 2
     share = max(1, (os.cpu_count() or 1) // 2)  # each worker's TensorFlow has its share
     assert {e["threads"] for e in events if e["type"] == "trial_start"} == {share}

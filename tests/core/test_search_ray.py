@@ -1,25 +1,32 @@
 """The Ray runner: the same search on one local Ray instance (two CPUs, shared by the tests,
-as each actor pays a TensorFlow start), real trials of the tiny table model. Skipped where Ray
-is not installed, except the checks that need no Ray."""
+as each actor pays a TensorFlow start), real trials of the tiny table model. Ray is a test
+dependency (the test extra), so these run wherever the tests do."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
-import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
 import pytest
+import ray
 
 from studio.cli import main
 from studio.core.project import Dimension, save_project
 from studio.core.run_history import read_run, run_folders
-from studio.core.search_ray import resume_search_on_ray, run_search_on_ray
+from studio.core.search_ray import (
+    USAGE_STATS,
+    _connected,
+    resume_search_on_ray,
+    run_search_on_ray,
+)
 from studio.core.search_state import SearchError, read_state, write_state
 from tests.core.search_support import (
     LEARNING_RATES,
@@ -33,13 +40,18 @@ from tests.core.search_support import (
 
 @pytest.fixture(scope="module")
 def ray_instance():
-    pytest.importorskip("ray.tune", reason="Ray is an optional extra (pip install .[ray])")
-    import ray
+    """A fresh local Ray (never one already running) of two CPUs, started and shut down as a
+    search with ``--ray local`` does."""
+    assert not ray.is_initialized()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ray, "init", functools.partial(ray.init, num_cpus=2))
+        with _connected(ray, "local"):
+            yield ray
+    assert not ray.is_initialized()
 
-    ray.init(address="local", num_cpus=2, include_dashboard=False,  # never a running one
-             logging_level=logging.ERROR, log_to_driver=False)
-    yield ray
-    ray.shutdown()
+
+def test_the_workers_of_a_ray_we_start_send_no_usage_statistics(ray_instance):
+    assert ray.get(ray.remote(lambda: os.environ.get(USAGE_STATS)).remote()) == "0"
 
 
 def search(project, tmp_path: Path, stop_at: str | None = None, resume: bool = False, **kw):
@@ -159,8 +171,29 @@ def test_a_search_on_ray_needs_ray(tmp_path, monkeypatch):
         run_search_on_ray(project, tmp_path / "runs", tmp_path / "search", address="local")
 
 
+@pytest.mark.parametrize("address", ["local", "auto", "127.0.0.1:{port}"])
+def test_ray_usage_statistics_are_off_wherever_a_search_starts_or_joins_ray(
+        tmp_path, monkeypatch, address):
+    monkeypatch.setenv(USAGE_STATS, "unset")  # restored (to absent) after the test
+    monkeypatch.delenv(USAGE_STATS)
+    seen = {}
+
+    def init(**options):  # Ray as it would start or join: its environment and options
+        seen.update(driver=os.environ.get(USAGE_STATS),
+                    workers=options["runtime_env"]["env_vars"].get(USAGE_STATS))
+        raise ConnectionError("not started in this test")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", init)
+    project = searched(table_project(tmp_path), "grid", LEARNING_RATES)
+    with socket.create_server(("127.0.0.1", 0)) as head:  # something listens at HOST:PORT
+        with pytest.raises(SearchError):
+            run_search_on_ray(project, tmp_path / "runs", tmp_path / "search",
+                              address=address.format(port=head.getsockname()[1]))
+    assert seen == {"driver": "0", "workers": "0"}
+
+
 def test_an_address_where_no_ray_cluster_answers_is_refused_in_plain_words(tmp_path):
-    pytest.importorskip("ray.tune", reason="Ray is an optional extra (pip install .[ray])")
     path = tmp_path / "table.studio.json"
     save_project(searched(table_project(tmp_path), "grid", LEARNING_RATES), path)
     code = "import sys; from studio.cli import main; sys.exit(main(sys.argv[1:]))"

@@ -3,14 +3,12 @@
 import csv
 import json
 
+import keras
 import numpy as np
-import pytest
 
 from studio.core.data import load
 from studio.core.project import DatasetChoice
 from studio.core.table_pipeline import preprocess_rows, preprocess_texts, table_datasets
-
-keras = pytest.importorskip("keras")
 
 
 def table_csv(tmp_path, rows=40):

@@ -111,7 +111,7 @@ def test_looks_for_devices_in_the_background_and_then_lists_them(qtbot):
     assert form.summary.text() == "CPU: Test CPU, 4 cores, 16.0 GB, bfloat16. No GPU found."
 
 
-def test_without_a_gpu_the_gpu_entries_are_disabled_with_the_reason_shown(qtbot):
+def test_without_a_gpu_the_gpu_entries_are_disabled_with_the_reason_shown(qtbot, tmp_path):
     form = found(qtbot, make_form(qtbot, StaticDiscovery(NO_GPU)))
     menu = entries(form.device)
     assert menu["CPU (4 cores, 16.0 GB)"][0]
@@ -125,17 +125,17 @@ def test_without_a_gpu_the_gpu_entries_are_disabled_with_the_reason_shown(qtbot)
     qtbot.keyClick(form.device, Qt.Key.Key_Down)
     assert form.device.currentText() == "CPU (4 cores, 16.0 GB)"
     assert form.doc.undo_stack.count() == 0
-    form.grab().save("/tmp/device_form.png")
+    assert form.grab().save(str(tmp_path / "device_form.png"))
 
 
-def test_picking_gpu_1_with_clicks_is_one_undo_step(qtbot):
+def test_picking_gpu_1_with_clicks_is_one_undo_step(qtbot, tmp_path):
     form = found(qtbot, make_form(qtbot, StaticDiscovery(TWO_GPUS)))
     assert not form.device_hint.isVisible()
     assert "2 GPUs: Tesla P4 (8.0 GB, compute 6.1); A100" in form.summary.text()
     pick(qtbot, form.device, "GPU 1: A100 (40.0 GB, compute 8.0)")
     assert device(form) == DeviceChoice(kind="gpu", gpus=[1])
     assert form.doc.undo_stack.count() == 1
-    form.grab().save("/tmp/device_form_gpus.png")
+    assert form.grab().save(str(tmp_path / "device_form_gpus.png"))
     qtbot.keyClick(form.device, Qt.Key.Key_Z, CTRL)
     assert device(form) == DeviceChoice()
     assert form.device.currentText() == "CPU (4 cores, 16.0 GB)"
@@ -172,7 +172,7 @@ def test_precision_entries_follow_the_device(qtbot, gpu, float16):
         assert "compute capability 6.1" in on_gpu["mixed_float16 (GPU tensor cores)"][1]
 
 
-def test_a_saved_gpu_missing_here_is_shown_with_a_warning(qtbot):
+def test_a_saved_gpu_missing_here_is_shown_with_a_warning(qtbot, tmp_path):
     form = found(qtbot, make_form(qtbot, StaticDiscovery(NO_GPU),
                                   DeviceChoice(kind="gpu", gpus=[1])))
     assert form.device.currentText() == "GPU 1 (not on this machine)"
@@ -180,7 +180,7 @@ def test_a_saved_gpu_missing_here_is_shown_with_a_warning(qtbot):
     assert form.warning.isVisible()
     assert "trains on GPU 1" in form.warning.text()
     assert "Training will not start until you pick a device" in form.warning.text()
-    form.grab().save("/tmp/device_form_missing.png")
+    assert form.grab().save(str(tmp_path / "device_form_missing.png"))
     pick(qtbot, form.device, "CPU (4 cores, 16.0 GB)")
     assert device(form) == DeviceChoice()
     assert not form.warning.isVisible()

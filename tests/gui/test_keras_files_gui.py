@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from tests.keras_models import branched_model, lambda_model
 
-keras = pytest.importorskip("keras")
 CTRL = Qt.KeyboardModifier.ControlModifier
 
 

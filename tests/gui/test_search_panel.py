@@ -11,6 +11,7 @@ from PySide6.QtCore import QPoint, Qt
 
 from studio.core.graph import Graph, Node
 from studio.core.project import Dimension, Project, save_project
+from studio.core.search import SearchSession
 from studio.gui.parallel_coordinates import axis_for, metric_axis
 from tests.gui.support import RUN_TIMEOUT_MS, click_row, isolate_settings, run_folders, show_tab
 
@@ -231,7 +232,7 @@ def test_the_add_menu_offers_every_searchable_value_and_opens_the_dialog(window,
 
 
 def test_a_stopped_search_keeps_its_finished_trials_and_resumes_after_reopening(
-        window, qtbot, tmp_path):
+        window, qtbot, tmp_path, gate):
     project = hidden_layer_project()
     project.search.dimensions = [Dimension("training.learning_rate",
                                            values=[0.01, 0.003, 0.001])]
@@ -242,14 +243,15 @@ def test_a_stopped_search_keeps_its_finished_trials_and_resumes_after_reopening(
     panel = window.search
     assert not panel.resume_button.isEnabled()
 
+    gate.after(SearchSession, "conclude")  # the search waits once the first trial ended
     with qtbot.waitSignal(panel.trial_ended, timeout=SEARCH_TIMEOUT_MS):
         qtbot.mouseClick(panel.start_button, LEFT)
+    qtbot.waitUntil(gate.reached.is_set)
     with qtbot.waitSignal(panel.search_finished, timeout=SEARCH_TIMEOUT_MS) as ended:
         qtbot.keyClick(panel.table, Qt.Key.Key_Period, Qt.KeyboardModifier.ControlModifier)
+        gate.open()  # no other trial starts
     assert ended.args == ["stopped"], panel.last_error
-    statuses = [row[1] for row in panel.table.row_texts()]
-    finished = statuses.count("finished")
-    assert 1 <= finished < 3
+    assert [row[1] for row in panel.table.row_texts()] == ["finished"]
     assert panel.progress.text() == "Stopped"
     assert panel.resume_button.isEnabled()
     kept = panel.table.row_texts()

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QToolButton
 from studio.core import runs
 from studio.core.graph import Node
 from studio.core.project import load_project
+from studio.core.runs import RunFolder
 from studio.gui.training_panel import usage_text
 from tests.gui.support import (
     RUN_TIMEOUT_MS,
@@ -38,7 +39,9 @@ def _private_settings(tmp_path):
     isolate_settings(tmp_path / "settings")
 
 
-def test_start_shows_live_progress_and_stop_keeps_the_run(window, qtbot, private_workspace):
+def test_start_shows_live_progress_and_stop_keeps_the_run(window, qtbot, private_workspace,
+                                                          gate):
+    gate.after(RunFolder, "add_epoch")  # the run waits once epoch 1 is recorded
     panel = window.training
     assert panel.start_button.isEnabled()
     assert not panel.stop_button.isEnabled()
@@ -67,10 +70,12 @@ def test_start_shows_live_progress_and_stop_keeps_the_run(window, qtbot, private
     qtbot.waitUntil(lambda: _drawn(used) > 0)
     assert used.y == pytest.approx([0.001] * len(used.y))
 
+    qtbot.waitUntil(gate.reached.is_set, timeout=RUN_TIMEOUT_MS)
     with qtbot.waitSignal(panel.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
         qtbot.mouseClick(panel.stop_button, LEFT)
         assert not panel.stop_button.isEnabled()
         assert panel.progress.text() == "Stopping…"
+        gate.open()  # epoch 2 stops at its first batch and does not count
     assert finished.args == ["stopped"]
     assert not panel.is_running()
     assert panel.start_button.isEnabled()
@@ -83,7 +88,7 @@ def test_start_shows_live_progress_and_stop_keeps_the_run(window, qtbot, private
     assert str(run_dir) in panel.status.text()
     status = run_status(run_dir)
     assert status["status"] == "stopped"
-    assert status["epochs"] < 5
+    assert status["epochs"] == 1
     assert (run_dir / runs.PROJECT_FILE).exists()
     assert window.statusBar().currentMessage() == f"Run stopped: saved in {run_dir}"
 
@@ -204,20 +209,20 @@ def test_closing_the_window_mid_run_stops_it_and_joins_the_thread(
 
 
 def test_a_stopped_run_is_listed_in_runs_and_resumes_from_there(window, qtbot,
-                                                                 private_workspace):
+                                                                 private_workspace, gate):
     panel = window.training
     window.doc.replace(tiny_project(epochs=3), None)
-
-    def stop_after_first_checkpoint(event):
-        if event["type"] == "checkpoint":
-            panel.stop()
+    gate.after(RunFolder, "add_epoch")  # the run waits once epoch 1 is recorded
 
     with qtbot.waitSignal(panel.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
-        with qtbot.waitSignal(panel.run_started, timeout=5_000):
-            qtbot.mouseClick(panel.start_button, LEFT)
-        panel.worker.event.connect(stop_after_first_checkpoint)
+        qtbot.mouseClick(panel.start_button, LEFT)
+        qtbot.waitUntil(gate.reached.is_set, timeout=RUN_TIMEOUT_MS)
+        qtbot.mouseClick(panel.stop_button, LEFT)
+        gate.open()  # epoch 1 is checkpointed; epoch 2 stops at its first batch
     assert finished.args == ["stopped"]
     (run_dir,) = run_folders(private_workspace / "runs")
+    assert [int(r["epoch"]) for r in csv.DictReader((run_dir / runs.METRICS_FILE).open())] == [
+        1]
     history = window.runs
     button = history.findChild(QToolButton, "history-resume-button")
 
