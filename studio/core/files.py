@@ -36,7 +36,9 @@ def atomic_file(path: Path) -> Iterator[IO[bytes]]:
     remove_stale_temps(path)
     temp, fd = _create_temp(path)
     try:
-        with os.fdopen(fd, "wb") as handle:
+        # Opened by name around the descriptor, so the handle's ``name`` is the temp file's
+        # path, which writers that check what they wrote (downloads) read back.
+        with open(temp, "wb", opener=lambda _path, _flags: fd) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
