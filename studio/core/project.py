@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
+import stat
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -15,11 +17,15 @@ import jsonschema
 from studio.core.files import atomic_write_text
 from studio.core.graph import Graph, Node
 from studio.core.layers import REGISTRY
+from studio.core.messages import format_bytes
 from studio.core.migrations import migrate
 
 FORMAT_VERSION = 5
 SUFFIX = ".studio.json"
 SCHEMA_PATH = Path(__file__).with_name("project.schema.json")
+MAX_FILE_BYTES = 64 * 2**20
+"""The largest project file read; a real project is a few kilobytes, an imported one with
+its Keras configs a few megabytes."""
 
 OPTIMIZERS = ("adam", "adamw", "sgd", "rmsprop", "adagrad", "nadam")
 SCHEDULES = ("constant", "step", "exponential", "cosine", "plateau")
@@ -367,25 +373,51 @@ def validate_document(data: Any) -> dict[str, Any]:
     return data
 
 
+def _read_file(path: Path) -> str:
+    """The text of the project file at ``path``; raise ProjectFileError (without the file's
+    name) if it is missing, not a regular file, over MAX_FILE_BYTES or not UTF-8."""
+    try:
+        info = os.stat(path)  # before opening: opening a FIFO would block until a writer comes
+        if stat.S_ISDIR(info.st_mode):
+            raise ProjectFileError("this is a folder, not a project file.")
+        if not stat.S_ISREG(info.st_mode):
+            raise ProjectFileError(
+                "not a regular file (a device, pipe or socket), so it is not read.")
+        if info.st_size > MAX_FILE_BYTES:
+            raise ProjectFileError(_too_large(info.st_size))
+        with open(path, "rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)  # the file may have grown since stat
+    except FileNotFoundError:
+        raise ProjectFileError("the file does not exist.") from None
+    except OSError as exc:
+        raise ProjectFileError(f"cannot be read ({exc.strerror or exc}).") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ProjectFileError(_too_large(len(data)))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProjectFileError(f"cannot be read ({exc}).") from None
+
+
+def _too_large(size: int) -> str:
+    return (f"the file is {format_bytes(size)}, larger than a project can be "
+            f"({format_bytes(MAX_FILE_BYTES)} at most), so it is not read.")
+
+
 def load_project(path: str | Path) -> Project:
     """Read a project file; raise ProjectFileError with a clear message if it is unusable."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ProjectFileError(f"{path.name}: the file does not exist.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProjectFileError(f"{path.name}: cannot be read ({exc}).") from None
-    if not text.strip():
-        raise ProjectFileError(f"{path.name}: the file is empty.")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ProjectFileError(
-            f"{path.name}: not valid JSON at line {exc.lineno}, column {exc.colno} "
-            f"({exc.msg}). The file may be truncated or damaged."
-        ) from None
-    try:
+        text = _read_file(path)
+        if not text.strip():
+            raise ProjectFileError("the file is empty.")
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ProjectFileError(
+                f"not valid JSON at line {exc.lineno}, column {exc.colno} "
+                f"({exc.msg}). The file may be truncated or damaged."
+            ) from None
         return Project.from_dict(data)
     except ProjectFileError as exc:
         raise ProjectFileError(f"{path.name}: {exc}") from None

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 import jsonschema
 import pytest
 
-from studio.core import files
+from studio.core import files, project
 from studio.core.migrations import migrate
 from studio.core.project import (
     FORMAT_VERSION,
@@ -99,6 +100,54 @@ def test_empty_and_wrong_kind(tmp_path, text, expected):
 def test_missing_file(tmp_path):
     with pytest.raises(ProjectFileError, match="does not exist"):
         load_project(tmp_path / "nope.studio.json")
+
+
+def test_a_fifo_is_refused_without_opening_it(tmp_path):
+    fifo = tmp_path / "p.studio.json"
+    os.mkfifo(fifo)
+    # Safety net only: if the loader opened the FIFO it would block until a writer came, so a
+    # writer comes after 10 s; the loader would then read nothing and the test fail.
+    unblock = threading.Timer(10, lambda: os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)))
+    unblock.start()
+    try:
+        with pytest.raises(ProjectFileError, match=r"^p\.studio\.json: not a regular file"):
+            load_project(fifo)
+    finally:
+        unblock.cancel()
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null"])
+def test_a_device_is_refused(device):
+    with pytest.raises(ProjectFileError, match=r"^(zero|null): not a regular file"):
+        load_project(device)
+
+
+def test_a_folder_is_refused(tmp_path):
+    with pytest.raises(ProjectFileError, match="a folder, not a project file"):
+        load_project(tmp_path)
+
+
+def test_a_file_over_the_size_cap_is_refused(tmp_path, monkeypatch):
+    path = tmp_path / "p.studio.json"
+    save_project(demo_project(), path)
+    monkeypatch.setattr(project, "MAX_FILE_BYTES", path.stat().st_size - 1)
+    with pytest.raises(ProjectFileError, match="larger than a project can be") as info:
+        load_project(path)
+    assert len(str(info.value).splitlines()) == 1
+    monkeypatch.setattr(project, "MAX_FILE_BYTES", path.stat().st_size)
+    assert load_project(path) == demo_project()
+
+
+def test_a_file_that_grows_after_the_size_check_is_read_only_up_to_the_cap(tmp_path,
+                                                                            monkeypatch):
+    path = tmp_path / "p.studio.json"
+    path.write_text(" " * 100)
+    monkeypatch.setattr(project, "MAX_FILE_BYTES", 10)
+    real_stat = os.stat
+    monkeypatch.setattr(project.os, "stat", lambda p: real_stat(tmp_path / "small"))
+    (tmp_path / "small").write_text("{}")
+    with pytest.raises(ProjectFileError, match="larger than a project can be"):
+        load_project(path)
 
 
 def test_save_is_atomic_when_writing_fails(tmp_path, monkeypatch):
