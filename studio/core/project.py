@@ -394,7 +394,7 @@ def _read_file(path: Path) -> str:
     if len(data) > MAX_FILE_BYTES:
         raise ProjectFileError(_too_large(len(data)))
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # editors on Windows start UTF-8 files with a BOM
     except UnicodeDecodeError as exc:
         raise ProjectFileError(f"cannot be read ({exc}).") from None
 

@@ -150,6 +150,12 @@ def test_a_file_that_grows_after_the_size_check_is_read_only_up_to_the_cap(tmp_p
         load_project(path)
 
 
+def test_a_utf8_bom_is_accepted(tmp_path):
+    path = tmp_path / "p.studio.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(demo_project().to_dict()).encode())
+    assert load_project(path) == demo_project()
+
+
 def test_save_is_atomic_when_writing_fails(tmp_path, monkeypatch):
     path = tmp_path / "p.studio.json"
     save_project(from_template("mlp"), path)
