@@ -7,6 +7,7 @@ import json
 import math
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -26,6 +27,10 @@ SCHEMA_PATH = Path(__file__).with_name("project.schema.json")
 MAX_FILE_BYTES = 64 * 2**20
 """The largest project file read; a real project is a few kilobytes, an imported one with
 its Keras configs a few megabytes."""
+MAX_INT_BITS = 1024
+"""Whole numbers must fit in a double, as JSON numbers are meant to."""
+MAX_DIGITS = 309
+"""A number token with more digits does not fit in a double."""
 
 OPTIMIZERS = ("adam", "adamw", "sgd", "rmsprop", "adagrad", "nadam")
 SCHEDULES = ("constant", "step", "exponential", "cosine", "plateau")
@@ -341,6 +346,7 @@ def validate_document(data: Any) -> dict[str, Any]:
         raise ProjectFileError(
             "The file does not hold a Layer Studio project (expected an object)."
         )
+    _check_numbers(data)
     version = data.get("format_version")
     if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
         raise ProjectFileError(
@@ -371,6 +377,66 @@ def validate_document(data: Any) -> dict[str, Any]:
                     f"A connection refers to a layer {end!r} that does not exist."
                 )
     return data
+
+
+class _Refused(str):
+    """A number token of the file that no setting can hold (NaN, ±Infinity, or too large for
+    a double), kept as its text so that validation can say where it is."""
+
+
+def _finite_float(token: str) -> float | _Refused:
+    value = float(token)
+    return value if math.isfinite(value) else _Refused(token)
+
+
+def _finite_int(token: str) -> int | _Refused:
+    # int() of thousands of digits is slow and raises past 4,300; no double is that long.
+    if len(token.lstrip("-")) > MAX_DIGITS:
+        return _Refused(token)
+    return int(token)
+
+
+def _number_problem(value: Any) -> str | None:
+    """Why ``value`` is a number no project may hold, or None."""
+    if isinstance(value, _Refused) or isinstance(value, float) and not math.isfinite(value):
+        return f"{value} is not a finite number; every number in a project must be finite"
+    if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
+        return "the number is too large"
+    return None
+
+
+def _check_numbers(data: Any) -> None:
+    """Raise ProjectFileError at the first number that is not finite or too large."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((item, (*path, key)) for key, item in value.items())
+        elif isinstance(value, list | tuple):
+            stack.extend((item, (*path, index)) for index, item in enumerate(value))
+        else:
+            problem = _number_problem(value)
+            if problem:
+                raise ProjectFileError(f"The project is not valid at {_where(path)}: {problem}.")
+
+
+def _where(path: Iterable[Any]) -> str:
+    """``training/momentum``: where in the document a problem is."""
+    return "/".join(str(part) for part in path) or "the top level"
+
+
+def _parse(text: str) -> Any:
+    """The JSON document in ``text``; non-finite numbers are kept as _Refused tokens."""
+    if not text.strip():
+        raise ProjectFileError("the file is empty.")
+    try:
+        return json.loads(text, parse_constant=_Refused, parse_float=_finite_float,
+                          parse_int=_finite_int)
+    except json.JSONDecodeError as exc:
+        raise ProjectFileError(
+            f"not valid JSON at line {exc.lineno}, column {exc.colno} "
+            f"({exc.msg}). The file may be truncated or damaged."
+        ) from None
 
 
 def _read_file(path: Path) -> str:
@@ -408,17 +474,7 @@ def load_project(path: str | Path) -> Project:
     """Read a project file; raise ProjectFileError with a clear message if it is unusable."""
     path = Path(path)
     try:
-        text = _read_file(path)
-        if not text.strip():
-            raise ProjectFileError("the file is empty.")
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ProjectFileError(
-                f"not valid JSON at line {exc.lineno}, column {exc.colno} "
-                f"({exc.msg}). The file may be truncated or damaged."
-            ) from None
-        return Project.from_dict(data)
+        return Project.from_dict(_parse(_read_file(path)))
     except ProjectFileError as exc:
         raise ProjectFileError(f"{path.name}: {exc}") from None
 

@@ -254,9 +254,55 @@ def test_positions_are_optional_in_a_format_2_document():
 
 def test_positions_of_unknown_layers_are_dropped_on_load(tmp_path):
     document = demo_project().to_dict()
-    document["positions"] = {"ghost": [1, 2], "input_1": [3, 4], "dense_1": [float("nan"), 0]}
+    document["positions"] = {"ghost": [1, 2], "input_1": [3, 4]}
     project = load_project(_write(tmp_path, json.dumps(document)))
     assert project.positions == {"input_1": [3.0, 4.0]}
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "token"),
+    [
+        ("dataset/augmentation", "rotation", "NaN"),
+        ("dataset", "validation_split", "NaN"),
+        ("training", "momentum", "NaN"),
+        ("training", "learning_rate", "Infinity"),
+        ("training", "learning_rate", "-Infinity"),
+        ("training", "learning_rate", "1e999"),
+        ("positions/input_1", 0, "NaN"),
+    ],
+)
+def test_non_finite_numbers_are_refused(tmp_path, section, key, token):
+    document = demo_project().to_dict()
+    document["dataset"]["augmentation"]["rotation"] = 0
+    document["positions"] = {"input_1": [0, 0]}
+    parent = document
+    for part in section.split("/"):
+        parent = parent[part]
+    parent[key] = "TOKEN"
+    path = _write(tmp_path, json.dumps(document).replace('"TOKEN"', token))
+    expected = (f"p.studio.json: The project is not valid at {section}/{key}: {token} is not a "
+                "finite number; every number in a project must be finite.")
+    with pytest.raises(ProjectFileError) as info:
+        load_project(path)
+    assert str(info.value) == expected
+
+
+@pytest.mark.parametrize("digits", [310, 5000])
+def test_whole_numbers_too_large_for_a_double_are_refused(tmp_path, digits):
+    text = json.dumps(demo_project().to_dict()).replace('"seed": 0', '"seed": ' + "9" * digits, 1)
+    with pytest.raises(ProjectFileError, match="at dataset/seed: .* is not a finite number"):
+        load_project(_write(tmp_path, text))
+
+
+def test_non_finite_numbers_in_a_document_in_memory_are_refused():
+    document = demo_project().to_dict()
+    document["training"]["momentum"] = float("nan")
+    with pytest.raises(ProjectFileError, match="at training/momentum: nan is not a finite"):
+        Project.from_dict(document)
+    document["training"]["momentum"] = 0.5
+    document["training"]["seed"] = 2**1100
+    with pytest.raises(ProjectFileError, match="at training/seed: the number is too large"):
+        Project.from_dict(document)
 
 
 def test_malformed_positions_are_explained(tmp_path):
