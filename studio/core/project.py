@@ -31,6 +31,8 @@ MAX_INT_BITS = 1024
 """Whole numbers must fit in a double, as JSON numbers are meant to."""
 MAX_DIGITS = 309
 """A number token with more digits does not fit in a double."""
+MAX_DEPTH = 100
+"""The deepest nesting of a project document; imported Keras configs nest a dozen levels."""
 
 OPTIMIZERS = ("adam", "adamw", "sgd", "rmsprop", "adagrad", "nadam")
 SCHEDULES = ("constant", "step", "exponential", "cosine", "plateau")
@@ -346,7 +348,7 @@ def validate_document(data: Any) -> dict[str, Any]:
         raise ProjectFileError(
             "The file does not hold a Layer Studio project (expected an object)."
         )
-    _check_numbers(data)
+    _check_values(data)
     version = data.get("format_version")
     if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
         raise ProjectFileError(
@@ -405,11 +407,14 @@ def _number_problem(value: Any) -> str | None:
     return None
 
 
-def _check_numbers(data: Any) -> None:
-    """Raise ProjectFileError at the first number that is not finite or too large."""
+def _check_values(data: Any) -> None:
+    """Raise ProjectFileError at the first number that is not finite or too large, or where
+    the document is nested deeper than MAX_DEPTH (which later recursion could not handle)."""
     stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
     while stack:
         value, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            raise ProjectFileError(_too_deep())
         if isinstance(value, dict):
             stack.extend((item, (*path, key)) for key, item in value.items())
         elif isinstance(value, list | tuple):
@@ -418,6 +423,10 @@ def _check_numbers(data: Any) -> None:
             problem = _number_problem(value)
             if problem:
                 raise ProjectFileError(f"The project is not valid at {_where(path)}: {problem}.")
+
+
+def _too_deep() -> str:
+    return f"The project is nested more than {MAX_DEPTH} levels deep; no project is."
 
 
 def _where(path: Iterable[Any]) -> str:
@@ -437,6 +446,8 @@ def _parse(text: str) -> Any:
             f"not valid JSON at line {exc.lineno}, column {exc.colno} "
             f"({exc.msg}). The file may be truncated or damaged."
         ) from None
+    except RecursionError:
+        raise ProjectFileError(_too_deep()) from None
 
 
 def _read_file(path: Path) -> str:

@@ -305,6 +305,27 @@ def test_non_finite_numbers_in_a_document_in_memory_are_refused():
         Project.from_dict(document)
 
 
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+def test_deeply_nested_documents_are_refused(tmp_path, depth):
+    document = demo_project().to_dict()
+    document["model"]["nodes"].append({"id": "deep", "type": "Keras", "params": {"config": "X"}})
+    text = json.dumps(document).replace('"X"', "[" * depth + "]" * depth)
+    with pytest.raises(ProjectFileError) as info:
+        load_project(_write(tmp_path, text))
+    assert str(info.value) == ("p.studio.json: The project is nested more than 100 levels deep; "
+                               "no project is.")
+
+
+def test_deeply_nested_documents_in_memory_are_refused():
+    document = demo_project().to_dict()
+    nested: list = []
+    for _ in range(5_000):
+        nested = [nested]
+    document["model"]["nodes"][0]["params"]["shape"] = nested
+    with pytest.raises(ProjectFileError, match="nested more than 100 levels deep"):
+        Project.from_dict(document)
+
+
 def test_malformed_positions_are_explained(tmp_path):
     document = demo_project().to_dict()
     document["positions"] = {"input_1": [1]}
