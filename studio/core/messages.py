@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
+import reprlib
+from typing import Any
+
+QUOTE_LIMIT = 80
+"""How many characters of a value a message quotes."""
+
 
 def first_line(exc: BaseException, limit: int = 200) -> str:
     """The first line of ``exc``'s message, at most ``limit`` characters, or its type's name."""
     lines = str(exc).strip().splitlines()
     if not lines:
         return type(exc).__name__
-    line = lines[0].strip()
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return shortened(lines[0].strip(), limit)
+
+
+def shortened(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """``text``, cut to ``limit`` characters with an ellipsis if it is longer."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def quoted(value: Any, limit: int = QUOTE_LIMIT) -> str:
+    """``value`` as Python writes it (``'text'``, ``[1, 2]``), cut to ``limit`` characters;
+    a huge or deeply nested value is abbreviated without writing it out whole first."""
+    short = reprlib.Repr()
+    short.maxstring = short.maxlong = short.maxother = limit
+    return shortened(short.repr(value), limit)
 
 
 def count(n: int, one: str, many: str | None = None) -> str:

@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from studio.core.messages import quoted
+
 ParamKind = Literal["int", "float", "bool", "choice", "shape"]
 
 
@@ -39,14 +41,14 @@ class Param:
         if self.kind == "choice":
             if value in self.choices:
                 return None
-            return f"{self.label} must be one of {', '.join(self.choices)}, not {value!r}."
+            return f"{self.label} must be one of {', '.join(self.choices)}, not {quoted(value)}."
         if self.kind == "shape":
             return self._check_shape(value)
         if self.kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
-            return f"{self.label} must be a whole number, not {value!r}."
+            return f"{self.label} must be a whole number, not {quoted(value)}."
         if self.kind == "float":
             if isinstance(value, bool) or not isinstance(value, int | float):
-                return f"{self.label} must be a number, not {value!r}."
+                return f"{self.label} must be a number, not {quoted(value)}."
             if not math.isfinite(value):
                 return f"{self.label} must be a finite number."
         if self.minimum is not None:
@@ -67,7 +69,7 @@ class Param:
         wildcards = 0
         for dim in value:
             if isinstance(dim, bool) or not isinstance(dim, int):
-                return f"{self.label} must hold whole numbers, not {dim!r}."
+                return f"{self.label} must hold whole numbers, not {quoted(dim)}."
             if dim == -1 and self.allow_wildcard:
                 wildcards += 1
             elif dim < 1:
@@ -78,7 +80,7 @@ class Param:
 
 
 def _fmt(value: float) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    return f"{value:g}" if isinstance(value, float) else quoted(value)
 
 
 def format_shape(shape: tuple[int | None, ...] | list[int] | None) -> str:
@@ -98,4 +100,5 @@ def parse_shape(text: str) -> list[int]:
     try:
         return [int(p) for p in parts]
     except ValueError:
-        raise ValueError(f"{text!r} is not a list of whole numbers such as 28, 28, 1.") from None
+        raise ValueError(
+            f"{quoted(text)} is not a list of whole numbers such as 28, 28, 1.") from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import math
 import os
@@ -18,7 +19,7 @@ import jsonschema
 from studio.core.files import atomic_write_text
 from studio.core.graph import Graph, Node
 from studio.core.layers import REGISTRY
-from studio.core.messages import format_bytes
+from studio.core.messages import QUOTE_LIMIT, count, format_bytes, quoted, shortened
 from studio.core.migrations import migrate
 
 FORMAT_VERSION = 5
@@ -339,6 +340,24 @@ def project_schema() -> dict[str, Any]:
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(project_schema())
+
+
+def _schema_problem(error: jsonschema.ValidationError) -> str:
+    """The schema's complaint with the offending value quoted short: jsonschema's own message
+    holds the whole value (a 200 KB name gave a 200 KB message)."""
+    if error.validator == "additionalProperties":
+        extra = [key for key in error.instance if key not in error.schema.get("properties", {})]
+        more = f" and {count(len(extra) - 1, 'other')}" if len(extra) > 1 else ""
+        return f"unexpected key {quoted(extra[0])}{more}"
+    whole = repr(error.instance)
+    if error.message.startswith(whole):  # "<instance> is too long" and most others
+        return quoted(error.instance) + shortened(error.message[len(whole):])
+    return shortened(error.message, 2 * QUOTE_LIMIT)
+
+
 def validate_document(data: Any) -> dict[str, Any]:
     """Check a project document and return it upgraded to the current format.
 
@@ -352,31 +371,34 @@ def validate_document(data: Any) -> dict[str, Any]:
     version = data.get("format_version")
     if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
         raise ProjectFileError(
-            f"This project was saved by a newer Layer Studio (format {version}; this version "
+            f"This project was saved by a newer Layer Studio (format {quoted(version)}; this "
+            f"version "
             f"reads format {FORMAT_VERSION}). Update Layer Studio to open it."
         )
     data = migrate(data)
-    validator = jsonschema.Draft202012Validator(project_schema())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    # The best of the first errors: a list of 100,000 bad items would take seconds to list.
+    errors = itertools.islice(_validator().iter_errors(data), 100)
+    error = jsonschema.exceptions.best_match(errors)
     if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "the top level"
-        raise ProjectFileError(f"The project is not valid at {where}: {error.message}.")
-    ids = [n["id"] for n in data["model"]["nodes"]]
+        raise ProjectFileError(
+            f"The project is not valid at {_where(error.absolute_path)}: {_schema_problem(error)}."
+        )
+    ids = {n["id"] for n in data["model"]["nodes"]}
     seen: set[str] = set()
     for node in data["model"]["nodes"]:
         if node["id"] in seen:
-            raise ProjectFileError(f"Two layers share the id {node['id']!r}.")
+            raise ProjectFileError(f"Two layers share the id {quoted(node['id'])}.")
         seen.add(node["id"])
         if node["type"] not in REGISTRY:
             raise ProjectFileError(
-                f"Layer {node['id']!r} has an unknown type {node['type']!r}. "
+                f"Layer {quoted(node['id'])} has an unknown type {quoted(node['type'])}. "
                 "It may come from a newer Layer Studio."
             )
     for src, dst in data["model"]["edges"]:
         for end in (src, dst):
             if end not in ids:
                 raise ProjectFileError(
-                    f"A connection refers to a layer {end!r} that does not exist."
+                    f"A connection refers to a layer {quoted(end)} that does not exist."
                 )
     return data
 
@@ -431,7 +453,7 @@ def _too_deep() -> str:
 
 def _where(path: Iterable[Any]) -> str:
     """``training/momentum``: where in the document a problem is."""
-    return "/".join(str(part) for part in path) or "the top level"
+    return shortened("/".join(str(part) for part in path)) or "the top level"
 
 
 def _parse(text: str) -> Any:

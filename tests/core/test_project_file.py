@@ -326,6 +326,37 @@ def test_deeply_nested_documents_in_memory_are_refused():
         Project.from_dict(document)
 
 
+HUGE = "x" * 200_000
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda d: d.update(name=HUGE), "at name: 'xxx"),
+        (lambda d: d["dataset"].update(image_size=[1] * 10_000), r"at dataset/image_size: \[1, "),
+        (lambda d: d["training"].update(metrics=list(range(10_000))),
+         r"at training/metrics/\d+: \d+ is not one"),
+        (lambda d: d["training"].update({HUGE: 1, "bogus": 2}),
+         "at training: unexpected key 'xxx.*' and 1 other"),
+        (lambda d: d["positions"].update({HUGE: [0, 0, 0]}), "at positions/xxx"),
+        (lambda d: d["model"]["nodes"][1].update(type=HUGE), "unknown type 'xxx"),
+        (lambda d: d["model"]["edges"].append(["input_1", HUGE]), "a layer 'xxx.*' that does"),
+        (lambda d: d.update(format_version=10**300), "newer Layer Studio"),
+        (lambda d: d["model"]["nodes"][0]["params"].update(shape=[HUGE]),
+         "at model/nodes/0/params/shape/0: 'xxx"),
+    ],
+)
+def test_error_lines_quote_values_short(tmp_path, mutate, expected):
+    document = demo_project().to_dict()
+    document["positions"] = {}
+    mutate(document)
+    with pytest.raises(ProjectFileError, match=expected) as info:
+        load_project(_write(tmp_path, json.dumps(document)))
+    message = str(info.value)
+    assert len(message.splitlines()) == 1
+    assert len(message) <= 300, message
+
+
 def test_malformed_positions_are_explained(tmp_path):
     document = demo_project().to_dict()
     document["positions"] = {"input_1": [1]}
