@@ -26,6 +26,9 @@ class Param:
     choices: tuple[str, ...] = field(default_factory=tuple)
     optional: bool = False
     allow_wildcard: bool = False
+    required: bool = False
+    """A project file must give it, as Keras has no default for it either; ``default`` only
+    seeds a new layer. Other parameters left out of a file take their default."""
 
     @property
     def label(self) -> str:

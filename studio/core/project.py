@@ -394,6 +394,9 @@ def validate_document(data: Any) -> dict[str, Any]:
                 f"Layer {quoted(node['id'])} has an unknown type {quoted(node['type'])}. "
                 "It may come from a newer Layer Studio."
             )
+        problem = REGISTRY[node["type"]].check_stored(node["params"])
+        if problem:
+            raise ProjectFileError(f"Layer {quoted(node['id'])}: {problem}")
     for src, dst in data["model"]["edges"]:
         for end in (src, dst):
             if end not in ids:

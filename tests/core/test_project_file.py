@@ -10,6 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from studio.cli import main
 from studio.core import files, project
 from studio.core.migrations import migrate
 from studio.core.project import (
@@ -80,6 +81,63 @@ def test_invalid_documents_are_explained(tmp_path, mutate, expected):
     with pytest.raises(ProjectFileError, match=expected) as info:
         load_project(path)
     assert str(info.value).startswith("p.studio.json:")
+
+
+def _node(document, node_type):
+    return next(n for n in document["model"]["nodes"] if n["type"] == node_type)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda d: _node(d, "Dense")["params"].update(bogus=1),
+         "Layer 'dense_1': Dense has no parameter 'bogus' (it takes units, activation, use_bias)."),
+        (lambda d: _node(d, "Flatten")["params"].update(units=1),
+         "Layer 'flatten_1': Flatten has no parameter 'units' (it takes no parameters)."),
+        (lambda d: _node(d, "Input")["params"].pop("shape"),
+         "Layer 'input_1': Shape is not given; a project must say it for every Input."),
+        (lambda d: _node(d, "Dense")["params"].pop("units"),
+         "Layer 'dense_1': Units is not given; a project must say it for every Dense."),
+        (lambda d: _node(d, "Dense")["params"].update(units=0),
+         "Layer 'dense_1': Units must be at least 1, not 0."),
+        (lambda d: _node(d, "Dense")["params"].update(activation="x" * 10_000),
+         "Layer 'dense_1': Activation must be one of linear, relu, sigmoid, tanh, softmax, gelu, "
+         "elu, leaky_relu, not 'xxxxxxx"),
+        (lambda d: d["model"]["nodes"].append({"id": "app", "type": "Application",
+                                               "params": {"weights": "random"}}),
+         "Layer 'app': Name is not given; a project must say it for every Application."),
+    ],
+)
+def test_layer_parameters_are_checked_against_the_registry(tmp_path, mutate, expected):
+    document = demo_project().to_dict()
+    mutate(document)
+    with pytest.raises(ProjectFileError) as info:
+        load_project(_write(tmp_path, json.dumps(document)))
+    assert str(info.value).startswith(f"p.studio.json: {expected}")
+    assert len(str(info.value)) < 300
+
+
+@pytest.mark.parametrize("command", [["export-code", "-o", "x.py"], ["train"]])
+def test_the_command_line_refuses_an_input_without_shape_in_one_line(tmp_path, capsys,
+                                                                    monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    document = demo_project().to_dict()
+    _node(document, "Input")["params"].pop("shape")
+    path = _write(tmp_path, json.dumps(document))
+    assert main([command[0], str(path), *command[1:]]) == 1
+    assert capsys.readouterr().err == (
+        "studio: error: p.studio.json: Layer 'input_1': Shape is not given; a project must say "
+        "it for every Input.\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.studio.json"]
+
+
+def test_optional_parameters_left_out_take_their_default(tmp_path):
+    document = demo_project().to_dict()
+    _node(document, "Dense")["params"] = {"units": 10}
+    document["model"]["nodes"].append({"id": "keras_1", "type": "Keras", "params": {}})
+    project = load_project(_write(tmp_path, json.dumps(document)))
+    assert project.graph.node("dense_1").resolved_params() == {
+        "units": 10, "activation": "relu", "use_bias": True}
 
 
 def test_truncated_file_names_line_and_column(tmp_path):
