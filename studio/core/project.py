@@ -485,25 +485,24 @@ def _read_file(path: Path) -> str:
         if not stat.S_ISREG(info.st_mode):
             raise ProjectFileError(
                 "not a regular file (a device, pipe or socket), so it is not read.")
-        if info.st_size > MAX_FILE_BYTES:
-            raise ProjectFileError(_too_large(info.st_size))
+        _check_size(info.st_size)
         with open(path, "rb") as file:
             data = file.read(MAX_FILE_BYTES + 1)  # the file may have grown since stat
     except FileNotFoundError:
         raise ProjectFileError("the file does not exist.") from None
     except OSError as exc:
         raise ProjectFileError(f"cannot be read ({exc.strerror or exc}).") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ProjectFileError(_too_large(len(data)))
+    _check_size(len(data))
     try:
         return data.decode("utf-8-sig")  # editors on Windows start UTF-8 files with a BOM
     except UnicodeDecodeError as exc:
         raise ProjectFileError(f"cannot be read ({exc}).") from None
 
 
-def _too_large(size: int) -> str:
-    return (f"the file is {format_bytes(size)}, larger than a project can be "
-            f"({format_bytes(MAX_FILE_BYTES)} at most), so it is not read.")
+def _check_size(size: int) -> None:
+    if size > MAX_FILE_BYTES:
+        raise ProjectFileError(f"the file is {format_bytes(size)}, larger than a project can "
+                               f"be ({format_bytes(MAX_FILE_BYTES)} at most).")
 
 
 def load_project(path: str | Path) -> Project:
@@ -516,9 +515,17 @@ def load_project(path: str | Path) -> Project:
 
 
 def save_project(project: Project, path: str | Path) -> None:
-    """Write ``project`` to ``path`` atomically."""
+    """Write ``project`` to ``path`` atomically. Raise ProjectFileError, writing nothing, if
+    load_project would refuse the file: the text is checked exactly as a loaded file is."""
+    path = Path(path)
     text = json.dumps(project.to_dict(), indent=2) + "\n"
-    atomic_write_text(Path(path), text)
+    try:
+        _check_size(len(text.encode("utf-8")))
+        validate_document(_parse(text))
+    except ProjectFileError as exc:
+        raise ProjectFileError(
+            f"{path.name}: not saved, as it would not open again: {exc}") from None
+    atomic_write_text(path, text)
 
 
 def project_stem(path: str | Path) -> str:

@@ -214,6 +214,61 @@ def test_a_utf8_bom_is_accepted(tmp_path):
     assert load_project(path) == demo_project()
 
 
+def _too_long_name(p: Project) -> None:
+    p.name = "n" * 201
+
+
+def _nan_momentum(p: Project) -> None:
+    p.training.momentum = float("nan")
+
+
+def _unknown_parameter(p: Project) -> None:
+    p.graph.node("dense_1").params["bogus"] = 1
+
+
+def _shape_as_tuple(p: Project) -> None:  # JSON writes a tuple as a list: this one saves
+    p.graph.node("input_1").params["shape"] = (28, 28, 1)
+
+
+@pytest.mark.parametrize(
+    ("spoil", "expected"),
+    [
+        (_too_long_name, "at name: 'nnnnn.*' is too long"),
+        (_nan_momentum, "at training/momentum: NaN is not a finite number"),
+        (_unknown_parameter, "Layer 'dense_1': Dense has no parameter 'bogus'"),
+    ],
+)
+@pytest.mark.parametrize("existing", [False, True])
+def test_save_refuses_what_would_not_load_and_writes_nothing(tmp_path, spoil, expected,
+                                                             existing):
+    path = tmp_path / "p.studio.json"
+    if existing:
+        save_project(from_template("mlp"), path)
+    before = path.read_bytes() if existing else None
+    bad = demo_project()
+    spoil(bad)
+    refused = f"^p\\.studio\\.json: not saved, as it would not open again: .*{expected}"
+    with pytest.raises(ProjectFileError, match=refused):
+        save_project(bad, path)
+    assert [p.name for p in tmp_path.iterdir()] == (["p.studio.json"] if existing else [])
+    if existing:
+        assert path.read_bytes() == before
+
+
+def test_save_checks_the_text_it_writes(tmp_path):
+    project = demo_project()
+    _shape_as_tuple(project)
+    save_project(project, tmp_path / "p.studio.json")
+    assert load_project(tmp_path / "p.studio.json") == demo_project()
+
+
+def test_save_refuses_a_file_over_the_size_cap(tmp_path, monkeypatch):
+    monkeypatch.setattr(project, "MAX_FILE_BYTES", 100)
+    with pytest.raises(ProjectFileError, match="larger than a project can be"):
+        save_project(demo_project(), tmp_path / "p.studio.json")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_save_is_atomic_when_writing_fails(tmp_path, monkeypatch):
     path = tmp_path / "p.studio.json"
     save_project(from_template("mlp"), path)
