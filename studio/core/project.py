@@ -7,6 +7,7 @@ import itertools
 import json
 import math
 import os
+import re
 import stat
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -33,6 +34,7 @@ MAX_INT_BITS = 1024
 MAX_DIGITS = 309
 """A number token with more digits does not fit in a double."""
 MAX_DEPTH = 100
+PLAIN_KEY = re.compile(r"[\w.-]{1,80}", re.ASCII)
 """The deepest nesting of a project document; imported Keras configs nest a dozen levels."""
 
 OPTIMIZERS = ("adam", "adamw", "sgd", "rmsprop", "adagrad", "nadam")
@@ -426,7 +428,8 @@ def _finite_int(token: str) -> int | _Refused:
 def _number_problem(value: Any) -> str | None:
     """Why ``value`` is a number no project may hold, or None."""
     if isinstance(value, _Refused) or isinstance(value, float) and not math.isfinite(value):
-        return f"{value} is not a finite number; every number in a project must be finite"
+        return (f"{shortened(str(value))} is not a finite number; every number in a project "
+                "must be finite")
     if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
         return "the number is too large"
     return None
@@ -455,8 +458,15 @@ def _too_deep() -> str:
 
 
 def _where(path: Iterable[Any]) -> str:
-    """``training/momentum``: where in the document a problem is."""
-    return shortened("/".join(str(part) for part in path)) or "the top level"
+    """``training/momentum``: where in the document a problem is; keys that are not plain
+    words are quoted, so that a line break in a key does not break the line."""
+    parts = (str(p) if isinstance(p, int) or PLAIN_KEY.fullmatch(p) else quoted(p) for p in path)
+    return shortened("/".join(parts)) or "the top level"
+
+
+def _file_name(path: Path) -> str:
+    """The name of ``path`` as messages show it, quoted if it holds line breaks or the like."""
+    return path.name if path.name.isprintable() else quoted(path.name)
 
 
 def _parse(text: str) -> Any:
@@ -511,7 +521,7 @@ def load_project(path: str | Path) -> Project:
     try:
         return Project.from_dict(_parse(_read_file(path)))
     except ProjectFileError as exc:
-        raise ProjectFileError(f"{path.name}: {exc}") from None
+        raise ProjectFileError(f"{_file_name(path)}: {exc}") from None
 
 
 def save_project(project: Project, path: str | Path) -> None:
@@ -524,7 +534,7 @@ def save_project(project: Project, path: str | Path) -> None:
         validate_document(_parse(text))
     except ProjectFileError as exc:
         raise ProjectFileError(
-            f"{path.name}: not saved, as it would not open again: {exc}") from None
+            f"{_file_name(path)}: not saved, as it would not open again: {exc}") from None
     atomic_write_text(path, text)
 
 

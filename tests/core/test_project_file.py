@@ -451,8 +451,10 @@ HUGE = "x" * 200_000
          r"at training/metrics/\d+: \d+ is not one"),
         (lambda d: d["training"].update({HUGE: 1, "bogus": 2}),
          "at training: unexpected key 'xxx.*' and 1 other"),
-        (lambda d: d["positions"].update({HUGE: [0, 0, 0]}), "at positions/xxx"),
+        (lambda d: d["positions"].update({HUGE: [0, 0, 0]}), "at positions/'xxx"),
         (lambda d: d["model"]["nodes"][1].update(type=HUGE), "unknown type 'xxx"),
+        (lambda d: d["positions"].update({"a\nb": [0]}),
+         r"at positions/'a\\nb': \[0\] is too short"),
         (lambda d: d["model"]["edges"].append(["input_1", HUGE]), "a layer 'xxx.*' that does"),
         (lambda d: d.update(format_version=10**300), "newer Layer Studio"),
         (lambda d: d["model"]["nodes"][0]["params"].update(shape=[HUGE]),
@@ -468,6 +470,13 @@ def test_error_lines_quote_values_short(tmp_path, mutate, expected):
     message = str(info.value)
     assert len(message.splitlines()) == 1
     assert len(message) <= 300, message
+
+
+def test_a_file_name_with_a_line_break_is_quoted(tmp_path):
+    path = tmp_path / "two\nlines.studio.json"
+    path.write_text("[]")
+    with pytest.raises(ProjectFileError, match=r"^'two\\nlines\.studio\.json': The file does not"):
+        load_project(path)
 
 
 def test_malformed_positions_are_explained(tmp_path):
