@@ -34,8 +34,9 @@ MAX_INT_BITS = 1024
 MAX_DIGITS = 309
 """A number token with more digits does not fit in a double."""
 MAX_DEPTH = 100
-PLAIN_KEY = re.compile(r"[\w.-]{1,80}", re.ASCII)
 """The deepest nesting of a project document; imported Keras configs nest a dozen levels."""
+PLAIN_KEY = re.compile(r"[\w.-]{1,80}", re.ASCII)
+"""Keys that messages show as they are; others are quoted."""
 
 OPTIMIZERS = ("adam", "adamw", "sgd", "rmsprop", "adagrad", "nadam")
 SCHEDULES = ("constant", "step", "exponential", "cosine", "plateau")
@@ -374,8 +375,7 @@ def validate_document(data: Any) -> dict[str, Any]:
     if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
         raise ProjectFileError(
             f"This project was saved by a newer Layer Studio (format {quoted(version)}; this "
-            f"version "
-            f"reads format {FORMAT_VERSION}). Update Layer Studio to open it."
+            f"version reads format {FORMAT_VERSION}). Update Layer Studio to open it."
         )
     data = migrate(data)
     # The best of the first errors: a list of 100,000 bad items would take seconds to list.
