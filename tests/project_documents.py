@@ -15,6 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from studio.core.layers import REGISTRY
 from studio.core.templates import TEMPLATES, from_template
 
 TEMPLATE_DOCUMENTS = [from_template(name).to_dict() for name in sorted(TEMPLATES)]
@@ -41,12 +42,12 @@ json_values = st.recursive(
 
 @st.composite
 def mutated_documents(draw: st.DrawFn) -> Any:
-    """A template's document with one to four places replaced, removed, added to, wrapped or
-    nested deeply. Each mutation walks down from the top, copying only what it passes, so the
-    template's document stays as it was."""
+    """A template's document with one to three places replaced (by anything, or by a value of
+    the same type), removed, added to, wrapped or nested deeply. Each mutation walks down from
+    the top, copying only what it passes, so the template's document stays as it was."""
     document = dict(draw(st.sampled_from(TEMPLATE_DOCUMENTS)))
-    for _ in range(draw(st.integers(1, 4))):
-        parent: Any = document
+    for _ in range(draw(st.integers(1, 3))):
+        parent: Any = _layer_params(draw, document) if draw(st.booleans()) else document
         key = _pick(draw, parent)
         while isinstance(parent[key], dict | list) and parent[key] and draw(st.integers(0, 4)):
             parent[key] = copy.copy(parent[key])
@@ -56,30 +57,68 @@ def mutated_documents(draw: st.DrawFn) -> Any:
     return document
 
 
+def _layer_params(draw: st.DrawFn, document: dict) -> dict:
+    """The params of a random layer, copied into ``document`` (the document itself if an
+    earlier mutation broke the way there): where most of a project's variety is."""
+    model = document.get("model")
+    if not isinstance(model, dict) or not isinstance(model.get("nodes"), list):
+        return document
+    model = document["model"] = dict(model)
+    nodes = model["nodes"] = list(model["nodes"])
+    index = draw(st.integers(0, len(nodes) - 1)) if nodes else None
+    if index is None or not isinstance(nodes[index], dict):
+        return document
+    node = nodes[index] = dict(nodes[index])
+    if not isinstance(node.get("params"), dict) or not node["params"]:
+        return node or document
+    node["params"] = dict(node["params"])
+    return node["params"]
+
+
 def _pick(draw: st.DrawFn, container: dict | list) -> Any:
     """A key of a non-empty dict or an index of a non-empty list."""
     keys = list(container) if isinstance(container, dict) else range(len(container))
     return keys[draw(st.integers(0, len(keys) - 1))]
 
 
+def _same_kind(value: Any) -> st.SearchStrategy:
+    """Values of the same JSON type as ``value``, which often still pass the schema and so
+    reach the checks after it."""
+    if isinstance(value, bool):
+        return st.booleans()
+    if isinstance(value, int):
+        return st.integers(-2, 70_000) | st.sampled_from([2**31, 10**400])
+    if isinstance(value, float):
+        return st.floats(-2.0, 2.0) | st.sampled_from([math.nan, math.inf, 1e-300, 10.0])
+    if isinstance(value, str):
+        return st.sampled_from(sorted(REGISTRY) + ["input_1", "dense_1", "", "x" * 300]) | (
+            st.text(max_size=6))
+    return st.just(value)
+
+
+ACTIONS = ("same", "same", "same", "same", "scalar", "json", "remove", "add", "wrap", "deep")
+"""How a mutation changes its place, weighted towards changes that keep the value's type, so
+that many documents pass the schema and reach the loader's later checks."""
+
+
 def _mutate(draw: st.DrawFn, parent: dict | list, key: Any) -> None:
-    action = draw(st.integers(0, 6))
-    if action == 0:
+    action = draw(st.sampled_from(ACTIONS))
+    if action == "same":
+        parent[key] = draw(_same_kind(parent[key]))
+    elif action == "scalar":
         parent[key] = draw(scalars)
-    elif action == 1:
+    elif action == "json":
         parent[key] = draw(json_values)
-    elif action == 2:
+    elif action == "remove":
         del parent[key]
-    elif action == 3 and isinstance(parent, dict):
+    elif action == "add" and isinstance(parent, dict):
         parent[draw(st.text(max_size=6) | st.sampled_from(["bogus", "shape", "units"]))] = (
             draw(scalars))
-    elif action == 3:
+    elif action == "add":
         parent.insert(key, draw(scalars) if draw(st.booleans()) else parent[key])
-    elif action == 4:
+    elif action == "wrap":
         parent[key] = [[parent[key]], {"x": parent[key]}, str(parent[key])][
             draw(st.integers(0, 2))]
-    elif action == 5:
-        parent[key] = draw(scalars)
     else:
         parent[key] = f"{DEEP}{draw(st.integers(1, 5_000))}"
 
