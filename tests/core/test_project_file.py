@@ -200,10 +200,10 @@ def test_a_file_that_grows_after_the_size_check_is_read_only_up_to_the_cap(tmp_p
                                                                             monkeypatch):
     path = tmp_path / "p.studio.json"
     path.write_text(" " * 100)
+    (tmp_path / "small").write_text("{}")
     monkeypatch.setattr(project, "MAX_FILE_BYTES", 10)
     real_stat = os.stat
-    monkeypatch.setattr(project.os, "stat", lambda p: real_stat(tmp_path / "small"))
-    (tmp_path / "small").write_text("{}")
+    monkeypatch.setattr(project.os, "stat", lambda p, **kw: real_stat(tmp_path / "small", **kw))
     with pytest.raises(ProjectFileError, match="larger than a project can be"):
         load_project(path)
 
