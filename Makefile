@@ -37,6 +37,7 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/inference_latency.py
 	$(BIN)/python bench/batch_inference.py
 	$(BIN)/python bench/search_overhead.py
+	$(BIN)/python bench/loader_fuzz.py
 
 # A one-folder desktop bundle in dist/layer-studio/ (see "Desktop bundle" in the README).
 bundle: $(STAMP)

@@ -181,17 +181,25 @@ def _check_output(path: Path, force: bool) -> None:
 def _write_output(path: Path, write: Callable[[Path], None]) -> None:
     """Make the folders ``path`` needs, then ``write(path)`` (an atomic writer, which leaves
     nothing behind when it fails). An OSError (a full disk, a read-only folder) becomes one
-    line, and the folders made for it are removed again."""
+    line, and so does a project the loader would refuse; the folders made for it are removed
+    again."""
+    from studio.core.project import ProjectFileError
+
     missing = [p for p in path.parents if not p.exists()]
     try:
         for folder in reversed(missing):
             folder.mkdir()
         write(path)
     except OSError as exc:
-        for folder in missing:
-            with suppress(OSError):
-                folder.rmdir()
-        raise CliError(unwritable(path.parent, exc)) from None
+        message = unwritable(path.parent, exc)
+    except ProjectFileError as exc:  # a project that would not open again is not written
+        message = str(exc)
+    else:
+        return
+    for folder in missing:
+        with suppress(OSError):
+            folder.rmdir()
+    raise CliError(message) from None
 
 
 def cmd_new(args: argparse.Namespace) -> int:

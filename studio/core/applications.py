@@ -136,7 +136,7 @@ APPLICATION = LayerType(
     "It takes colour images with values 0..1.",
     (
         Param("name", "choice", "MobileNetV2", "Which pre-trained network to use.",
-              choices=tuple(BASES)),
+              choices=tuple(BASES), required=True),
         Param("weights", "choice", "imagenet",
               "'imagenet' starts from weights learned on ImageNet (downloaded once); "
               "'random' starts from scratch.", choices=("imagenet", "random")),

@@ -21,6 +21,7 @@ from studio.core.applications import APPLICATION, BASES
 from studio.core.data import DatasetInfo, LoadedData
 from studio.core.graph import Node
 from studio.core.layers import OPAQUE_TYPE
+from studio.core.messages import format_bytes
 from studio.core.optimizers import optimizer_slots
 from studio.core.project import DeviceChoice, Project
 
@@ -234,15 +235,6 @@ def _target(devices: Devices, choice: DeviceChoice) -> tuple[str, int, str]:
         return "CPU", 1, "No GPU chosen for training is visible, so this is for the CPU."
     smallest = min(chosen, key=lambda gpu: gpu.memory_bytes or 0)
     return device_label(smallest.index), len(chosen), ""
-
-
-def format_bytes(count: float) -> str:
-    """``1_300_000`` gives ``1.2 MB`` (units of 1024 bytes)."""
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if abs(count) < 1024 or unit == "GB":
-            return f"{count:,.0f} {unit}" if unit == "bytes" else f"{count:.3g} {unit}"
-        count /= 1024
-    raise AssertionError("unreachable")
 
 
 def oom_advice(estimate: Estimate, batch_size: int) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from studio.core.messages import quoted
 from studio.core.params import Param, format_shape
 
 Shape = tuple[int, ...]
@@ -51,6 +52,9 @@ class LayerType:
     infer: Callable[[dict[str, Any], list[Shape]], tuple[Shape, int]]
     min_inputs: int = 1
     max_inputs: int = 1
+    free_form: bool = False
+    """Its nodes hold a record of their own rather than ``params`` (an imported Keras layer's
+    class, config and shapes), which the project schema checks."""
 
     def defaults(self) -> dict[str, Any]:
         """A fresh dict of default parameter values."""
@@ -74,6 +78,21 @@ class LayerType:
             if problem:
                 return problem
         return None
+
+    def check_stored(self, params: dict[str, Any]) -> str | None:
+        """The first problem with ``params`` as a project file holds them: a parameter this
+        type does not have, a required one left out, or a value it does not allow."""
+        if self.free_form:
+            return None
+        names = [p.name for p in self.params]
+        for key in params:
+            if key not in names:
+                takes = f"takes {', '.join(names)}" if names else "takes no parameters"
+                return f"{self.name} has no parameter {quoted(key)} (it {takes})."
+        for p in self.params:
+            if p.required and p.name not in params:
+                return f"{p.label} is not given; a project must say it for every {self.name}."
+        return self.check_params(self.resolved(params))
 
     def output(self, params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
         """Output shape and parameter count for ``inputs``; raise LayerError if impossible."""
@@ -99,13 +118,14 @@ def _copy(value: Any) -> Any:
     return list(value) if isinstance(value, list) else value
 
 
-def _activation(default: str = "linear") -> Param:
+def _activation(default: str = "linear", required: bool = False) -> Param:
     return Param(
         "activation",
         "choice",
         default,
         "The function applied to each output value.",
         choices=ACTIVATIONS,
+        required=required,
     )
 
 
@@ -310,7 +330,8 @@ _TYPES = (
         "Input",
         "Core",
         "Where data enters the model; its shape is one sample without the batch.",
-        (Param("shape", "shape", [28, 28, 1], "The shape of one sample, e.g. 28, 28, 1."),),
+        (Param("shape", "shape", [28, 28, 1], "The shape of one sample, e.g. 28, 28, 1.",
+               required=True),),
         _input,
         min_inputs=0,
         max_inputs=0,
@@ -320,7 +341,8 @@ _TYPES = (
         "Core",
         "A fully connected layer: every output looks at every input value.",
         (
-            Param("units", "int", 64, "How many output values (neurons).", 1, 65536),
+            Param("units", "int", 64, "How many output values (neurons).", 1, 65536,
+                  required=True),
             _activation("relu"),
             _use_bias(),
         ),
@@ -331,8 +353,10 @@ _TYPES = (
         "Convolution",
         "Slides learned filters over an image to detect local patterns.",
         (
-            Param("filters", "int", 32, "How many feature maps to learn.", 1, 4096),
-            Param("kernel_size", "int", 3, "Width and height of each filter.", 1, 64),
+            Param("filters", "int", 32, "How many feature maps to learn.", 1, 4096,
+                  required=True),
+            Param("kernel_size", "int", 3, "Width and height of each filter.", 1, 64,
+                  required=True),
             Param("strides", "int", 1, "Step between filter positions.", 1, 64),
             _padding(),
             _activation("relu"),
@@ -375,7 +399,7 @@ _TYPES = (
         (
             Param(
                 "rate", "float", 0.5, "Fraction of values dropped.", 0.0, 1.0,
-                exclusive_maximum=True,
+                exclusive_maximum=True, required=True,
             ),
         ),
         _same,
@@ -396,7 +420,7 @@ _TYPES = (
         "Activation",
         "Core",
         "Applies a function to every value.",
-        (_activation("relu"),),
+        (_activation("relu", required=True),),
         _same,
     ),
     LayerType(
@@ -406,7 +430,7 @@ _TYPES = (
         (
             Param(
                 "target_shape", "shape", [-1], "The new shape, e.g. 28, 28, 1.",
-                allow_wildcard=True,
+                allow_wildcard=True, required=True,
             ),
         ),
         _reshape,
@@ -416,7 +440,8 @@ _TYPES = (
         "Preprocessing",
         "Multiplies by a scale and adds an offset, e.g. 1/255 to bring pixels into 0..1.",
         (
-            Param("scale", "float", 1.0 / 255.0, "Each value is multiplied by this."),
+            Param("scale", "float", 1.0 / 255.0, "Each value is multiplied by this.",
+                  required=True),
             Param("offset", "float", 0.0, "Then this is added."),
         ),
         _same,
@@ -427,8 +452,9 @@ _TYPES = (
         "Turns whole-number tokens into learned vectors.",
         (
             Param("input_dim", "int", 1000, "Vocabulary size: tokens are 0 .. input_dim-1.",
-                  1, 10**7),
-            Param("output_dim", "int", 32, "Length of each token's vector.", 1, 65536),
+                  1, 10**7, required=True),
+            Param("output_dim", "int", 32, "Length of each token's vector.", 1, 65536,
+                  required=True),
         ),
         _embedding,
     ),
@@ -437,7 +463,7 @@ _TYPES = (
         "Sequence",
         "A recurrent layer with memory cells that reads a sequence step by step.",
         (
-            Param("units", "int", 64, "Size of the hidden state.", 1, 65536),
+            Param("units", "int", 64, "Size of the hidden state.", 1, 65536, required=True),
             Param("return_sequences", "bool", False, "Output every step, not only the last."),
         ),
         _recurrent("LSTM", gates=4, bias_per_gate=1),
@@ -447,7 +473,7 @@ _TYPES = (
         "Sequence",
         "A lighter recurrent layer with gated updates.",
         (
-            Param("units", "int", 64, "Size of the hidden state.", 1, 65536),
+            Param("units", "int", 64, "Size of the hidden state.", 1, 65536, required=True),
             Param("return_sequences", "bool", False, "Output every step, not only the last."),
         ),
         _recurrent("GRU", gates=3, bias_per_gate=2),
@@ -496,6 +522,7 @@ _TYPES = (
         (),
         _opaque,
         max_inputs=64,
+        free_form=True,
     ),
 )
 

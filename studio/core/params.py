@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from studio.core.messages import quoted
+
 ParamKind = Literal["int", "float", "bool", "choice", "shape"]
 
 
@@ -24,6 +26,9 @@ class Param:
     choices: tuple[str, ...] = field(default_factory=tuple)
     optional: bool = False
     allow_wildcard: bool = False
+    required: bool = False
+    """A project file must give it, as Keras has no default for it either; ``default`` only
+    seeds a new layer. Other parameters left out of a file take their default."""
 
     @property
     def label(self) -> str:
@@ -39,14 +44,14 @@ class Param:
         if self.kind == "choice":
             if value in self.choices:
                 return None
-            return f"{self.label} must be one of {', '.join(self.choices)}, not {value!r}."
+            return f"{self.label} must be one of {', '.join(self.choices)}, not {quoted(value)}."
         if self.kind == "shape":
             return self._check_shape(value)
         if self.kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
-            return f"{self.label} must be a whole number, not {value!r}."
+            return f"{self.label} must be a whole number, not {quoted(value)}."
         if self.kind == "float":
             if isinstance(value, bool) or not isinstance(value, int | float):
-                return f"{self.label} must be a number, not {value!r}."
+                return f"{self.label} must be a number, not {quoted(value)}."
             if not math.isfinite(value):
                 return f"{self.label} must be a finite number."
         if self.minimum is not None:
@@ -67,7 +72,7 @@ class Param:
         wildcards = 0
         for dim in value:
             if isinstance(dim, bool) or not isinstance(dim, int):
-                return f"{self.label} must hold whole numbers, not {dim!r}."
+                return f"{self.label} must hold whole numbers, not {quoted(dim)}."
             if dim == -1 and self.allow_wildcard:
                 wildcards += 1
             elif dim < 1:
@@ -78,7 +83,7 @@ class Param:
 
 
 def _fmt(value: float) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    return f"{value:g}" if isinstance(value, float) else quoted(value)
 
 
 def format_shape(shape: tuple[int | None, ...] | list[int] | None) -> str:
@@ -98,4 +103,5 @@ def parse_shape(text: str) -> list[int]:
     try:
         return [int(p) for p in parts]
     except ValueError:
-        raise ValueError(f"{text!r} is not a list of whole numbers such as 28, 28, 1.") from None
+        raise ValueError(
+            f"{quoted(text)} is not a list of whole numbers such as 28, 28, 1.") from None

@@ -6,6 +6,9 @@ import copy
 import json
 import math
 import os
+import re
+import stat
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -16,11 +19,21 @@ import jsonschema
 from studio.core.files import atomic_write_text
 from studio.core.graph import Graph, Node
 from studio.core.layers import REGISTRY
+from studio.core.messages import QUOTE_LIMIT, count, format_bytes, quoted, shortened
 from studio.core.migrations import migrate
 
 FORMAT_VERSION = 5
 SUFFIX = ".studio.json"
 SCHEMA_PATH = Path(__file__).with_name("project.schema.json")
+MAX_FILE_BYTES = 64 * 2**20
+"""The largest project file read; a real project is a few kilobytes, an imported one with
+its Keras configs a few megabytes."""
+MAX_INT_BITS = 1024
+"""Whole numbers must fit in a double, as JSON numbers are meant to."""
+MAX_DEPTH = 100
+"""The deepest nesting of a project document; imported Keras configs nest a dozen levels."""
+PLAIN_KEY = re.compile(r"[\w.-]{1,80}", re.ASCII)
+"""Keys that messages show as they are; others are quoted."""
 
 OPTIMIZERS = ("adam", "adamw", "sgd", "rmsprop", "adagrad", "nadam")
 SCHEDULES = ("constant", "step", "exponential", "cosine", "plateau")
@@ -330,6 +343,24 @@ def project_schema() -> dict[str, Any]:
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(project_schema())
+
+
+def _schema_problem(error: jsonschema.ValidationError) -> str:
+    """The schema's complaint with the offending value quoted short: jsonschema's own message
+    holds the whole value (a 200 KB name gave a 200 KB message)."""
+    if error.validator == "additionalProperties":
+        extra = [key for key in error.instance if key not in error.schema.get("properties", {})]
+        more = f" and {count(len(extra) - 1, 'other')}" if len(extra) > 1 else ""
+        return f"unexpected key {quoted(extra[0])}{more}"
+    whole = repr(error.instance)
+    if error.message.startswith(whole):  # "<instance> is too long" and most others
+        return quoted(error.instance) + shortened(error.message[len(whole):])
+    return shortened(error.message, 2 * QUOTE_LIMIT)
+
+
 def validate_document(data: Any) -> dict[str, Any]:
     """Check a project document and return it upgraded to the current format.
 
@@ -339,60 +370,167 @@ def validate_document(data: Any) -> dict[str, Any]:
         raise ProjectFileError(
             "The file does not hold a Layer Studio project (expected an object)."
         )
+    _check_values(data)
     version = data.get("format_version")
     if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
         raise ProjectFileError(
-            f"This project was saved by a newer Layer Studio (format {version}; this version "
-            f"reads format {FORMAT_VERSION}). Update Layer Studio to open it."
+            f"This project was saved by a newer Layer Studio (format {quoted(version)}; this "
+            f"version reads format {FORMAT_VERSION}). Update Layer Studio to open it."
         )
     data = migrate(data)
-    validator = jsonschema.Draft202012Validator(project_schema())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    # The first error only: the schema puts each bound on a list before the check of its items,
+    # so a list of a million items stops at its size instead of taking a minute to check.
+    error = next(_validator().iter_errors(data), None)
     if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "the top level"
-        raise ProjectFileError(f"The project is not valid at {where}: {error.message}.")
-    ids = [n["id"] for n in data["model"]["nodes"]]
+        raise ProjectFileError(
+            f"The project is not valid at {_where(error.absolute_path)}: {_schema_problem(error)}."
+        )
+    ids = {n["id"] for n in data["model"]["nodes"]}
     seen: set[str] = set()
     for node in data["model"]["nodes"]:
         if node["id"] in seen:
-            raise ProjectFileError(f"Two layers share the id {node['id']!r}.")
+            raise ProjectFileError(f"Two layers share the id {quoted(node['id'])}.")
         seen.add(node["id"])
         if node["type"] not in REGISTRY:
             raise ProjectFileError(
-                f"Layer {node['id']!r} has an unknown type {node['type']!r}. "
+                f"Layer {quoted(node['id'])} has an unknown type {quoted(node['type'])}. "
                 "It may come from a newer Layer Studio."
             )
+        problem = REGISTRY[node["type"]].check_stored(node["params"])
+        if problem:
+            raise ProjectFileError(f"Layer {quoted(node['id'])}: {problem}")
     for src, dst in data["model"]["edges"]:
         for end in (src, dst):
             if end not in ids:
                 raise ProjectFileError(
-                    f"A connection refers to a layer {end!r} that does not exist."
+                    f"A connection refers to a layer {quoted(end)} that does not exist."
                 )
     return data
+
+
+class _Refused(str):
+    """A number token of the file that no setting can hold (NaN, ±Infinity, or a fraction too
+    large for a double), kept as its text so that validation can say where it is."""
+
+
+def _finite_float(token: str) -> float | _Refused:
+    value = float(token)
+    return value if math.isfinite(value) else _Refused(token)
+
+
+def _number_problem(value: Any) -> str | None:
+    """Why ``value`` is a number no project may hold, or None."""
+    if isinstance(value, _Refused) or isinstance(value, float) and not math.isfinite(value):
+        return (f"{shortened(str(value))} is not a finite number; every number in a project "
+                "must be finite")
+    if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
+        return "the number is too large"
+    return None
+
+
+def _check_values(data: Any) -> None:
+    """Raise ProjectFileError at the first number that is not finite or too large, or where
+    the document is nested deeper than MAX_DEPTH (which later recursion could not handle).
+
+    Quick on a million values: a container's path is kept as a link to its parent's, and
+    followed only to report a problem.
+    """
+    stack: list[tuple[Any, int, Any]] = [(data, 0, None)]
+    while stack:
+        container, depth, link = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ProjectFileError(_too_deep())
+        items = container.items() if isinstance(container, dict) else enumerate(container)
+        for key, item in items:
+            if type(item) is str:  # the commonest value, and never a problem
+                continue
+            if isinstance(item, dict | list | tuple):
+                stack.append((item, depth + 1, (link, key)))
+            elif problem := _number_problem(item):
+                raise ProjectFileError(
+                    f"The project is not valid at {_where(_path(link, key))}: {problem}.")
+
+
+def _path(link: Any, key: Any) -> list[Any]:
+    """The keys from the top of the document down to ``key`` in the container at ``link``."""
+    keys = [key]
+    while link is not None:
+        link, key = link
+        keys.append(key)
+    return keys[::-1]
+
+
+def _too_deep() -> str:
+    return f"The project is nested more than {MAX_DEPTH} levels deep; no project is."
+
+
+def _where(path: Iterable[Any]) -> str:
+    """``training/momentum``: where in the document a problem is; keys that are not plain
+    words are quoted, so that a line break in a key does not break the line."""
+    parts = (str(p) if isinstance(p, int) or PLAIN_KEY.fullmatch(p) else quoted(p) for p in path)
+    return shortened("/".join(parts)) or "the top level"
+
+
+def _file_name(path: Path) -> str:
+    """The name of ``path`` as messages show it, quoted if it holds line breaks or the like."""
+    return path.name if path.name.isprintable() else quoted(path.name)
+
+
+def _parse(text: str) -> Any:
+    """The JSON document in ``text``; non-finite numbers are kept as _Refused tokens."""
+    if not text.strip():
+        raise ProjectFileError("the file is empty.")
+    try:
+        return json.loads(text, parse_constant=_Refused, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise ProjectFileError(
+            f"not valid JSON at line {exc.lineno}, column {exc.colno} "
+            f"({exc.msg}). The file may be truncated or damaged."
+        ) from None
+    except ValueError:  # Python reads at most 4,300 digits of a whole number
+        raise ProjectFileError("a number in the file has thousands of digits; no setting "
+                               "takes such a number.") from None
+    except RecursionError:
+        raise ProjectFileError(_too_deep()) from None
+
+
+def _read_file(path: Path) -> str:
+    """The text of the project file at ``path``; raise ProjectFileError (without the file's
+    name) if it is missing, not a regular file, over MAX_FILE_BYTES or not UTF-8."""
+    try:
+        info = os.stat(path)  # before opening: opening a FIFO would block until a writer comes
+        if stat.S_ISDIR(info.st_mode):
+            raise ProjectFileError("this is a folder, not a project file.")
+        if not stat.S_ISREG(info.st_mode):
+            raise ProjectFileError(
+                "not a regular file (a device, pipe or socket), so it is not read.")
+        _check_size(info.st_size)
+        with open(path, "rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)  # the file may have grown since stat
+    except FileNotFoundError:
+        raise ProjectFileError("the file does not exist.") from None
+    except OSError as exc:
+        raise ProjectFileError(f"cannot be read ({exc.strerror or exc}).") from None
+    _check_size(len(data))
+    try:
+        return data.decode("utf-8-sig")  # editors on Windows start UTF-8 files with a BOM
+    except UnicodeDecodeError as exc:
+        raise ProjectFileError(f"cannot be read ({exc}).") from None
+
+
+def _check_size(size: int) -> None:
+    if size > MAX_FILE_BYTES:
+        raise ProjectFileError(f"the file is {format_bytes(size)}, larger than a project can "
+                               f"be ({format_bytes(MAX_FILE_BYTES)} at most).")
 
 
 def load_project(path: str | Path) -> Project:
     """Read a project file; raise ProjectFileError with a clear message if it is unusable."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ProjectFileError(f"{path.name}: the file does not exist.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProjectFileError(f"{path.name}: cannot be read ({exc}).") from None
-    if not text.strip():
-        raise ProjectFileError(f"{path.name}: the file is empty.")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ProjectFileError(
-            f"{path.name}: not valid JSON at line {exc.lineno}, column {exc.colno} "
-            f"({exc.msg}). The file may be truncated or damaged."
-        ) from None
-    try:
-        project = Project.from_dict(data)
+        project = Project.from_dict(_parse(_read_file(path)))
     except ProjectFileError as exc:
-        raise ProjectFileError(f"{path.name}: {exc}") from None
+        raise ProjectFileError(f"{_file_name(path)}: {exc}") from None
     for name in DATA_PATH_FIELDS:
         setattr(project.dataset, name,
                 absolute_data_path(getattr(project.dataset, name), path.parent))
@@ -402,9 +540,11 @@ def load_project(path: str | Path) -> Project:
 def save_project(project: Project, path: str | Path, home: str | Path | None = None) -> None:
     """Write ``project`` to ``path`` atomically. Its data paths are stored relative to the
     file's folder when the data lies inside ``home`` (by default that folder), so the folder
-    can move with its data; absolute otherwise."""
+    can move with its data; absolute otherwise. Raise ProjectFileError, writing nothing, if
+    load_project would refuse the file: the text is checked exactly as a loaded file is."""
+    path = Path(path)
     document = project.to_dict()
-    folder = os.path.abspath(Path(path).parent)
+    folder = os.path.abspath(path.parent)
     home = os.path.abspath(folder if home is None else home)
     for name in DATA_PATH_FIELDS:
         value = document["dataset"][name]
@@ -413,7 +553,14 @@ def save_project(project: Project, path: str | Path, home: str | Path | None = N
             inside = Path(absolute).is_relative_to(home)
             document["dataset"][name] = (Path(os.path.relpath(absolute, folder)).as_posix()
                                          if inside else absolute)
-    atomic_write_text(Path(path), json.dumps(document, indent=2) + "\n")
+    text = json.dumps(document, indent=2) + "\n"
+    try:
+        _check_size(len(text.encode("utf-8")))
+        validate_document(_parse(text))
+    except ProjectFileError as exc:
+        raise ProjectFileError(
+            f"{_file_name(path)}: not saved, as it would not open again: {exc}") from None
+    atomic_write_text(path, text)
 
 
 def absolute_data_path(path: str | Path, folder: str | Path | None = None) -> str:

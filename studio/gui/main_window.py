@@ -455,6 +455,9 @@ class MainWindow(QMainWindow):
         except OSError as exc:
             self.show_error("Cannot save project", f"{path}: {exc.strerror or exc}")
             return False
+        except ProjectFileError as exc:
+            self.show_error("Cannot save project", str(exc))
+            return False
         self.recent.add(path)
         self.statusBar().showMessage(f"Saved {path}", 5000)
         return True

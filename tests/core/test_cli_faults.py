@@ -103,3 +103,16 @@ def test_training_where_the_disk_refuses_the_run_says_so_and_leaves_no_run_folde
     assert main(["train", str(project)]) == 1
     one_line_error(capsys, "The run cannot start.", words, str(root))
     assert not root.exists() or snapshot(root) == {}
+
+
+def test_an_imported_model_that_would_not_open_again_is_not_written(tmp_path, capsys):
+    import keras
+
+    inputs = keras.Input((4,))
+    unbounded = keras.constraints.MaxNorm(max_value=float("inf"))  # stored as Infinity
+    outputs = keras.layers.Dense(2, kernel_constraint=unbounded)(inputs)
+    keras.Model(inputs, outputs).save(tmp_path / "unbounded.keras")
+    out = tmp_path / "out"
+    assert main(["import", str(tmp_path / "unbounded.keras"), "-o", str(out / "x.json")]) == 1
+    one_line_error(capsys, "not saved, as it would not open again", "Infinity")
+    assert not out.exists()

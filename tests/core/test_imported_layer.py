@@ -128,7 +128,7 @@ def test_project_files_keep_imported_layers(tmp_path):
         (lambda p: p.update(param_count=-1), "model/nodes/1/params/param_count"),
         (lambda p: p.update(input_shapes=[]), "model/nodes/1/params/input_shapes"),
         (lambda p: p.update(class_name="os.system"), "model/nodes/1/params/class_name"),
-        (lambda p: p.update(extra=1), "'extra' was unexpected"),
+        (lambda p: p.update(extra=1), "at model/nodes/1/params: unexpected key 'extra'"),
     ],
 )
 def test_imported_params_are_validated(tmp_path, mutate, where):

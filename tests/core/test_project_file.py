@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 import jsonschema
 import pytest
 
-from studio.core import files
+from studio.cli import main
+from studio.core import files, project
 from studio.core.migrations import migrate
 from studio.core.project import (
     FORMAT_VERSION,
@@ -81,6 +83,63 @@ def test_invalid_documents_are_explained(tmp_path, mutate, expected):
     assert str(info.value).startswith("p.studio.json:")
 
 
+def _node(document, node_type):
+    return next(n for n in document["model"]["nodes"] if n["type"] == node_type)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda d: _node(d, "Dense")["params"].update(bogus=1),
+         "Layer 'dense_1': Dense has no parameter 'bogus' (it takes units, activation, use_bias)."),
+        (lambda d: _node(d, "Flatten")["params"].update(units=1),
+         "Layer 'flatten_1': Flatten has no parameter 'units' (it takes no parameters)."),
+        (lambda d: _node(d, "Input")["params"].pop("shape"),
+         "Layer 'input_1': Shape is not given; a project must say it for every Input."),
+        (lambda d: _node(d, "Dense")["params"].pop("units"),
+         "Layer 'dense_1': Units is not given; a project must say it for every Dense."),
+        (lambda d: _node(d, "Dense")["params"].update(units=0),
+         "Layer 'dense_1': Units must be at least 1, not 0."),
+        (lambda d: _node(d, "Dense")["params"].update(activation="x" * 10_000),
+         "Layer 'dense_1': Activation must be one of linear, relu, sigmoid, tanh, softmax, gelu, "
+         "elu, leaky_relu, not 'xxxxxxx"),
+        (lambda d: d["model"]["nodes"].append({"id": "app", "type": "Application",
+                                               "params": {"weights": "random"}}),
+         "Layer 'app': Name is not given; a project must say it for every Application."),
+    ],
+)
+def test_layer_parameters_are_checked_against_the_registry(tmp_path, mutate, expected):
+    document = demo_project().to_dict()
+    mutate(document)
+    with pytest.raises(ProjectFileError) as info:
+        load_project(_write(tmp_path, json.dumps(document)))
+    assert str(info.value).startswith(f"p.studio.json: {expected}")
+    assert len(str(info.value)) < 300
+
+
+@pytest.mark.parametrize("command", [["export-code", "-o", "x.py"], ["train"]])
+def test_the_command_line_refuses_an_input_without_shape_in_one_line(tmp_path, capsys,
+                                                                    monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    document = demo_project().to_dict()
+    _node(document, "Input")["params"].pop("shape")
+    path = _write(tmp_path, json.dumps(document))
+    assert main([command[0], str(path), *command[1:]]) == 1
+    assert capsys.readouterr().err == (
+        "studio: error: p.studio.json: Layer 'input_1': Shape is not given; a project must say "
+        "it for every Input.\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.studio.json"]
+
+
+def test_optional_parameters_left_out_take_their_default(tmp_path):
+    document = demo_project().to_dict()
+    _node(document, "Dense")["params"] = {"units": 10}
+    document["model"]["nodes"].append({"id": "keras_1", "type": "Keras", "params": {}})
+    project = load_project(_write(tmp_path, json.dumps(document)))
+    assert project.graph.node("dense_1").resolved_params() == {
+        "units": 10, "activation": "relu", "use_bias": True}
+
+
 def test_truncated_file_names_line_and_column(tmp_path):
     text = json.dumps(demo_project().to_dict(), indent=2)
     path = _write(tmp_path, text[: len(text) // 2])
@@ -99,6 +158,115 @@ def test_empty_and_wrong_kind(tmp_path, text, expected):
 def test_missing_file(tmp_path):
     with pytest.raises(ProjectFileError, match="does not exist"):
         load_project(tmp_path / "nope.studio.json")
+
+
+def test_a_fifo_is_refused_without_opening_it(tmp_path):
+    fifo = tmp_path / "p.studio.json"
+    os.mkfifo(fifo)
+    # Safety net only: if the loader opened the FIFO it would block until a writer came, so a
+    # writer comes after 10 s; the loader would then read nothing and the test fail.
+    unblock = threading.Timer(10, lambda: os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)))
+    unblock.start()
+    try:
+        with pytest.raises(ProjectFileError, match=r"^p\.studio\.json: not a regular file"):
+            load_project(fifo)
+    finally:
+        unblock.cancel()
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null"])
+def test_a_device_is_refused(device):
+    with pytest.raises(ProjectFileError, match=r"^(zero|null): not a regular file"):
+        load_project(device)
+
+
+def test_a_folder_is_refused(tmp_path):
+    with pytest.raises(ProjectFileError, match="a folder, not a project file"):
+        load_project(tmp_path)
+
+
+def test_a_file_over_the_size_cap_is_refused(tmp_path, monkeypatch):
+    path = tmp_path / "p.studio.json"
+    save_project(demo_project(), path)
+    monkeypatch.setattr(project, "MAX_FILE_BYTES", path.stat().st_size - 1)
+    with pytest.raises(ProjectFileError, match="larger than a project can be") as info:
+        load_project(path)
+    assert len(str(info.value).splitlines()) == 1
+    monkeypatch.setattr(project, "MAX_FILE_BYTES", path.stat().st_size)
+    assert load_project(path) == demo_project()
+
+
+def test_a_file_that_grows_after_the_size_check_is_read_only_up_to_the_cap(tmp_path,
+                                                                            monkeypatch):
+    path = tmp_path / "p.studio.json"
+    path.write_text(" " * 100)
+    (tmp_path / "small").write_text("{}")
+    monkeypatch.setattr(project, "MAX_FILE_BYTES", 10)
+    real_stat = os.stat
+    monkeypatch.setattr(project.os, "stat", lambda p, **kw: real_stat(tmp_path / "small", **kw))
+    with pytest.raises(ProjectFileError, match="larger than a project can be"):
+        load_project(path)
+
+
+def test_a_utf8_bom_is_accepted(tmp_path):
+    path = tmp_path / "p.studio.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(demo_project().to_dict()).encode())
+    assert load_project(path) == demo_project()
+
+
+def _too_long_name(p: Project) -> None:
+    p.name = "n" * 201
+
+
+def _nan_momentum(p: Project) -> None:
+    p.training.momentum = float("nan")
+
+
+def _unknown_parameter(p: Project) -> None:
+    p.graph.node("dense_1").params["bogus"] = 1
+
+
+def _shape_as_tuple(p: Project) -> None:  # JSON writes a tuple as a list: this one saves
+    p.graph.node("input_1").params["shape"] = (28, 28, 1)
+
+
+@pytest.mark.parametrize(
+    ("spoil", "expected"),
+    [
+        (_too_long_name, "at name: 'nnnnn.*' is too long"),
+        (_nan_momentum, "at training/momentum: NaN is not a finite number"),
+        (_unknown_parameter, "Layer 'dense_1': Dense has no parameter 'bogus'"),
+    ],
+)
+@pytest.mark.parametrize("existing", [False, True])
+def test_save_refuses_what_would_not_load_and_writes_nothing(tmp_path, spoil, expected,
+                                                             existing):
+    path = tmp_path / "p.studio.json"
+    if existing:
+        save_project(from_template("mlp"), path)
+    before = path.read_bytes() if existing else None
+    bad = demo_project()
+    spoil(bad)
+    refused = f"^p\\.studio\\.json: not saved, as it would not open again: .*{expected}"
+    with pytest.raises(ProjectFileError, match=refused):
+        save_project(bad, path)
+    assert [p.name for p in tmp_path.iterdir()] == (["p.studio.json"] if existing else [])
+    if existing:
+        assert path.read_bytes() == before
+
+
+def test_save_checks_the_text_it_writes(tmp_path):
+    project = demo_project()
+    _shape_as_tuple(project)
+    save_project(project, tmp_path / "p.studio.json")
+    assert load_project(tmp_path / "p.studio.json") == demo_project()
+
+
+def test_save_refuses_a_file_over_the_size_cap(tmp_path, monkeypatch):
+    monkeypatch.setattr(project, "MAX_FILE_BYTES", 100)
+    with pytest.raises(ProjectFileError, match="larger than a project can be"):
+        save_project(demo_project(), tmp_path / "p.studio.json")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_save_is_atomic_when_writing_fails(tmp_path, monkeypatch):
@@ -199,9 +367,141 @@ def test_positions_are_optional_in_a_format_2_document():
 
 def test_positions_of_unknown_layers_are_dropped_on_load(tmp_path):
     document = demo_project().to_dict()
-    document["positions"] = {"ghost": [1, 2], "input_1": [3, 4], "dense_1": [float("nan"), 0]}
+    document["positions"] = {"ghost": [1, 2], "input_1": [3, 4]}
     project = load_project(_write(tmp_path, json.dumps(document)))
     assert project.positions == {"input_1": [3.0, 4.0]}
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "token"),
+    [
+        ("dataset/augmentation", "rotation", "NaN"),
+        ("dataset", "validation_split", "NaN"),
+        ("training", "momentum", "NaN"),
+        ("training", "learning_rate", "Infinity"),
+        ("training", "learning_rate", "-Infinity"),
+        ("training", "learning_rate", "1e999"),
+        ("positions/input_1", 0, "NaN"),
+    ],
+)
+def test_non_finite_numbers_are_refused(tmp_path, section, key, token):
+    document = demo_project().to_dict()
+    document["dataset"]["augmentation"]["rotation"] = 0
+    document["positions"] = {"input_1": [0, 0]}
+    parent = document
+    for part in section.split("/"):
+        parent = parent[part]
+    parent[key] = "TOKEN"
+    path = _write(tmp_path, json.dumps(document).replace('"TOKEN"', token))
+    expected = (f"p.studio.json: The project is not valid at {section}/{key}: {token} is not a "
+                "finite number; every number in a project must be finite.")
+    with pytest.raises(ProjectFileError) as info:
+        load_project(path)
+    assert str(info.value) == expected
+
+
+@pytest.mark.parametrize(
+    ("digits", "expected"),
+    [(310, "at dataset/seed: the number is too large"),
+     (5000, "a number in the file has thousands of digits")],
+)
+def test_whole_numbers_too_large_for_a_double_are_refused(tmp_path, digits, expected):
+    text = json.dumps(demo_project().to_dict()).replace('"seed": 0', '"seed": ' + "9" * digits, 1)
+    with pytest.raises(ProjectFileError, match=expected):
+        load_project(_write(tmp_path, text))
+
+
+def test_non_finite_numbers_in_a_document_in_memory_are_refused():
+    document = demo_project().to_dict()
+    document["training"]["momentum"] = float("nan")
+    with pytest.raises(ProjectFileError, match="at training/momentum: nan is not a finite"):
+        Project.from_dict(document)
+    document["training"]["momentum"] = 0.5
+    document["training"]["seed"] = 2**1100
+    with pytest.raises(ProjectFileError, match="at training/seed: the number is too large"):
+        Project.from_dict(document)
+
+
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+def test_deeply_nested_documents_are_refused(tmp_path, depth):
+    document = demo_project().to_dict()
+    document["model"]["nodes"].append({"id": "deep", "type": "Keras", "params": {"config": "X"}})
+    text = json.dumps(document).replace('"X"', "[" * depth + "]" * depth)
+    with pytest.raises(ProjectFileError) as info:
+        load_project(_write(tmp_path, text))
+    assert str(info.value) == ("p.studio.json: The project is nested more than 100 levels deep; "
+                               "no project is.")
+
+
+def test_deeply_nested_documents_in_memory_are_refused():
+    document = demo_project().to_dict()
+    nested: list = []
+    for _ in range(5_000):
+        nested = [nested]
+    document["model"]["nodes"][0]["params"]["shape"] = nested
+    with pytest.raises(ProjectFileError, match="nested more than 100 levels deep"):
+        Project.from_dict(document)
+
+
+HUGE = "x" * 200_000
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda d: d.update(name=HUGE), "at name: 'xxx"),
+        (lambda d: d["dataset"].update(image_size=[1] * 10_000), r"at dataset/image_size: \[1, "),
+        (lambda d: d["training"].update(metrics=list(range(10_000))),
+         r"at training/metrics: \[0, 1, 2, .*\] is too long"),
+        (lambda d: d["training"].update(metrics=[HUGE]),
+         r"at training/metrics/0: 'xxx.*' is not one of \['accuracy'\]"),
+        (lambda d: d["training"].update({HUGE: 1, "bogus": 2}),
+         "at training: unexpected key 'xxx.*' and 1 other"),
+        (lambda d: d["positions"].update({HUGE: [0, 0, 0]}), "at positions/'xxx"),
+        (lambda d: d["model"]["nodes"][1].update(type=HUGE), "unknown type 'xxx"),
+        (lambda d: d["positions"].update({"a\nb": [0]}),
+         r"at positions/'a\\nb': \[0\] is too short"),
+        (lambda d: d["model"]["edges"].append(["input_1", HUGE]), "a layer 'xxx.*' that does"),
+        (lambda d: d.update(format_version=10**300), "newer Layer Studio"),
+        (lambda d: d["model"]["nodes"][0]["params"].update(shape=[HUGE]),
+         "at model/nodes/0/params/shape/0: 'xxx"),
+    ],
+)
+def test_error_lines_quote_values_short(tmp_path, mutate, expected):
+    document = demo_project().to_dict()
+    document["positions"] = {}
+    mutate(document)
+    with pytest.raises(ProjectFileError, match=expected) as info:
+        load_project(_write(tmp_path, json.dumps(document)))
+    message = str(info.value)
+    assert len(message.splitlines()) == 1
+    assert len(message) <= 300, message
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda d: d["dataset"].update(image_size=[1] * 200_000),
+        lambda d: d["training"].update(metrics=["accuracy"] * 200_000),
+        lambda d: d["model"]["edges"].extend([["input_1", "dense_1"]] * 200_000),
+        lambda d: d["model"]["nodes"][0]["params"].update({f"k{i}": 1 for i in range(100_000)}),
+    ],
+    ids=["image_size", "metrics", "edges", "params"],
+)
+def test_a_huge_list_is_refused_by_its_length(tmp_path, mutate):
+    # Each bound comes before the check of the items in the schema, and the loader stops at
+    # the first error: jsonschema took 3 s to check 200,000 items (see --durations).
+    document = demo_project().to_dict()
+    mutate(document)
+    with pytest.raises(ProjectFileError, match=r"is too long|has too many properties"):
+        load_project(_write(tmp_path, json.dumps(document)))
+
+
+def test_a_file_name_with_a_line_break_is_quoted(tmp_path):
+    path = tmp_path / "two\nlines.studio.json"
+    path.write_text("[]")
+    with pytest.raises(ProjectFileError, match=r"^'two\\nlines\.studio\.json': The file does not"):
+        load_project(path)
 
 
 def test_malformed_positions_are_explained(tmp_path):

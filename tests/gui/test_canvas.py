@@ -327,7 +327,7 @@ def test_pasting_something_that_is_not_valid_layers_changes_nothing(window, qtbo
     for nodes, reason in (
         ([{"id": "x", "type": "Conv3D", "params": {}}], "unknown type 'Conv3D'"),
         ([{"id": "x", "type": "Dense", "params": {"units": -5}}],
-         "x: Units must be at least 1, not -5."),
+         "Layer 'x': Units must be at least 1, not -5."),
         ("nonsense", "is not valid"),
     ):
         clip = {"layer_studio_fragment": 1, "nodes": nodes, "edges": []}

@@ -189,6 +189,15 @@ def test_a_failed_save_warns_and_leaves_the_old_file_whole(window, qtbot, dialog
     assert window.isWindowModified()  # the edit is still unsaved
 
 
+def test_a_project_that_would_not_open_again_is_not_saved(window, qtbot, dialogs, tmp_path):
+    path = tmp_path / "cnn.studio.json"
+    window.doc.project.name = "n" * 201
+    assert window._save_to(path) is False
+    assert len(dialogs) == 1 and dialogs[0][:2] == ("warning", "Cannot save project")
+    assert dialogs[0][2].startswith("cnn.studio.json: not saved, as it would not open again: ")
+    assert [p.name for p in tmp_path.iterdir() if p.name != "settings"] == []
+
+
 def test_save_as_adds_the_project_suffix(window, qtbot, tmp_path, monkeypatch):
     chosen = tmp_path / "digits"
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
