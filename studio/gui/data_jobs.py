@@ -63,6 +63,5 @@ class LatestJob(QObject):
 
     def _ended(self, worker: Worker) -> None:
         if worker is self._current:
-            worker.wait()
             self._current = None
             self.finished.emit()

@@ -168,9 +168,7 @@ class DeviceForm(QWidget):
         self.summary.setText(f"{self.summary.text()} Looking for GPUs failed: {message}")
 
     def _looked(self) -> None:
-        if self.worker is not None:
-            self.worker.wait()
-            self.worker = None
+        self.worker = None
 
     def refresh(self) -> None:
         """Show the project's device choice and what this machine offers."""

@@ -259,9 +259,7 @@ class EstimateView(QWidget):
         self.refresh()
 
     def _discovered(self) -> None:
-        if self.discovery_worker is not None:
-            self.discovery_worker.wait()
-            self.discovery_worker = None
+        self.discovery_worker = None
         self.refresh()
 
     def shutdown(self) -> None:
@@ -448,9 +446,7 @@ class EstimateView(QWidget):
 
     @Slot()
     def _on_done(self) -> None:
-        if self.measure_worker is not None:
-            self.measure_worker.wait()
-            self.measure_worker = None
+        self.measure_worker = None
         self.refresh()
 
 

@@ -150,8 +150,7 @@ class ExplainView(QWidget):
 
     @Slot()
     def _worker_done(self) -> None:
-        self._worker.wait()  # its thread is quitting: wait for it before another replaces it
-        self._busy = False
+        self._busy = False  # done arrives with the thread ended: another may replace it
         if self._stale:
             self._start()
 

@@ -144,9 +144,7 @@ class ExportDialog(QDialog):
 
     @Slot()
     def _done(self) -> None:
-        if self.worker is not None:
-            self.worker.wait()
-            self.worker = None
+        self.worker = None
         self.progress.setRange(0, 1)
         self.progress.setValue(1 if self.report is not None else 0)
         self.export_button.setEnabled(True)

@@ -500,9 +500,7 @@ class HistoryPanel(QWidget):
 
     @Slot()
     def _finished(self) -> None:
-        if self._worker is not None:
-            self._worker.wait()
-            self._worker = None
+        self._worker = None
         self.refresh_action.setEnabled(True)
         self._update_actions()
         if self._listed:

@@ -86,7 +86,6 @@ class KerasFiles(QObject):
     def _done(self) -> None:
         """Ask about a file holding code only now, with the worker gone: a question asked
         while its signals are still arriving would be answered for the wrong import."""
-        self.worker.wait()
         self.worker = None
         refusal, self._refusal = self._refusal, None
         if refusal is None:

@@ -495,9 +495,7 @@ class SearchPanel(QWidget):
         self.refresh()
 
     def _measure_done(self) -> None:
-        if self.measurer is not None:
-            self.measurer.wait()
-            self.measurer = None
+        self.measurer = None
         self.refresh()
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
@@ -709,9 +707,7 @@ class SearchPanel(QWidget):
 
     @Slot()
     def _on_done(self) -> None:
-        if self.worker is not None:
-            self.worker.wait()
-            self.worker = None
+        self.worker = None
         self.curves.redraw()
         self._latest = None
         if self.outcome != "failed":

@@ -219,9 +219,7 @@ class TrainingPanel(QWidget):
         self.warmup.start()
 
     def _warmed_up(self) -> None:
-        if self.warmup is not None:
-            self.warmup.wait()
-            self.warmup = None
+        self.warmup = None
         if not gc.get_freeze_count():
             # TensorFlow and Keras leave a few hundred thousand long-lived objects; a full
             # collection walking them held the GUI for up to 0.2 s (bench/gui_stalls.py).
@@ -389,9 +387,7 @@ class TrainingPanel(QWidget):
 
     @Slot()
     def _on_done(self) -> None:
-        if self.worker is not None:
-            self.worker.wait()
-            self.worker = None
+        self.worker = None
         self.curves.redraw()
         self.refresh()
         self.run_finished.emit(self.outcome)

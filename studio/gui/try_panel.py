@@ -445,9 +445,7 @@ class TryPanel(QWidget):
 
     @Slot()
     def _quick_done(self) -> None:
-        worker, self._quick = self._quick, None
-        if worker is not None:
-            worker.wait()
+        self._quick = None
         self._next()
 
     @Slot(object)

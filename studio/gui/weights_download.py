@@ -118,9 +118,7 @@ class WeightsDownload(QObject):
 
     @Slot()
     def _on_done(self) -> None:
-        if self.worker is not None:
-            self.worker.wait()
-            self.worker = None
+        self.worker = None
         if self.progress is not None:
             self.progress.close()
             self.progress.deleteLater()
