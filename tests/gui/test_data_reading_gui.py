@@ -32,7 +32,7 @@ def test_a_csv_is_read_in_the_background_while_start_waits_for_it(window, qtbot,
     write_table(table, 30)
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(table), ""))
     parsed_on: list[threading.Thread] = []
-    may_end = threading.Semaphore(0)
+    may_end = threading.Event()  # a gate: every reading held at it ends when the test opens it
     real_read_rows = table_data._read_rows
 
     def recording_read_rows(path, on_progress, stop):
@@ -40,14 +40,18 @@ def test_a_csv_is_read_in_the_background_while_start_waits_for_it(window, qtbot,
         if len(parsed_on) == 1:
             stop.wait(LOAD_MS / 1000)  # the first reading lasts until it is cancelled
         else:
-            may_end.acquire(timeout=LOAD_MS / 1000)  # the others, until the test lets them
+            # The others, until the test lets them. An edit may start a reading that the next
+            # edit replaces: all those held end together, so the one still wanted is never
+            # left waiting behind one that was dropped.
+            may_end.wait(LOAD_MS / 1000)
         return real_read_rows(path, on_progress, stop)
 
     def read_to_the_end() -> None:
         assert start.toolTip() == "Cannot start: flowers.csv is being read…"
         assert not start.isEnabled()
-        may_end.release()
+        may_end.set()
         qtbot.waitUntil(start.isEnabled, timeout=LOAD_MS)
+        may_end.clear()
 
     monkeypatch.setattr(table_data, "_read_rows", recording_read_rows)
     window.doc.replace(Project(name="Flowers", graph=Graph.from_chain([
