@@ -3,9 +3,11 @@ imports TensorFlow once and then trains trial after trial, so a trial costs its 
 a TensorFlow start.
 
 The parent sends a worker tasks on its own queue (plain dicts, or None to quit) and stops the
-running trial with the worker's ``multiprocessing.Event``. Workers answer on one shared queue
-with plain dicts carrying ``kind``, ``worker`` (its index), ``pid`` and ``threads`` (its
-TensorFlow's threads):
+running trial with the worker's ``multiprocessing.Event``. Each worker answers on a pipe of its
+own, never on a channel shared with the others: a worker killed in the middle of a message (by
+the out-of-memory killer, say) would leave a shared queue's lock held, or a message half
+written, and silence every other worker for good. Messages are plain dicts carrying ``kind``,
+``worker`` (its index), ``pid`` and ``threads`` (its TensorFlow's threads):
 
 - ``begin`` (``number``): the worker picked the trial up;
 - ``start`` (``number``, ``run_dir``): the trial's run folder exists and training starts;
@@ -17,10 +19,11 @@ TensorFlow's threads):
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
 import os
-import queue
 import signal
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,12 +60,11 @@ def worker_main(index: int, tasks: Any, results: Any, stop: Any, ready: Any,
             "threads": tf.config.threading.get_intra_op_parallelism_threads()}
     while (task := tasks.get()) is not None:
         def send(message: dict[str, Any], number: int = task["number"]) -> None:
-            results.put({**base, "number": number, **message})
+            results.send({**base, "number": number, **message})
 
         send(run_trial(task, send, stop))
         _release_memory()
     results.close()
-    results.join_thread()
     os._exit(0)  # nothing left to save: skip TensorFlow's teardown, which takes a second
 
 
@@ -128,6 +130,8 @@ class Worker:
     stop: Any
     ready: Any
     """Set once TensorFlow and the trainer have loaded."""
+    results: multiprocessing.connection.Connection
+    """The reading end of the worker's own pipe; closed once the worker has gone."""
     number: int | None = None
     """The trial it is running, if any."""
 
@@ -138,7 +142,7 @@ class WorkerPool:
 
     def __init__(self, size: int) -> None:
         self.context = multiprocessing.get_context("spawn")
-        self.results = self.context.Queue()
+        self.inbox: deque[dict[str, Any]] = deque()
         self.size = max(1, size)
         self.workers: list[Worker] = []
         self.ensure(self.size)
@@ -152,11 +156,13 @@ class WorkerPool:
 
     def _start(self, index: int) -> Worker:
         tasks, stop, ready = self.context.Queue(), self.context.Event(), self.context.Event()
+        results, writer = self.context.Pipe(duplex=False)
         process = self.context.Process(
             target=worker_main, name=f"studio-trial-worker-{index}", daemon=True,
-            args=(index, tasks, self.results, stop, ready, worker_threads(self.size)))
+            args=(index, tasks, writer, stop, ready, worker_threads(self.size)))
         process.start()
-        return Worker(index, process, tasks, stop, ready)
+        writer.close()  # the worker holds the only writing end: its death reads as end of file
+        return Worker(index, process, tasks, stop, ready, results)
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         """Wait until every worker has loaded TensorFlow and the trainer (True), or until
@@ -177,16 +183,28 @@ class WorkerPool:
     def replace(self, worker: Worker) -> Worker:
         """A fresh process in place of ``worker``, which died."""
         worker.process.join(timeout=1)
+        worker.results.close()
         fresh = self._start(worker.index)
         self.workers[worker.index] = fresh
         return fresh
 
     def message(self, timeout: float) -> dict[str, Any] | None:
-        """The next message from any worker, or None after ``timeout`` seconds."""
+        """The next message from any worker, or None after ``timeout`` seconds or as soon as
+        a worker has ended (so the caller can look at who is still alive)."""
+        if not self.inbox:
+            pipes = [w.results for w in self.workers if not w.results.closed]
+            for pipe in multiprocessing.connection.wait(pipes, timeout):
+                self._receive(pipe)
+        return self.inbox.popleft() if self.inbox else None
+
+    def _receive(self, pipe: multiprocessing.connection.Connection) -> None:
+        """Take every whole message waiting in ``pipe``; close it at its end of file (its
+        worker has gone, perhaps in the middle of a message, which is dropped)."""
         try:
-            return self.results.get(timeout=timeout)
-        except queue.Empty:
-            return None
+            while pipe.poll():
+                self.inbox.append(pipe.recv())
+        except (EOFError, OSError):
+            pipe.close()
 
     def close(self, timeout: float = 10.0) -> None:
         """Ask every worker to quit (stopping its trial), and end any that do not."""
@@ -199,7 +217,9 @@ class WorkerPool:
             if worker.process.is_alive():
                 worker.process.terminate()
                 worker.process.join(timeout=1)
+            worker.results.close()
         self.workers = []
+        self.inbox.clear()
 
     def __enter__(self) -> WorkerPool:
         return self

@@ -6,12 +6,14 @@ from __future__ import annotations
 import itertools
 import os
 import signal
+import struct
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from studio.core import search_worker
 from studio.core.project import Dimension, Project
 from studio.core.run_history import read_run
 from studio.core.search import (
@@ -181,6 +183,29 @@ def test_a_killed_worker_fails_its_trial_and_is_replaced(tmp_path, pool):
     assert [t.status for t in result.trials] == ["failed", "finished"]
     assert "ended unexpectedly" in result.trials[0].reason
     assert pool.wait_ready(60)  # the replacement loaded TensorFlow and the trainer
+
+
+def torn_message_worker(index, tasks, results, stop, ready, threads):
+    """Worker 0 dies in the middle of a message, as a worker the out-of-memory killer ends
+    while it writes; worker 1 answers its task."""
+    if index == 0:
+        os.write(results.fileno(), struct.pack("!i", 1000) + b"half a message")
+        os._exit(9)
+    task = tasks.get()
+    results.send({"kind": "begin", "number": task["number"], "worker": index,
+                  "pid": os.getpid()})
+    tasks.get()
+
+
+def test_a_worker_dying_in_the_middle_of_a_message_silences_no_other(monkeypatch):
+    monkeypatch.setattr(search_worker, "worker_main", torn_message_worker)
+    with WorkerPool(2) as pool:
+        torn, answering = pool.workers
+        torn.process.join(60)
+        pool.submit(answering, {"number": 7})
+        messages = [pool.message(1) for _ in range(60)]
+        assert [m["worker"] for m in messages if m] == [1]
+        assert torn.results.closed
 
 
 def test_an_invalid_space_is_refused_with_every_reason(tmp_path):
