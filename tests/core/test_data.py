@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from studio.core import data
-from studio.core.data import DataError, DatasetInfo, choice_for_path, describe, load
-from studio.core.project import DatasetChoice, Project, load_project, save_project
+from studio.core.data import sources as data
+from studio.core.data.sources import choice_for_path, describe, load
+from studio.core.data.types import DataError, DatasetInfo
+from studio.core.project.document import DatasetChoice, Project, load_project, save_project
 
 
 def write_folder(root: Path, counts: dict[str, int], size=(12, 10)) -> Path:

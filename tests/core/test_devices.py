@@ -15,8 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from studio.core import devices as devices_module
-from studio.core.devices import (
+from studio.core.hardware import devices as devices_module
+from studio.core.hardware.devices import (
     BF16_FLAGS,
     CpuInfo,
     DeviceError,
@@ -33,7 +33,7 @@ from studio.core.devices import (
     training_devices,
     with_device,
 )
-from studio.core.project import DeviceChoice
+from studio.core.project.document import DeviceChoice
 
 GB = 2**30
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,10 +15,12 @@ import numpy as np
 import pytest
 
 from studio.cli import main
-from studio.core import export_formats, export_staging, runs
-from studio.core.export import ExportCancelled, ExportError, export_run
-from studio.core.export_formats import FORMATS
-from studio.core.image_pipeline import preprocess_image_files
+from studio.core.data.image_pipeline import preprocess_image_files
+from studio.core.export import formats as export_formats
+from studio.core.export import staging as export_staging
+from studio.core.export.exporter import ExportCancelled, ExportError, export_run
+from studio.core.export.formats import FORMATS
+from studio.core.runs import folders as runs
 from tests.core.test_predictor import keras_answers, run_prep, write_digits
 from tests.helpers import snapshot
 
@@ -38,8 +40,8 @@ def target(tmp_path) -> Path:
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory) -> Path:
     """The demo project's CNN (the one the app opens on), trained for one epoch."""
-    from studio.core.templates import demo_project
-    from studio.core.training import train
+    from studio.core.project.templates import demo_project
+    from studio.core.training.trainer import train
 
     project = demo_project()
     project.training.epochs = 1

@@ -108,7 +108,7 @@ def answer_next_question(qtbot, button: QMessageBox.StandardButton) -> list[str]
 
 def test_trust_is_asked_for_each_file_and_never_carried_over(window, qtbot, monkeypatch,
                                                              tmp_path):
-    from studio.core import keras_import
+    from studio.core.build import keras_import
 
     monkeypatch.setattr(QMessageBox, "question", REAL_QUESTION)
     loads = []

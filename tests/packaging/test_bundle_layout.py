@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 
 from PIL import Image
 
-from studio.core.project import SUFFIX
+from studio.core.project.document import SUFFIX
 from tests.packaging.bundle_support import PACKAGING_DIR, bundle_files
 
 FIND_FILES = """
