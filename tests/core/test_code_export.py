@@ -17,6 +17,7 @@ from studio.core.build.keras_import import import_model
 from studio.core.build.keras_model import ModelError, build_keras_model, outputs_probabilities
 from studio.core.build.optimizers import make_optimizer
 from studio.core.data import sources as data
+from studio.core.data.types import SPLITS
 from studio.core.export.python_code import export_code
 from studio.core.model.applications import use_random_weights
 from studio.core.model.graph import Graph, Node
@@ -111,7 +112,7 @@ def test_the_script_splits_and_scales_like_layer_studio(tmp_path, normalization,
     script = runpy.run_path(str(path), run_name="exported")
     parts = script["load_data"](script["DATA"])
     ours = data.load(project.dataset)
-    for (x, y), split in zip(parts, data.SPLITS, strict=True):
+    for (x, y), split in zip(parts, SPLITS, strict=True):
         indices = ours.splits[split]
         np.testing.assert_array_equal(y, ours.labels[indices])
         assert x.dtype == np.float32 and x.shape == (len(indices), 28, 28, 1)

@@ -26,6 +26,7 @@ import numpy as np
 from studio.core.base.messages import count, first_line, unwritable
 from studio.core.data import sources as data
 from studio.core.data.pipelines import make_pipelines
+from studio.core.data.types import DataError
 from studio.core.export.formats import (
     FORMATS,
     ConversionError,
@@ -129,7 +130,7 @@ def _samples(run_dir: Path, need_calibration: bool, emit: OnEvent, stop: threadi
                            lambda what, done, total: emit({"type": "progress", "what": what,
                                                            "done": done, "total": total}),
                            stop)
-    except (ProjectFileError, data.DataError) as exc:
+    except (ProjectFileError, DataError) as exc:
         _check(stop)
         raise ExportError(f"The data {run_dir.name} was trained on cannot be read ({exc}); "
                           f"the export is checked on its validation images, so put the data "

@@ -21,7 +21,14 @@ from studio.core.base.messages import count
 from studio.core.build.keras_model import outputs_probabilities
 from studio.core.data import sources as data
 from studio.core.data.pipelines import make_pipelines
-from studio.core.data.types import ArraySamples, DataError, FileSamples, Samples
+from studio.core.data.types import (
+    ArraySamples,
+    DataError,
+    FileSamples,
+    LoadedData,
+    Progress,
+    Samples,
+)
 from studio.core.inference.predictor import Predictor
 from studio.core.project.document import ProjectFileError, load_project
 from studio.core.runs import folders as runs
@@ -190,8 +197,8 @@ def _no_split(split: str) -> str:
     return (f"This run holds no {split} split: set a {split} split in Data and train again.")
 
 
-def _load(project, run_dir: Path, on_progress: data.Progress | None,
-          stop: threading.Event) -> data.LoadedData:
+def _load(project, run_dir: Path, on_progress: Progress | None,
+          stop: threading.Event) -> LoadedData:
     try:
         loaded = data.load(project.dataset, on_progress, stop)
     except DataError as exc:
@@ -204,7 +211,7 @@ def _load(project, run_dir: Path, on_progress: data.Progress | None,
     return loaded
 
 
-def _data_notes(run_dir: Path, loaded: data.LoadedData) -> list[str]:
+def _data_notes(run_dir: Path, loaded: LoadedData) -> list[str]:
     """A warning when the data differs from what the run recorded at training time."""
     try:
         config = json.loads((run_dir / runs.CONFIG_FILE).read_text(encoding="utf-8"))
@@ -218,7 +225,7 @@ def _data_notes(run_dir: Path, loaded: data.LoadedData) -> list[str]:
 
 
 def evaluate_run(run_dir: Path, split: str = "validation", model_path: Path | None = None,
-                 on_progress: data.Progress | None = None,
+                 on_progress: Progress | None = None,
                  stop: threading.Event | None = None) -> Evaluation:
     """Evaluate a run's model (its final one, or ``model_path``, e.g. a checkpoint) on the
     run's own ``split`` ("validation" or "test"), read and split as in training, without
@@ -251,7 +258,7 @@ def evaluate_run(run_dir: Path, split: str = "validation", model_path: Path | No
                                  _data_notes(run_dir, loaded))
 
 
-def _answer(predictor, dataset, total: int, logits: bool, on_progress: data.Progress | None,
+def _answer(predictor, dataset, total: int, logits: bool, on_progress: Progress | None,
             stop: threading.Event) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The true classes, the answer probabilities and each sample's loss, batch by batch."""
     import keras

@@ -22,6 +22,7 @@ from studio.core.build.keras_model import build_model, compile_model, model_endp
 from studio.core.build.optimizers import reduce_only_across_devices, schedule_callbacks
 from studio.core.data import sources as data
 from studio.core.data.pipelines import make_pipelines
+from studio.core.data.types import DataError, DatasetInfo, LoadedData, Progress
 from studio.core.hardware.devices import (
     DeviceDiscovery,
     DeviceError,
@@ -232,7 +233,7 @@ def _run(folder: RunFolder, project: Project, plan: _Plan, on_event: EventCallba
                 scores = plain_metrics(model.evaluate(pipes.test, verbose=0, return_dict=True))
                 folder.test_metrics = scores
                 on_event({"type": "test", **scores})
-    except data.DataError as exc:
+    except DataError as exc:
         if not stop.is_set():  # else loading was cancelled: the run simply stopped
             _fail(folder, str(exc))
     except Exception as exc:  # noqa: BLE001 - every failure is recorded and explained
@@ -246,7 +247,7 @@ def _run(folder: RunFolder, project: Project, plan: _Plan, on_event: EventCallba
     return RunResult(folder.path, status, folder.rows, note)
 
 
-def _model(project: Project, info: data.DatasetInfo, plan: _Plan, steps: int) -> Any:
+def _model(project: Project, info: DatasetInfo, plan: _Plan, steps: int) -> Any:
     """The model to fit: reloaded from the checkpoint (with its optimizer state), or built
     and compiled anew with float32 outputs (which mixed precision needs for a stable loss)."""
     import keras
@@ -269,7 +270,7 @@ def _schedule_callbacks(settings) -> list[Any]:
     return schedule_callbacks(settings)
 
 
-def _config(project: Project, plan: _Plan, loaded: data.LoadedData,
+def _config(project: Project, plan: _Plan, loaded: LoadedData,
             devices: list[str]) -> dict[str, Any]:
     """Everything that decides what a run computes, for its record."""
     training = asdict(project.training)
@@ -304,7 +305,7 @@ def _early_note(stopper: Any, settings) -> str:
             f"{rule.monitor.replace('_', ' ')} did not improve for {rule.patience} epochs.")
 
 
-def _progress_reporter(on_event: EventCallback) -> data.Progress:
+def _progress_reporter(on_event: EventCallback) -> Progress:
     """Data loading progress (a download, a folder scan) as ``progress`` events."""
     def report(what: str, done: int, total: int) -> None:
         on_event({"type": "progress", "what": what, "done": done, "total": total})

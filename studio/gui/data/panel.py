@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from studio.core.base.messages import count
 from studio.core.data import sources as data
-from studio.core.data.types import DataError, DataPending, DatasetInfo, LoadedData
+from studio.core.data.types import SPLITS, DataError, DataPending, DatasetInfo, LoadedData
 from studio.core.project.document import DatasetChoice
 from studio.gui.data.augmentation import AugmentationView
 from studio.gui.data.charts import ClassesView
@@ -332,7 +332,7 @@ class DataPanel(QWidget):
                                                    if more > 0 else ""))
         self.status.setStyleSheet("")
         self.status.setText(text + ("" if notes else "."))
-        self.options.show_counts({s: loaded.size(s) for s in data.SPLITS}, exact=True)
+        self.options.show_counts({s: loaded.size(s) for s in SPLITS}, exact=True)
         for view in (self.samples, self.classes, self.health, self.augmentation):
             view.show_data(loaded)
 
