@@ -196,10 +196,11 @@ def test_an_unknown_precision_is_refused():
 TRAINING_SCRIPT = textwrap.dedent("""
     import contextlib, json
     import numpy as np
-    from studio.core.devices import (TensorFlowDiscovery, apply_determinism, apply_precision,
-                                     device_scope, op_determinism_enabled, training_devices)
-    from studio.core.project import DeviceChoice
-    from studio.core.runtime import start_tensorflow
+    from studio.core.hardware.devices import (TensorFlowDiscovery, apply_determinism,
+                                              apply_precision, device_scope,
+                                              op_determinism_enabled, training_devices)
+    from studio.core.project.document import DeviceChoice
+    from studio.core.base.runtime import start_tensorflow
 
     result = {"note": start_tensorflow()}
     import keras
@@ -320,7 +321,7 @@ def test_start_tensorflow_after_the_runtime_started_says_what_it_could_not_apply
         import json
         import tensorflow as tf
         tf.constant(1.0) + 1  # starts the runtime
-        from studio.core.runtime import start_tensorflow
+        from studio.core.base.runtime import start_tensorflow
         print(json.dumps({"notes": [start_tensorflow(), start_tensorflow()],
                           "cpus": len(tf.config.list_logical_devices("CPU"))}))
     """)

@@ -24,7 +24,7 @@ from tests.helpers import tiny_project
 WRITER = """
 import sys
 from pathlib import Path
-from studio.core.files import atomic_file
+from studio.core.base.files import atomic_file
 
 with atomic_file(Path(sys.argv[1])) as handle:
     handle.write(b"half a project")
