@@ -18,10 +18,12 @@ run: $(STAMP)
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m ruff check studio tests bench packaging
+	$(BIN)/lint-imports
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
 lint: $(STAMP)
 	$(BIN)/python -m ruff check studio tests bench packaging
+	$(BIN)/lint-imports
 
 bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/startup.py

@@ -2,8 +2,8 @@
 demo CNN, and one dropped image answered on its own.
 
 Writes ``--images`` MNIST-10k digits as PNG files into a temporary folder, trains the demo
-CNN (``studio.core.templates.demo_project``) for one epoch into a temporary runs folder, then
-loads the run with ``Predictor.load`` as the app does. Reports images per second of
+CNN (``studio.core.project.templates.demo_project``) for one epoch into a temporary runs folder,
+then loads the run with ``Predictor.load`` as the app does. Reports images per second of
 ``predict_folder`` over the whole folder (checks, reading, model; median of ``--rounds`` after
 one warm-up pass) and the latency of ``predict_files`` for one image (median and 90th
 percentile of ``--singles`` calls, after warm-up). Targets from the issue: at least 500
@@ -24,17 +24,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from studio.core.runtime import configure_environment  # noqa: E402
+from studio.core.base.runtime import configure_environment  # noqa: E402
 
 configure_environment()
 
 from PIL import Image  # noqa: E402
 
-from studio.core.batch_inference import image_files, predict_folder  # noqa: E402
-from studio.core.data import load_arrays  # noqa: E402
-from studio.core.predictor import Predictor  # noqa: E402
-from studio.core.templates import demo_project  # noqa: E402
-from studio.core.training import train  # noqa: E402
+from studio.core.data.sources import load_arrays  # noqa: E402
+from studio.core.inference.batch import image_files, predict_folder  # noqa: E402
+from studio.core.inference.predictor import Predictor  # noqa: E402
+from studio.core.project.templates import demo_project  # noqa: E402
+from studio.core.training.trainer import train  # noqa: E402
 
 
 def demo_run(root: Path) -> Path:

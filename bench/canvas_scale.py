@@ -24,10 +24,10 @@ import numpy as np
 from gui_session import close_discarding, open_demo_window
 from PySide6.QtCore import QEventLoop, QTimer
 
-from studio.core.analysis import analyze_project
-from studio.core.graph import Graph, Node
-from studio.core.project import Project
-from studio.gui.canvas_items import NodeItem
+from studio.core.build.analysis import analyze_project
+from studio.core.model.graph import Graph, Node
+from studio.core.project.document import Project
+from studio.gui.editor.canvas_items import NodeItem
 
 BLOCK = ("Conv2D", "BatchNormalization", "Activation", "Conv2D", "BatchNormalization", "Add",
          "Activation")
@@ -68,7 +68,7 @@ def imported_resnet50() -> Project:
 
     import keras
 
-    from studio.core.keras_import import import_model
+    from studio.core.build.keras_import import import_model
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "resnet50.keras"

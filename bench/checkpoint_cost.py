@@ -1,6 +1,6 @@
 """What checkpointing every epoch costs in training throughput, on the demo CNN.
 
-Trains the demo project (MNIST-10k) through the trainer itself (``studio.core.training``,
+Trains the demo project (MNIST-10k) through the trainer itself (``studio.core.training.trainer``,
 with its TensorBoard logs and run record) with a checkpoint after every second epoch, so
 epochs that write a checkpoint and epochs that do not alternate side by side in one run.
 An epoch's time is the wall time between the ``epoch`` events of consecutive epochs, so the
@@ -22,13 +22,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from studio.core.runtime import configure_environment
+from studio.core.base.runtime import configure_environment
 
 configure_environment()
 
-from studio.core.project import Checkpoints  # noqa: E402
-from studio.core.templates import demo_project  # noqa: E402
-from studio.core.training import train  # noqa: E402
+from studio.core.project.document import Checkpoints  # noqa: E402
+from studio.core.project.templates import demo_project  # noqa: E402
+from studio.core.training.trainer import train  # noqa: E402
 
 
 def one_run(epochs: int, root: Path) -> tuple[list[tuple[float, float]], list[float]]:

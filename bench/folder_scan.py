@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from studio.core.image_folder import scan_folder
+from studio.core.data.image_folder import scan_folder
 
 CLASSES = 10
 

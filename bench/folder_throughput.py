@@ -5,7 +5,7 @@ horizontal flip and rotation augmentation from the bundled arrays and from the f
 (with the default ``auto`` cache, which for these 8 MB of decoded images is the disk cache;
 without a cache; and with the memory cache), alternating the arms over
 several rounds: same augmentation, split sizes, batch size, model and the trainer's own
-pipelines (``studio.core.pipelines``). Compares training throughput (samples per second over
+pipelines (``studio.core.data.pipelines``). Compares training throughput (samples per second over
 whole epochs, validation included, first epoch left out as it includes tracing and filling
 caches): each round runs every arm once, and the ratio to the arrays is taken within each
 round (so that load from other processes hits both sides), then its median over rounds.
@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from studio.core.runtime import configure_environment
+from studio.core.base.runtime import configure_environment
 
 configure_environment()
 
@@ -31,11 +31,11 @@ import keras  # noqa: E402
 from PIL import Image  # noqa: E402
 from trainer_throughput import EpochTimer  # noqa: E402  (this script's folder is on the path)
 
-from studio.core import data  # noqa: E402
-from studio.core.building import build_model, compile_model  # noqa: E402
-from studio.core.pipelines import make_pipelines  # noqa: E402
-from studio.core.project import Augmentation, DatasetChoice  # noqa: E402
-from studio.core.templates import demo_project  # noqa: E402
+from studio.core.build.keras_model import build_model, compile_model  # noqa: E402
+from studio.core.data import sources as data  # noqa: E402
+from studio.core.data.pipelines import make_pipelines  # noqa: E402
+from studio.core.project.document import Augmentation, DatasetChoice  # noqa: E402
+from studio.core.project.templates import demo_project  # noqa: E402
 
 
 def write_png_folder(root: Path) -> None:

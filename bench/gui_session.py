@@ -7,7 +7,7 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from studio.core.runtime import configure_environment  # noqa: E402
+from studio.core.base.runtime import configure_environment  # noqa: E402
 
 configure_environment()
 
@@ -15,10 +15,10 @@ from pyqtgraph.util.garbage_collector import GarbageCollector  # noqa: E402
 from PySide6.QtCore import QEventLoop, QObject, QTimer, Slot  # noqa: E402
 from PySide6.QtWidgets import QWidget  # noqa: E402
 
-from studio.core.project import Project  # noqa: E402
-from studio.core.templates import demo_project  # noqa: E402
-from studio.gui.app import create_application  # noqa: E402
-from studio.gui.main_window import MainWindow  # noqa: E402
+from studio.core.project.document import Project  # noqa: E402
+from studio.core.project.templates import demo_project  # noqa: E402
+from studio.gui.shell.app import create_application  # noqa: E402
+from studio.gui.shell.main_window import MainWindow  # noqa: E402
 
 
 def open_demo_window(project: Project | None = None) -> MainWindow:

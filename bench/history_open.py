@@ -25,12 +25,12 @@ from gui_session import wait_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' run factory
 
-from studio.core.project import save_project  # noqa: E402
-from studio.core.run_index import INDEX_FILE, RunIndex  # noqa: E402
-from studio.core.runs import runs_root  # noqa: E402
-from studio.core.templates import demo_project  # noqa: E402
-from studio.gui.app import create_application  # noqa: E402
-from studio.gui.history_panel import HistoryPanel  # noqa: E402
+from studio.core.project.document import save_project  # noqa: E402
+from studio.core.project.templates import demo_project  # noqa: E402
+from studio.core.runs.folders import runs_root  # noqa: E402
+from studio.core.runs.index import INDEX_FILE, RunIndex  # noqa: E402
+from studio.gui.runs.history_panel import HistoryPanel  # noqa: E402
+from studio.gui.shell.app import create_application  # noqa: E402
 from tests.run_folders import rewrite_record, write_runs  # noqa: E402
 
 TARGET_SECONDS = 1.0

@@ -30,11 +30,11 @@ from gui_stalls import LatenessProbe, summary  # noqa: E402
 from PIL import Image  # noqa: E402
 from PySide6.QtCore import QCoreApplication  # noqa: E402
 
-from studio.core.data import load_arrays  # noqa: E402
-from studio.core.project import DatasetChoice  # noqa: E402
-from studio.core.templates import demo_project  # noqa: E402
-from studio.core.training import train  # noqa: E402
-from studio.gui import result_card  # noqa: E402
+from studio.core.data.sources import load_arrays  # noqa: E402
+from studio.core.project.document import DatasetChoice  # noqa: E402
+from studio.core.project.templates import demo_project  # noqa: E402
+from studio.core.training.trainer import train  # noqa: E402
+from studio.gui.inference import result_card  # noqa: E402
 
 WARM_UP = 2
 

@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' generator
 
-from studio.core.messages import first_line  # noqa: E402
-from studio.core.project import ProjectFileError, load_project  # noqa: E402
+from studio.core.base.messages import first_line  # noqa: E402
+from studio.core.project.document import ProjectFileError, load_project  # noqa: E402
 from tests.project_documents import file_bytes  # noqa: E402
 
 LONG_LINE = 300

@@ -1,7 +1,7 @@
 """Cost of a hyperparameter search beyond its training: per-trial overhead, memory across many
 trials, and the speed-up of parallel workers.
 
-(a) Overhead per trial on the demo CNN (``studio.core.templates.demo_project``, 1 epoch of
+(a) Overhead per trial on the demo CNN (``studio.core.project.templates.demo_project``, 1 epoch of
 MNIST-10k, a grid of ``--cnn-trials`` learning rates, one warm worker): a trial's wall time in
 the parent (the worker picking it up to its end) minus the time of its epochs (the training
 steps, as the worker's epoch timings measure them). Target: under 1 s.
@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from studio.core.runtime import configure_environment  # noqa: E402
+from studio.core.base.runtime import configure_environment  # noqa: E402
 
 configure_environment()
 
@@ -38,8 +38,8 @@ MB = 1024 * 1024
 
 def dense_project(epochs: int):
     """Flatten and two Dense layers on MNIST-10k: a small model whose trials are short."""
-    from studio.core.graph import Graph, Node
-    from studio.core.project import Project
+    from studio.core.model.graph import Graph, Node
+    from studio.core.project.document import Project
 
     project = Project(name="Dense", graph=Graph.from_chain([
         Node("input_1", "Input", {"shape": [28, 28, 1]}),
@@ -54,7 +54,7 @@ def dense_project(epochs: int):
 
 def with_rates(project, count: int, workers: int):
     """``project`` searching a grid of ``count`` learning rates."""
-    from studio.core.project import Dimension
+    from studio.core.project.document import Dimension
 
     project.search.dimensions = [Dimension("training.learning_rate", low=1e-4, high=1e-2,
                                            scale="log", count=count)]
@@ -64,8 +64,8 @@ def with_rates(project, count: int, workers: int):
 
 
 def overhead(temp: Path, trials: int) -> None:
-    from studio.core.search import WorkerPool, run_search
-    from studio.core.templates import demo_project
+    from studio.core.project.templates import demo_project
+    from studio.core.search.runner import WorkerPool, run_search
 
     project = demo_project()
     project.training.epochs = 1
@@ -82,8 +82,8 @@ def overhead(temp: Path, trials: int) -> None:
 def memory(temp: Path, trials: int) -> None:
     import psutil
 
-    from studio.core.project import Dimension
-    from studio.core.search import WorkerPool, run_search
+    from studio.core.project.document import Dimension
+    from studio.core.search.runner import WorkerPool, run_search
 
     me = psutil.Process()
     parent: list[float] = []
@@ -120,7 +120,7 @@ def memory(temp: Path, trials: int) -> None:
 
 
 def parallel(temp: Path, trials: int) -> None:
-    from studio.core.search import WorkerPool, run_search
+    from studio.core.search.runner import WorkerPool, run_search
 
     seconds: dict[tuple[int, str], float] = {}
     for workers in (2, 1):

@@ -16,9 +16,9 @@ SHOW_WINDOW = """
 import time
 start = time.perf_counter()
 import sys
-from studio.core.templates import demo_project
-from studio.gui.app import create_application
-from studio.gui.main_window import MainWindow
+from studio.core.project.templates import demo_project
+from studio.gui.shell.app import create_application
+from studio.gui.shell.main_window import MainWindow
 app = create_application()
 window = MainWindow(demo_project())
 window.show()

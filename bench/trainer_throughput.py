@@ -15,17 +15,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from studio.core.runtime import configure_environment
+from studio.core.base.runtime import configure_environment
 
 configure_environment()
 
 import keras  # noqa: E402
 
-from studio.core import data  # noqa: E402
-from studio.core.building import build_model, compile_model  # noqa: E402
-from studio.core.pipelines import make_pipelines  # noqa: E402
-from studio.core.templates import demo_project  # noqa: E402
-from studio.core.training import train  # noqa: E402
+from studio.core.build.keras_model import build_model, compile_model  # noqa: E402
+from studio.core.data import sources as data  # noqa: E402
+from studio.core.data.pipelines import make_pipelines  # noqa: E402
+from studio.core.project.templates import demo_project  # noqa: E402
+from studio.core.training.trainer import train  # noqa: E402
 
 
 class EpochTimer(keras.callbacks.Callback):

@@ -19,7 +19,7 @@ def close_windows_later(milliseconds: int) -> None:
     """Make the app's QApplication now and have it close every window once it has run a while."""
     from PySide6.QtCore import QTimer
 
-    from studio.gui.app import create_application
+    from studio.gui.shell.app import create_application
 
     app = create_application()
     QTimer.singleShot(milliseconds, app.closeAllWindows)

@@ -34,8 +34,8 @@ from gui_session import close_discarding, drop, open_demo_window, wait_for, warm
 from PIL import Image, ImageDraw  # noqa: E402
 from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer  # noqa: E402
 
-from studio.core.project import SUFFIX, save_project  # noqa: E402
-from studio.core.templates import from_template  # noqa: E402
+from studio.core.project.document import SUFFIX, save_project  # noqa: E402
+from studio.core.project.templates import from_template  # noqa: E402
 
 OUT = ROOT / "assets" / "screenshots"
 SHAPES = {"circles": "#d93025", "squares": "#1a73e8", "triangles": "#188038"}
@@ -149,8 +149,8 @@ def training_screenshots(window, first_run: str) -> None:
 def answer_screenshots(window, folder: Path) -> None:
     """The Try view answering four dropped digits with the heat map of one, then the
     Evaluate view on the validation split with a confusion cell opened."""
-    from studio.core.data import load_arrays
-    from studio.core.project import DatasetChoice
+    from studio.core.data.sources import load_arrays
+    from studio.core.project.document import DatasetChoice
 
     x, y = load_arrays(DatasetChoice())
     paths = []
@@ -175,7 +175,7 @@ def answer_screenshots(window, folder: Path) -> None:
 def search_screenshot(window) -> None:
     """The Search tab after a grid over three learning rates and two widths of the demo's
     dense_1 (two epochs each, two trials at once), sorted by the metric."""
-    from studio.core.project import Dimension
+    from studio.core.project.document import Dimension
 
     def space(project) -> None:
         project.training.epochs = 2

@@ -1,4 +1,7 @@
-"""Command line: ``studio`` opens the app; the other commands work headless."""
+"""Command line: ``studio`` opens the app; the other commands work headless.
+
+Each command imports the core modules it uses when it runs, not when this module loads: so
+``studio --help``, a usage error and the app's own start pay for none of them."""
 
 from __future__ import annotations
 
@@ -11,8 +14,8 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
-from studio.core.messages import unwritable
-from studio.core.runtime import configure_environment
+from studio.core.base.messages import unwritable
+from studio.core.base.runtime import configure_environment
 
 COMMANDS = ("new", "train", "export-code", "import", "data", "runs", "infer", "search",
             "export")
@@ -31,7 +34,7 @@ class UsageError(CliError):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from studio.core.templates import TEMPLATES
+    from studio.core.project.templates import TEMPLATES
 
     parser = argparse.ArgumentParser(
         prog="studio",
@@ -117,7 +120,7 @@ def _infer_parser(sub) -> None:
 
 
 def _search_parser(sub) -> None:
-    from studio.core.project import STRATEGIES
+    from studio.core.project.document import STRATEGIES
 
     search = sub.add_parser("search", help="search hyperparameters: train one run per trial "
                             "and report the best values")
@@ -136,7 +139,7 @@ def _search_parser(sub) -> None:
 
 
 def _export_parser(sub) -> None:
-    from studio.core.export_formats import FORMATS
+    from studio.core.export.formats import FORMATS
 
     export = sub.add_parser(
         "export", help="export a run's model (Keras, SavedModel, ONNX, TensorFlow Lite) and "
@@ -183,7 +186,7 @@ def _write_output(path: Path, write: Callable[[Path], None]) -> None:
     nothing behind when it fails). An OSError (a full disk, a read-only folder) becomes one
     line, and so does a project the loader would refuse; the folders made for it are removed
     again."""
-    from studio.core.project import ProjectFileError
+    from studio.core.project.document import ProjectFileError
 
     missing = [p for p in path.parents if not p.exists()]
     try:
@@ -204,8 +207,8 @@ def _write_output(path: Path, write: Callable[[Path], None]) -> None:
 
 def cmd_new(args: argparse.Namespace) -> int:
     """Write a project from a template."""
-    from studio.core.project import save_project
-    from studio.core.templates import from_template
+    from studio.core.project.document import save_project
+    from studio.core.project.templates import from_template
 
     _check_output(args.output, args.force)
     project = from_template(args.template)
@@ -229,7 +232,7 @@ def _input_shape(project) -> tuple[int, ...] | None:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train a project headless (or resume a run), one line per epoch."""
-    from studio.core.training import TrainingError, resume, train
+    from studio.core.training.trainer import TrainingError, resume, train
 
     _positive(args.epochs, "--epochs")
     _positive(args.batch_size, "--batch-size")
@@ -249,7 +252,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         epochs = args.epochs or project.training.epochs
 
         def start(on_event, stop):
-            from studio.core.runs import runs_root
+            from studio.core.runs.folders import runs_root
 
             return train(project, runs_root(args.project), on_event, stop,
                          epochs=args.epochs, batch_size=args.batch_size)
@@ -291,7 +294,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def _stopped_line(result) -> str:
     """What a run stopped by Ctrl+C left: how to resume it, or why it cannot be."""
-    from studio.core.runs import checkpoints
+    from studio.core.runs.folders import checkpoints
 
     if result.status != "stopped":
         return f"stopped by Ctrl+C after the run {result.status}."
@@ -303,9 +306,10 @@ def _stopped_line(result) -> str:
 
 def _trainable_project(args: argparse.Namespace):
     """The project to train, on ``--data`` if given; CliError if it cannot be trained."""
-    from studio.core.analysis import analyze, data_problem
-    from studio.core.data import DataError, choice_for_path, describe
-    from studio.core.project import ProjectFileError, load_project
+    from studio.core.build.analysis import analyze, data_problem
+    from studio.core.data.sources import choice_for_path, describe
+    from studio.core.data.types import DataError
+    from studio.core.project.document import ProjectFileError, load_project
 
     try:
         project = load_project(args.project)
@@ -326,7 +330,7 @@ def _trainable_project(args: argparse.Namespace):
 
 def _run_to_resume(args: argparse.Namespace) -> Path:
     """The run folder ``--resume`` names (a folder, or an id among the project's runs)."""
-    from studio.core.run_history import RunNotFoundError, find_run
+    from studio.core.runs.history import RunNotFoundError, find_run
 
     where = args.project if args.project is not None else Path.cwd()
     try:
@@ -337,11 +341,11 @@ def _run_to_resume(args: argparse.Namespace) -> Path:
 
 def cmd_export_code(args: argparse.Namespace) -> int:
     """Write a project as a Python script using Keras."""
-    from studio.core.building import ModelError
-    from studio.core.code_export import export_code
-    from studio.core.data import DataError
-    from studio.core.files import atomic_write_text
-    from studio.core.project import ProjectFileError, load_project
+    from studio.core.base.files import atomic_write_text
+    from studio.core.build.keras_model import ModelError
+    from studio.core.data.types import DataError
+    from studio.core.export.python_code import export_code
+    from studio.core.project.document import ProjectFileError, load_project
 
     _check_output(args.output, args.force)
     try:
@@ -355,9 +359,9 @@ def cmd_export_code(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Make a project from a Keras model file."""
-    from studio.core.keras_import import ImportFailure, import_model
-    from studio.core.layers import OPAQUE_TYPE
-    from studio.core.project import save_project
+    from studio.core.build.keras_import import ImportFailure, import_model
+    from studio.core.model.layers import OPAQUE_TYPE
+    from studio.core.project.document import save_project
 
     _check_output(args.output, args.force)
     try:
@@ -412,7 +416,7 @@ def _table_text(report: dict) -> str:
 
 
 def _scan_report(path: Path) -> dict:
-    from studio.core.image_folder import health_report, scan_folder
+    from studio.core.data.image_folder import health_report, scan_folder
 
     stop = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
@@ -427,9 +431,9 @@ def _scan_report(path: Path) -> dict:
 def cmd_data(args: argparse.Namespace) -> int:
     """Print the health report of an image folder or a CSV file; exit 1 if a problem blocks
     training."""
-    from studio.core.data import DataError
-    from studio.core.project import DatasetChoice
-    from studio.core.table_data import table_report
+    from studio.core.data.tables import table_report
+    from studio.core.data.types import DataError
+    from studio.core.project.document import DatasetChoice
 
     path: Path = args.path
     if path.is_dir():
@@ -452,9 +456,9 @@ def cmd_data(args: argparse.Namespace) -> int:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     """List a project's runs, oldest first, from the run index (rebuilt if need be)."""
-    from studio.core.run_history import runs_table
-    from studio.core.run_index import RunIndex
-    from studio.core.runs import runs_root
+    from studio.core.runs.folders import runs_root
+    from studio.core.runs.history import runs_table
+    from studio.core.runs.index import RunIndex
 
     root = runs_root(args.project)
     if not args.project.exists() and not root.is_dir():
@@ -476,8 +480,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def _model_to_answer(args: argparse.Namespace) -> Path:
     """RUN_OR_MODEL as a path: as given if it exists, else a run id among the runs."""
-    from studio.core.run_history import RunNotFoundError, find_run
-    from studio.core.runs import runs_root
+    from studio.core.runs.folders import runs_root
+    from studio.core.runs.history import RunNotFoundError, find_run
 
     if Path(args.model).exists():
         return Path(args.model)
@@ -489,7 +493,7 @@ def _model_to_answer(args: argparse.Namespace) -> Path:
 
 def _described(args: argparse.Namespace) -> dict | None:
     """The preprocessing --size, --color and --normalization describe, if given."""
-    from studio.core.predictor import image_preprocessing
+    from studio.core.inference.predictor import image_preprocessing
 
     given = (args.size, args.color, args.normalization)
     if not any(given):
@@ -503,7 +507,7 @@ def _described(args: argparse.Namespace) -> dict | None:
 
 
 def _load_predictor(args: argparse.Namespace):
-    from studio.core.predictor import ModelFileError, Predictor, PreprocessingMissing
+    from studio.core.inference.predictor import ModelFileError, Predictor, PreprocessingMissing
 
     try:
         return Predictor.load(_model_to_answer(args), _described(args))
@@ -535,9 +539,9 @@ def _answer_line(prediction) -> str:
 def _answer_inputs(args: argparse.Namespace, predictor, stop: threading.Event) -> list:
     """Each input's predictions, in the order given: folders expanded to their images,
     CSV files to their rows."""
-    from studio.core.batch_inference import image_files, predict_csv, predict_folder
-    from studio.core.data import DataError
-    from studio.core.predictor import Prediction
+    from studio.core.data.types import DataError
+    from studio.core.inference.batch import image_files, predict_csv, predict_folder
+    from studio.core.inference.predictor import Prediction
 
     if predictor.kind != "image":
         predictions = []
@@ -593,7 +597,7 @@ def _export_lines(report) -> list[str]:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Export a run's model in one format, verified; exit 1 if it failed or is flagged."""
-    from studio.core.export import ExportError, export_run
+    from studio.core.export.exporter import ExportError, export_run
 
     run_dir = _model_to_answer(args)
     stop = threading.Event()
@@ -618,16 +622,16 @@ def _search_runner(args: argparse.Namespace):
     Ray cluster ``--ray``."""
     from functools import partial
 
-    from studio.core.runs import runs_root
+    from studio.core.runs.folders import runs_root
 
     if args.ray is None:
-        from studio.core.search import resume_search, run_search
+        from studio.core.search.runner import resume_search, run_search
     else:
-        from studio.core.search_ray import resume_search_on_ray, run_search_on_ray
+        from studio.core.search.on_ray import resume_search_on_ray, run_search_on_ray
 
         run_search = partial(run_search_on_ray, address=args.ray)
         resume_search = partial(resume_search_on_ray, address=args.ray)
-    from studio.core.search import search_folder
+    from studio.core.search.runner import search_folder
 
     root = runs_root(args.project)
     if args.resume is not None:
@@ -640,7 +644,7 @@ def _search_runner(args: argparse.Namespace):
 
 def _searched_project(args: argparse.Namespace):
     """The project with its search settings overridden by the options."""
-    from studio.core.project import ProjectFileError, load_project
+    from studio.core.project.document import ProjectFileError, load_project
 
     try:
         project = load_project(args.project)
@@ -658,7 +662,7 @@ def _value_text(value) -> str:
 
 
 def _trial_line(trial, metric: str) -> str:
-    from studio.core.search_space import target_label
+    from studio.core.search.space import target_label
 
     params = ", ".join(f"{target_label(k)} {_value_text(v)}" for k, v in trial.params.items())
     score = f"{metric} {trial.value:.4f}" if trial.value is not None else ""
@@ -669,7 +673,7 @@ def _trial_line(trial, metric: str) -> str:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Search hyperparameters: one line per trial as it ends, then the best."""
-    from studio.core.search import SearchError, TrialRecord
+    from studio.core.search.runner import SearchError, TrialRecord
 
     _positive(args.trials, "--trials")
     _positive(args.workers, "--workers")
@@ -682,7 +686,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     def on_event(event: dict) -> None:
         nonlocal metric
         if event["type"] == "search_start":
-            from studio.core.search_state import read_state
+            from studio.core.search.state import read_state
 
             metric = read_state(event["search_dir"]).project.search.metric
             if not args.json:
@@ -719,7 +723,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     configure_environment()
     if not argv or argv[0] not in (*COMMANDS, "-h", "--help"):
-        from studio.gui.app import run_app
+        from studio.gui.shell.app import run_app
 
         return run_app(Path(argv[0]) if argv else None)
     args = _parser().parse_args(argv)

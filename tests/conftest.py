@@ -21,7 +21,7 @@ def private_workspace(tmp_path, monkeypatch):
 def cnn_run(tmp_path_factory):
     """A finished run of ``small_cnn_project`` (trained once per session; treat as read-only):
     its model, two checkpoints, preprocessing and a test split."""
-    from studio.core.training import train
+    from studio.core.training.trainer import train
     from tests.helpers import small_cnn_project
 
     result = train(small_cnn_project(), tmp_path_factory.mktemp("cnn-run"))

@@ -5,8 +5,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from studio.core.graph import Graph, Node
-from studio.core.project import Project
+from studio.core.model.graph import Graph, Node
+from studio.core.project.document import Project
 
 
 def digit_folder(folder: Path, per_class: int = 12) -> Path:

@@ -15,8 +15,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from studio.core.layers import REGISTRY
-from studio.core.templates import TEMPLATES, from_template
+from studio.core.model.registry import REGISTRY
+from studio.core.project.templates import TEMPLATES, from_template
 
 TEMPLATE_DOCUMENTS = [from_template(name).to_dict() for name in sorted(TEMPLATES)]
 """A valid document of every template, the starting points of mutations."""

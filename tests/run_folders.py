@@ -17,8 +17,8 @@ from dataclasses import asdict
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from studio.core import runs
-from studio.core.project import DatasetChoice, Project, TrainingSettings
+from studio.core.project.document import DatasetChoice, Project, TrainingSettings
+from studio.core.runs import folders as runs
 
 FIRST_START = datetime(2026, 1, 5, 9, 0)
 VERSIONS = {"layer_studio": "0.1.0", "tensorflow": "2.21.0", "keras": "3.15.0",
@@ -117,7 +117,7 @@ def dead_pid() -> int:
 def training_process(run_dir: Path) -> Iterator[subprocess.Popen]:
     """A process holding ``run_dir``'s training lock, as a trainer does, until the block ends
     or it is killed."""
-    code = ("import sys; from studio.core.run_lock import RunLock; "
+    code = ("import sys; from studio.core.runs.lock import RunLock; "
             "lock = RunLock(sys.argv[1]); assert lock.acquire(); "
             "print('locked', flush=True); sys.stdin.read()")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}

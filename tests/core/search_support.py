@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from studio.core.graph import Graph, Node
-from studio.core.project import DatasetChoice, Dimension, Project
-from studio.core.run_history import read_run
-from studio.core.search_state import SearchResult
+from studio.core.model.graph import Graph, Node
+from studio.core.project.document import DatasetChoice, Dimension, Project
+from studio.core.runs.history import read_run
+from studio.core.search.state import SearchResult
 
 
 def table_project(folder: Path, rows: int = 200) -> Project:

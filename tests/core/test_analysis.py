@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from studio.core.analysis import analyze
-from studio.core.data import MNIST_10K, DatasetInfo
-from studio.core.graph import Graph, Node
-from studio.core.templates import demo_project
+from studio.core.build.analysis import analyze
+from studio.core.data.sources import MNIST_10K
+from studio.core.data.types import DatasetInfo
+from studio.core.model.graph import Graph, Node
+from studio.core.project.templates import demo_project
 
 
 def chain(*layers) -> Graph:

@@ -14,8 +14,8 @@ import keras
 import numpy as np
 import pytest
 
-from studio.core import downloads
-from studio.core.applications import (
+from studio.core.base import downloads
+from studio.core.model.applications import (
     APPLICATION,
     BASES,
     WeightsUnavailable,
@@ -25,8 +25,8 @@ from studio.core.applications import (
     missing_weights,
     use_random_weights,
 )
-from studio.core.layers import LayerError
-from studio.core.templates import from_template
+from studio.core.model.layers import LayerError
+from studio.core.project.templates import from_template
 
 ODD_SHAPE = (35, 71, 3)
 """Non-square, and odd so that rounding at each halving shows."""

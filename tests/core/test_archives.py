@@ -6,9 +6,9 @@ from __future__ import annotations
 import keras
 import pytest
 
-from studio.core import archives
-from studio.core.keras_import import ImportFailure, import_model
-from studio.core.predictor import ModelFileError, Predictor
+from studio.core.base import archives
+from studio.core.build.keras_import import ImportFailure, import_model
+from studio.core.inference.predictor import ModelFileError, Predictor
 from tests.keras_models import bomb_keras
 
 

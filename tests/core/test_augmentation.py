@@ -7,8 +7,8 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
-from studio.core.augmentation import augment_preview, augmentation_layers
-from studio.core.project import Augmentation
+from studio.core.data.augmentation import augment_preview, augmentation_layers
+from studio.core.project.document import Augmentation
 
 ONE_AT_A_TIME = {
     "flip_horizontal": True,

@@ -11,19 +11,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from studio.core import runs
-from studio.core.batch_inference import (
+from studio.core.data.image_pipeline import preprocess_image_files
+from studio.core.data.table_pipeline import preprocess_rows, preprocess_texts
+from studio.core.data.types import DataError
+from studio.core.inference.batch import (
     csv_records,
     image_files,
     predict_csv,
     predict_folder,
     write_predictions_csv,
 )
-from studio.core.data import DataError
-from studio.core.image_pipeline import preprocess_image_files
-from studio.core.predictor import Prediction, Predictor
-from studio.core.project import DatasetChoice, Project, save_project
-from studio.core.table_pipeline import preprocess_rows, preprocess_texts
+from studio.core.inference.predictor import Prediction, Predictor
+from studio.core.project.document import DatasetChoice, Project, save_project
+from studio.core.runs import folders as runs
 from tests.core.test_predictor import (
     keras_answers,
     saved_model,

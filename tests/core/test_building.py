@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from studio.core.analysis import analyze
-from studio.core.building import (
+from studio.core.build.analysis import analyze
+from studio.core.build.keras_model import (
     ModelError,
     build_keras_model,
     build_model,
     compile_model,
     model_endpoints,
 )
-from studio.core.data import MNIST_10K
-from studio.core.graph import Graph, Node
-from studio.core.project import Schedule
-from studio.core.templates import demo_project
+from studio.core.data.sources import MNIST_10K
+from studio.core.model.graph import Graph, Node
+from studio.core.project.document import Schedule
+from studio.core.project.templates import demo_project
 
 
 def two_by_two() -> Graph:

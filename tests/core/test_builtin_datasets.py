@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from studio.core import builtin_datasets, downloads
-from studio.core.builtin_datasets import (
+from studio.core.base import downloads
+from studio.core.data import builtin as builtin_datasets
+from studio.core.data.builtin import (
     BUILTINS,
     MIRRORS,
     ORIGINALS,
@@ -30,8 +31,9 @@ from studio.core.builtin_datasets import (
     load_builtin,
     originals_dir,
 )
-from studio.core.data import DataError, describe, load
-from studio.core.project import DatasetChoice
+from studio.core.data.sources import describe, load
+from studio.core.data.types import DataError
+from studio.core.project.document import DatasetChoice
 
 OFFLINE = "http://127.0.0.1:9/"
 """A closed port: refused at once, with or without a network."""
@@ -218,7 +220,7 @@ def test_an_unknown_name_lists_the_choices():
 
 
 def test_describing_loads_no_tensorflow():
-    code = ("import sys; from studio.core.builtin_datasets import BUILTINS, builtin_info;"
+    code = ("import sys; from studio.core.data.builtin import BUILTINS, builtin_info;"
             "[builtin_info(n) for n in BUILTINS];"
             "print('tensorflow' in sys.modules, 'keras' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from studio.cli import main
-from studio.core.project import load_project, save_project
-from studio.core.templates import TEMPLATES
+from studio.core.project.document import load_project, save_project
+from studio.core.project.templates import TEMPLATES
 from tests.helpers import tiny_project
 
 

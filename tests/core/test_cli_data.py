@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from studio.cli import main
-from studio.core.project import load_project, save_project
-from studio.core.runs import RUN_FILE
+from studio.core.project.document import load_project, save_project
+from studio.core.runs.folders import RUN_FILE
 from tests.helpers import digit_folder, tiny_project
 
 CSV = "height,weight,name,species\n1,2,a,cat\n3,,b,dog\n5,6,c,cat\n7,8,d,dog\n,1,e,\n"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from studio.cli import main
-from studio.core.project import save_project
-from studio.core.runs import runs_root
-from studio.core.templates import demo_project
+from studio.core.project.document import save_project
+from studio.core.project.templates import demo_project
+from studio.core.runs.folders import runs_root
 from tests.helpers import one_line_error, snapshot, tiny_project
 from tests.keras_models import branched_model
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from studio.cli import main
-from studio.core import runs
-from studio.core.image_pipeline import preprocess_image_files
-from studio.core.runs import runs_root
-from studio.core.table_pipeline import preprocess_texts
+from studio.core.data.image_pipeline import preprocess_image_files
+from studio.core.data.table_pipeline import preprocess_texts
+from studio.core.runs import folders as runs
+from studio.core.runs.folders import runs_root
 from tests.core.test_predictor import (
     keras_answers,
     run_prep,

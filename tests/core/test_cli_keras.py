@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from studio.cli import main
-from studio.core.project import load_project, save_project
-from studio.core.templates import demo_project
+from studio.core.project.document import load_project, save_project
+from studio.core.project.templates import demo_project
 from tests.keras_models import BROKEN_MODEL_FILES, branched_model, lambda_model
 
 

@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 
 from studio.cli import main
-from studio.core import data, runs
-from studio.core.analysis import analyze
-from studio.core.data import describe
-from studio.core.project import DatasetChoice, save_project
-from studio.core.runs import checkpoints, runs_root
+from studio.core.build.analysis import analyze
+from studio.core.data import sources as data
+from studio.core.data.sources import describe
+from studio.core.project.document import DatasetChoice, save_project
+from studio.core.runs import folders as runs
+from studio.core.runs.folders import checkpoints, runs_root
 from tests.core.test_image_folder import save
 from tests.core.test_predictor import write_digits
 from tests.helpers import one_line_error, tiny_project

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from studio.cli import main
-from studio.core.run_index import INDEX_FILE
-from studio.core.runs import runs_root
+from studio.core.runs.folders import runs_root
+from studio.core.runs.index import INDEX_FILE
 from tests.run_folders import dead_pid, write_run
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from studio.cli import main
-from studio.core.project import Dimension, save_project
-from studio.core.run_history import read_run
+from studio.core.project.document import Dimension, save_project
+from studio.core.runs.history import read_run
 from tests.core.test_search import LEARNING_RATES, searched, table_project
 
 TRIAL = re.compile(r"^trial (?P<number>\d+)  (?P<status>\w+)  val_accuracy \d\.\d{4}  "

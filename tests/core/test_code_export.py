@@ -13,15 +13,16 @@ import keras
 import numpy as np
 import pytest
 
-from studio.core import data
-from studio.core.applications import use_random_weights
-from studio.core.building import ModelError, build_keras_model, outputs_probabilities
-from studio.core.code_export import export_code
-from studio.core.graph import Graph, Node
-from studio.core.keras_import import import_model
-from studio.core.optimizers import make_optimizer
-from studio.core.project import Project, Schedule
-from studio.core.templates import demo_project, from_template
+from studio.core.build.keras_import import import_model
+from studio.core.build.keras_model import ModelError, build_keras_model, outputs_probabilities
+from studio.core.build.optimizers import make_optimizer
+from studio.core.data import sources as data
+from studio.core.data.types import SPLITS
+from studio.core.export.python_code import export_code
+from studio.core.model.applications import use_random_weights
+from studio.core.model.graph import Graph, Node
+from studio.core.project.document import Project, Schedule
+from studio.core.project.templates import demo_project, from_template
 from tests.helpers import tiny_project, two_tower_project
 from tests.keras_models import branched_model, lambda_model
 
@@ -111,7 +112,7 @@ def test_the_script_splits_and_scales_like_layer_studio(tmp_path, normalization,
     script = runpy.run_path(str(path), run_name="exported")
     parts = script["load_data"](script["DATA"])
     ours = data.load(project.dataset)
-    for (x, y), split in zip(parts, data.SPLITS, strict=True):
+    for (x, y), split in zip(parts, SPLITS, strict=True):
         indices = ours.splits[split]
         np.testing.assert_array_equal(y, ours.labels[indices])
         assert x.dtype == np.float32 and x.shape == (len(indices), 28, 28, 1)

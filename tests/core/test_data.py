@@ -9,9 +9,18 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from studio.core import data
-from studio.core.data import DataError, DatasetInfo, choice_for_path, describe, load
-from studio.core.project import DatasetChoice, Project, load_project, save_project
+from studio.core.data import sources as data
+from studio.core.data.sources import choice_for_path, describe, load
+from studio.core.data.types import (
+    DEFAULT_IMAGE_SIZE,
+    SPLITS,
+    DataError,
+    DatasetInfo,
+    FileSamples,
+    LoadedData,
+    TableSamples,
+)
+from studio.core.project.document import DatasetChoice, Project, load_project, save_project
 
 
 def write_folder(root: Path, counts: dict[str, int], size=(12, 10)) -> Path:
@@ -29,7 +38,7 @@ def test_split_is_stratified_seeded_and_disjoint():
     labels = np.repeat([0, 1, 2], [50, 30, 20])
     splits = data.stratified_split(labels, 0.2, 0.1, seed=3)
     again = data.stratified_split(labels, 0.2, 0.1, seed=3)
-    assert all(np.array_equal(splits[s], again[s]) for s in data.SPLITS)
+    assert all(np.array_equal(splits[s], again[s]) for s in SPLITS)
     together = np.concatenate(list(splits.values()))
     assert sorted(together) == list(range(100))
     for name, fraction in (("validation", 0.2), ("test", 0.1)):
@@ -49,14 +58,14 @@ def test_split_keeps_a_training_sample_in_tiny_classes():
 def test_regression_split_is_not_by_class():
     values = np.linspace(0, 1, 40, dtype=np.float32)
     splits = data.stratified_split(values, 0.25, 0.0, seed=0, stratify=False)
-    assert [len(splits[s]) for s in data.SPLITS] == [30, 10, 0]
+    assert [len(splits[s]) for s in SPLITS] == [30, 10, 0]
 
 
 def test_bundled_data_loads_split_by_class():
     loaded = load(DatasetChoice(validation_split=0.2, test_split=0.1))
     assert loaded.info.sample_shape == (28, 28, 1)
     assert loaded.size("train") + loaded.size("validation") + loaded.size("test") == 10_000
-    counts = {s: np.array(loaded.class_counts(s)) for s in data.SPLITS}
+    counts = {s: np.array(loaded.class_counts(s)) for s in SPLITS}
     total = sum(counts.values())
     assert np.all(np.abs(counts["validation"] / total - 0.2) < 0.001)
     assert np.all(np.abs(counts["test"] / total - 0.1) < 0.001)
@@ -71,7 +80,7 @@ def test_image_options_change_what_bundled_data_describes():
 def test_class_weights_balance_the_training_split():
     labels = np.repeat([0, 1], [90, 10]).astype(np.int32)
     info = DatasetInfo("x", "X", (2,), 2, ("a", "b"), 100)
-    loaded = data.LoadedData(info, data.TableSamples(np.zeros((100, 2), np.float32), ["p", "q"]),
+    loaded = LoadedData(info, TableSamples(np.zeros((100, 2), np.float32), ["p", "q"]),
                              labels, data.stratified_split(labels, 0.2, 0.0, 0))
     weights = loaded.class_weights()
     counts = loaded.class_counts("train")
@@ -83,7 +92,7 @@ def test_a_folder_is_described_without_reading_images(tmp_path):
     root = write_folder(tmp_path / "pets", {"cat": 1, "dog": 1})
     info = describe(DatasetChoice(source="folder", path=str(root)))
     assert info.class_names == ("cat", "dog") and info.num_classes == 2
-    assert info.sample_shape == (*data.DEFAULT_IMAGE_SIZE, 3)
+    assert info.sample_shape == (*DEFAULT_IMAGE_SIZE, 3)
     grey = describe(DatasetChoice(source="folder", path=str(root), image_size=[20, 24],
                                   color="grayscale"))
     assert grey.sample_shape == (20, 24, 1) and grey.title == "pets"
@@ -106,8 +115,8 @@ def test_a_folder_loads_with_counts_notes_and_report(tmp_path):
     progress = []
     loaded = load(DatasetChoice(source="folder", path=str(root), validation_split=0.2,
                                 test_split=0.2), lambda *args: progress.append(args))
-    assert loaded.info.num_samples == 20 and isinstance(loaded.samples, data.FileSamples)
-    assert [loaded.size(s) for s in data.SPLITS] == [12, 4, 4]
+    assert loaded.info.num_samples == 20 and isinstance(loaded.samples, FileSamples)
+    assert [loaded.size(s) for s in SPLITS] == [12, 4, 4]
     assert loaded.class_counts("validation") == [2, 2]
     assert any("1 file was skipped" in note for note in loaded.notes)
     assert loaded.report["total_skipped"] == 1
@@ -205,4 +214,4 @@ def test_resplitting_needs_no_second_read(tmp_path):
     assert again.samples is loaded.samples and again.size("validation") == 5
     assert (again.size("train"), again.size("test")) == (6, 6)
     fresh = load(choice)
-    assert all(np.array_equal(again.splits[s], fresh.splits[s]) for s in data.SPLITS)
+    assert all(np.array_equal(again.splits[s], fresh.splits[s]) for s in SPLITS)

@@ -10,9 +10,9 @@ import shutil
 import numpy as np
 
 from studio.cli import main
-from studio.core import runs
-from studio.core.graph import Graph, Node
-from studio.core.project import DatasetChoice, Project, load_project, save_project
+from studio.core.model.graph import Graph, Node
+from studio.core.project.document import DatasetChoice, Project, load_project, save_project
+from studio.core.runs import folders as runs
 from tests.helpers import digit_folder, tiny_project
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from studio.core import devices as devices_module
-from studio.core.devices import (
+from studio.core.hardware import devices as devices_module
+from studio.core.hardware.devices import (
     BF16_FLAGS,
     CpuInfo,
     DeviceError,
@@ -33,7 +33,7 @@ from studio.core.devices import (
     training_devices,
     with_device,
 )
-from studio.core.project import DeviceChoice
+from studio.core.project.document import DeviceChoice
 
 GB = 2**30
 ROOT = Path(__file__).resolve().parents[2]
@@ -196,10 +196,11 @@ def test_an_unknown_precision_is_refused():
 TRAINING_SCRIPT = textwrap.dedent("""
     import contextlib, json
     import numpy as np
-    from studio.core.devices import (TensorFlowDiscovery, apply_determinism, apply_precision,
-                                     device_scope, op_determinism_enabled, training_devices)
-    from studio.core.project import DeviceChoice
-    from studio.core.runtime import start_tensorflow
+    from studio.core.hardware.devices import (TensorFlowDiscovery, apply_determinism,
+                                              apply_precision, device_scope,
+                                              op_determinism_enabled, training_devices)
+    from studio.core.project.document import DeviceChoice
+    from studio.core.base.runtime import start_tensorflow
 
     result = {"note": start_tensorflow()}
     import keras
@@ -320,7 +321,7 @@ def test_start_tensorflow_after_the_runtime_started_says_what_it_could_not_apply
         import json
         import tensorflow as tf
         tf.constant(1.0) + 1  # starts the runtime
-        from studio.core.runtime import start_tensorflow
+        from studio.core.base.runtime import start_tensorflow
         print(json.dumps({"notes": [start_tensorflow(), start_tensorflow()],
                           "cpus": len(tf.config.list_logical_devices("CPU"))}))
     """)

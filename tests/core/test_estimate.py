@@ -11,10 +11,8 @@ import numpy as np
 import psutil
 import pytest
 
-from studio.core import estimate as estimates
-from studio.core.data import DatasetInfo
-from studio.core.devices import CpuInfo, Devices, GpuInfo
-from studio.core.estimate import (
+from studio.core.build import estimate as estimates
+from studio.core.build.estimate import (
     OVERHEAD_BYTES,
     Estimate,
     MicroRun,
@@ -24,8 +22,10 @@ from studio.core.estimate import (
     oom_advice,
     recommend_device,
 )
-from studio.core.graph import Graph, Node
-from studio.core.project import OPTIMIZERS, DeviceChoice, Project
+from studio.core.data.types import DatasetInfo
+from studio.core.hardware.devices import CpuInfo, Devices, GpuInfo
+from studio.core.model.graph import Graph, Node
+from studio.core.project.document import OPTIMIZERS, DeviceChoice, Project
 
 CPU = CpuInfo("Test CPU", 2, 8 * 2**30, False)
 NO_GPU = Devices(CPU)
@@ -95,7 +95,7 @@ def test_frozen_layers_need_no_gradients_or_optimizer_state():
 
 @pytest.mark.parametrize("optimizer", OPTIMIZERS)
 def test_weights_gradients_and_optimizer_state_match_keras_variables(optimizer):
-    from studio.core.building import build_keras_model, compile_model
+    from studio.core.build.keras_model import build_keras_model, compile_model
 
     project = conv_project()
     project.training.optimizer = optimizer

@@ -12,17 +12,18 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from studio.core import data, runs
-from studio.core.data import DataError
-from studio.core.evaluation import (
+from studio.core.data import sources as data
+from studio.core.data.types import DataError
+from studio.core.inference.evaluation import (
     Evaluation,
     EvaluationCancelled,
     evaluate_run,
     per_class_scores,
 )
-from studio.core.graph import Graph, Node
-from studio.core.predictor import ModelFileError
-from studio.core.project import DatasetChoice, Project, load_project, save_project
+from studio.core.inference.predictor import ModelFileError
+from studio.core.model.graph import Graph, Node
+from studio.core.project.document import DatasetChoice, Project, load_project, save_project
+from studio.core.runs import folders as runs
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +37,7 @@ def keras_scores(run_dir: Path, model_path: Path, split: str) -> dict[str, float
     """``model.evaluate`` on the run's split, read through the training pipeline."""
     import keras
 
-    from studio.core.pipelines import make_pipelines
+    from studio.core.data.pipelines import make_pipelines
 
     project = load_project(run_dir / runs.PROJECT_FILE)
     loaded = data.load(project.dataset)
@@ -168,7 +169,7 @@ def folder_run(root: Path, test_split: float = 0.0) -> Path:
     """A run folder made by hand: a project reading an image folder of two classes (grey,
     RGB, RGBA and 16-bit PNGs and a JPEG), a small untrained CNN as its model, and the data's
     fingerprint in its config."""
-    from studio.core.building import build_model
+    from studio.core.build.keras_model import build_model
 
     images = root / "images"
     rng = np.random.default_rng(3)

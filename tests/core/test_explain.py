@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from studio.core import data, runs
-from studio.core.explain import (
+from studio.core.data import sources as data
+from studio.core.inference.explain import (
     NO_CONVOLUTION,
     activation_maps,
     first_conv_filters,
@@ -17,6 +17,7 @@ from studio.core.explain import (
     last_conv_layer,
     spatial_layers,
 )
+from studio.core.runs import folders as runs
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +25,7 @@ def cnn(cnn_run):
     """The ``cnn_run`` model and three of its test digits, preprocessed (0..1)."""
     import keras
 
-    from studio.core.project import load_project
+    from studio.core.project.document import load_project
 
     model = keras.saving.load_model(cnn_run / runs.MODEL_FILE, safe_mode=True, compile=False)
     loaded = data.load(load_project(cnn_run / runs.PROJECT_FILE).dataset)
@@ -210,7 +211,7 @@ def test_a_nested_convolution_block_is_found_and_explained():
 
 
 def test_a_dense_only_model_has_no_convolution_to_explain():
-    from studio.core.building import build_model
+    from studio.core.build.keras_model import build_model
     from tests.helpers import tiny_project
 
     project = tiny_project()

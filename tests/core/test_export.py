@@ -15,10 +15,12 @@ import numpy as np
 import pytest
 
 from studio.cli import main
-from studio.core import export_formats, export_staging, runs
-from studio.core.export import ExportCancelled, ExportError, export_run
-from studio.core.export_formats import FORMATS
-from studio.core.image_pipeline import preprocess_image_files
+from studio.core.data.image_pipeline import preprocess_image_files
+from studio.core.export import exporter
+from studio.core.export import staging as export_staging
+from studio.core.export.exporter import ExportCancelled, ExportError, export_run
+from studio.core.export.formats import FORMATS
+from studio.core.runs import folders as runs
 from tests.core.test_predictor import keras_answers, run_prep, write_digits
 from tests.helpers import snapshot
 
@@ -38,8 +40,8 @@ def target(tmp_path) -> Path:
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory) -> Path:
     """The demo project's CNN (the one the app opens on), trained for one epoch."""
-    from studio.core.templates import demo_project
-    from studio.core.training import train
+    from studio.core.project.templates import demo_project
+    from studio.core.training.trainer import train
 
     project = demo_project()
     project.training.epochs = 1
@@ -85,13 +87,13 @@ def test_the_readme_snippet_answers_as_the_keras_model_does(cnn_run, tmp_path, m
 
 
 def test_an_export_answering_differently_is_flagged_and_kept(cnn_run, tmp_path, monkeypatch):
-    real = export_formats.load_answer
+    real = exporter.load_answer
 
     def shifted(*args):
         answer = real(*args)
         return lambda x: np.roll(answer(x), 1, axis=-1)
 
-    monkeypatch.setattr(export_formats, "load_answer", shifted)
+    monkeypatch.setattr(exporter, "load_answer", shifted)  # where the export calls it
     report = export_run(cnn_run, "tflite", tmp_path / "out")
     assert report.flagged and report.top1_agreement < 50
     assert "under the 99%" in report.note

@@ -14,16 +14,17 @@ import pytest
 
 import studio
 from studio.cli import main
-from studio.core import files, runs
-from studio.core.export import export_run
-from studio.core.project import save_project
-from studio.core.runs import RunFolder
+from studio.core.base import files
+from studio.core.export.exporter import export_run
+from studio.core.project.document import save_project
+from studio.core.runs import folders as runs
+from studio.core.runs.folders import RunFolder
 from tests.helpers import tiny_project
 
 WRITER = """
 import sys
 from pathlib import Path
-from studio.core.files import atomic_file
+from studio.core.base.files import atomic_file
 
 with atomic_file(Path(sys.argv[1])) as handle:
     handle.write(b"half a project")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from studio.core.analysis import Analysis, Problem, analyze
-from studio.core.data import MNIST_10K
-from studio.core.fixes import Fix
-from studio.core.graph import Graph, Node
-from studio.core.templates import demo_project
+from studio.core.build.analysis import Analysis, Problem, analyze
+from studio.core.data.sources import MNIST_10K
+from studio.core.model.fixes import Fix
+from studio.core.model.graph import Graph, Node
+from studio.core.project.templates import demo_project
 
 IMAGE = ("Input", {"shape": [28, 28, 1]})
 SOFTMAX = ("Dense", {"units": 10, "activation": "softmax"})

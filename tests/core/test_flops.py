@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from studio.core.analysis import analyze
-from studio.core.data import MNIST_10K
-from studio.core.flops import FLOPS_RULES, layer_flops
-from studio.core.graph import Graph, Node
-from studio.core.layers import REGISTRY
-from studio.core.templates import demo_project
+from studio.core.build.analysis import analyze
+from studio.core.data.sources import MNIST_10K
+from studio.core.model.flops import FLOPS_RULES, layer_flops
+from studio.core.model.graph import Graph, Node
+from studio.core.model.registry import REGISTRY
+from studio.core.project.templates import demo_project
 
 
 def test_every_layer_type_has_a_rule():

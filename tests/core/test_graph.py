@@ -2,7 +2,7 @@
 
 import pytest
 
-from studio.core.graph import Graph, GraphError, Node
+from studio.core.model.graph import Graph, GraphError, Node
 
 
 def make(*ids):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from studio.core.analysis import analyze
-from studio.core.data import MNIST_10K
-from studio.core.graph import Graph, GraphError, Node
-from studio.core.templates import demo_project
+from studio.core.build.analysis import analyze
+from studio.core.data.sources import MNIST_10K
+from studio.core.model.graph import Graph, GraphError, Node
+from studio.core.project.templates import demo_project
 
 
 def graph(*nodes: tuple[str, str], edges: str = "") -> Graph:
@@ -199,7 +199,7 @@ def test_a_residual_network_built_with_edits_is_valid_and_matches_keras():
     assert g.chain() is None
     import keras
 
-    from studio.core.building import build_model
+    from studio.core.build.keras_model import build_model
 
     model = build_model(g, MNIST_10K)
     assert model.count_params() == report.total_params

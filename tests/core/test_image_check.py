@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from studio.core import image_check
-from studio.core.image_check import UnusableImage, inspect_image
+from studio.core.data import image_check
+from studio.core.data.image_check import UnusableImage, inspect_image
 
 PNG_COLOR_DEPTHS = {0: (1, 2, 4, 8, 16), 2: (8, 16), 3: (1, 2, 4, 8), 4: (8, 16), 6: (8, 16)}
 PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
@@ -161,7 +161,7 @@ def test_training_decodes_what_is_accepted_and_fails_on_what_is_corrupt():
     """The training pipeline's own decoder, traced as in ``tf.data``, is the oracle."""
     import tensorflow as tf
 
-    from studio.core.image_pipeline import decode_image
+    from studio.core.data.image_pipeline import decode_image
 
     decode = tf.function(decode_image)
     for name, (data, expected) in good_and_bad_files().items():
@@ -231,7 +231,7 @@ def test_file_without_permission_is_unreadable(tmp_path):
 def test_the_limit_counts_the_bytes_pixels_decode_to(tmp_path, monkeypatch, data, detail):
     """An image with as many pixels as an accepted grey one is refused when its pixels decode
     to more bytes than the limit (a 16-bit RGBA PNG to 8 bytes a pixel), in one line."""
-    from studio.core.predictor import image_problem
+    from studio.core.inference.predictor import image_problem
 
     monkeypatch.setattr(image_check, "MAX_DECODED_BYTES", 64 * 64)
     write(tmp_path, {"grey.png": png(64, 64, 8, 0), "big": data})

@@ -15,8 +15,8 @@ import pytest
 from PIL import Image
 
 from studio.cli import main
-from studio.core import image_check, image_folder
-from studio.core.image_folder import health_report, scan_folder
+from studio.core.data import image_check, image_folder
+from studio.core.data.image_folder import health_report, scan_folder
 
 
 def save(path: Path, mode: str = "RGB", size=(8, 8), color=0, fmt: str | None = None) -> Path:

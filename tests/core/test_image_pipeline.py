@@ -12,16 +12,17 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from studio.core import data, image_pipeline
-from studio.core.data import ArraySamples, LoadedData
-from studio.core.image_pipeline import (
+from studio.core.data import image_pipeline
+from studio.core.data import sources as data
+from studio.core.data.image_pipeline import (
     ImageForm,
     disk_cache_prefix,
     image_datasets,
     preprocess_image_files,
     preprocess_images,
 )
-from studio.core.project import Augmentation, DatasetChoice
+from studio.core.data.types import ArraySamples, LoadedData
+from studio.core.project.document import Augmentation, DatasetChoice
 
 RNG = np.random.default_rng(0)
 RGB = RNG.integers(0, 256, (6, 8, 3), dtype=np.uint8)

@@ -11,9 +11,9 @@ import keras
 import numpy as np
 import pytest
 
-from studio.core.building import ModelError, build_keras_model
-from studio.core.keras_import import CodeRefused, ImportFailure, import_model_with_weights
-from studio.core.layers import OPAQUE_TYPE
+from studio.core.build.keras_import import CodeRefused, ImportFailure, import_model_with_weights
+from studio.core.build.keras_model import ModelError, build_keras_model
+from studio.core.model.layers import OPAQUE_TYPE
 from tests.keras_models import marker_lambda
 
 

@@ -8,11 +8,12 @@ import json
 import keras
 import pytest
 
-from studio.core.analysis import analyze
-from studio.core.building import ModelError, keras_layer
-from studio.core.graph import Graph, Node
-from studio.core.layers import OPAQUE_TYPE, REGISTRY, LayerError
-from studio.core.project import Project, ProjectFileError, load_project, save_project
+from studio.core.build.analysis import analyze
+from studio.core.build.keras_model import ModelError, keras_layer
+from studio.core.model.graph import Graph, Node
+from studio.core.model.layers import OPAQUE_TYPE, LayerError
+from studio.core.model.registry import REGISTRY
+from studio.core.project.document import Project, ProjectFileError, load_project, save_project
 
 RELU6 = {
     "class_name": "ReLU",

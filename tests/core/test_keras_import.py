@@ -10,16 +10,17 @@ import keras
 import numpy as np
 import pytest
 
-from studio.core.analysis import analyze
-from studio.core.building import ModelError, build_keras_model
-from studio.core.keras_import import (
+from studio.core.build.analysis import analyze
+from studio.core.build.keras_import import (
     ImportFailure,
     apply_weights,
     import_model,
     import_model_with_weights,
 )
-from studio.core.layers import OPAQUE_TYPE, REGISTRY
-from studio.core.project import load_project, save_project
+from studio.core.build.keras_model import ModelError, build_keras_model
+from studio.core.model.layers import OPAQUE_TYPE
+from studio.core.model.registry import REGISTRY
+from studio.core.project.document import load_project, save_project
 from tests.keras_models import (
     BROKEN_MODEL_FILES,
     branched_model,
@@ -141,7 +142,7 @@ def test_a_sequential_model_becomes_a_chain(tmp_path):
 
 
 def _mnist():
-    from studio.core.data import MNIST_10K
+    from studio.core.data.sources import MNIST_10K
 
     return MNIST_10K
 

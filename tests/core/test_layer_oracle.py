@@ -7,9 +7,10 @@ import random
 import keras
 import pytest
 
-from studio.core.building import keras_layer
-from studio.core.graph import Node
-from studio.core.layers import ACTIVATIONS, REGISTRY, LayerError
+from studio.core.build.keras_model import keras_layer
+from studio.core.model.graph import Node
+from studio.core.model.layers import ACTIVATIONS, LayerError
+from studio.core.model.registry import REGISTRY
 
 CASES_PER_TYPE = 12
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import random
 
-from studio.core.graph import Graph, Node
-from studio.core.layout import H_GAP, NODE_HEIGHT, NODE_WIDTH, V_GAP, auto_layout
-from studio.core.templates import demo_project
+from studio.core.model.graph import Graph, Node
+from studio.core.model.layout import H_GAP, NODE_HEIGHT, NODE_WIDTH, V_GAP, auto_layout
+from studio.core.project.templates import demo_project
 
 ROW = NODE_HEIGHT + V_GAP
 
@@ -118,8 +118,8 @@ def test_empty_graph_and_graph_with_a_loop():
 
 
 def test_new_nodes_go_below_their_input_and_push_lower_rows_down():
-    from studio.core.graph import Node
-    from studio.core.layout import ROW, complete_positions, place_new_nodes
+    from studio.core.model.graph import Node
+    from studio.core.model.layout import ROW, complete_positions, place_new_nodes
 
     graph = Graph.from_chain([Node(i, "Dense", {}) for i in ("a", "b", "c")])
     positions = complete_positions(graph, {})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 
-from studio.core.project import ProjectFileError, load_project
+from studio.core.project.document import ProjectFileError, load_project
 from tests.project_documents import file_bytes
 
 EXAMPLES = 2_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from studio.core.messages import QUOTE_LIMIT, quoted, shortened
+from studio.core.base.messages import QUOTE_LIMIT, quoted, shortened
 
 
 @pytest.mark.parametrize(

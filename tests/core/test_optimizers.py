@@ -9,7 +9,7 @@ import keras
 import numpy as np
 import pytest
 
-from studio.core.optimizers import (
+from studio.core.build.optimizers import (
     OPTIMIZER_CLASSES,
     PARAMETERS_BY_OPTIMIZER,
     current_learning_rate,
@@ -19,7 +19,7 @@ from studio.core.optimizers import (
     schedule_curve,
     schedule_problems,
 )
-from studio.core.project import OPTIMIZERS, Schedule, TrainingSettings
+from studio.core.project.document import OPTIMIZERS, Schedule, TrainingSettings
 
 UNUSUAL = {"momentum": 0.8, "nesterov": True, "beta_1": 0.85, "beta_2": 0.99, "rho": 0.8,
            "weight_decay": 0.01}
@@ -189,8 +189,8 @@ def test_a_reloaded_checkpoint_continues_the_schedule_and_the_optimizer_state(tm
 def test_drawing_a_schedule_does_not_load_tensorflow():
     code = (
         "import sys\n"
-        "from studio.core.optimizers import schedule_curve\n"
-        "from studio.core.project import Schedule, TrainingSettings\n"
+        "from studio.core.build.optimizers import schedule_curve\n"
+        "from studio.core.project.document import Schedule, TrainingSettings\n"
         "for kind in ('constant', 'step', 'exponential', 'cosine', 'plateau'):\n"
         "    schedule_curve(TrainingSettings(schedule=Schedule(kind=kind)), 10, 100)\n"
         "print('tensorflow' in sys.modules, 'keras' in sys.modules)"

@@ -15,11 +15,15 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from studio.core import data, runs
-from studio.core.data import load_arrays
-from studio.core.graph import Graph, Node
-from studio.core.image_pipeline import image_datasets, preprocess_image_files, preprocess_images
-from studio.core.predictor import (
+from studio.core.data import sources as data
+from studio.core.data.image_pipeline import (
+    image_datasets,
+    preprocess_image_files,
+    preprocess_images,
+)
+from studio.core.data.sources import load_arrays
+from studio.core.data.table_pipeline import preprocess_rows, preprocess_texts
+from studio.core.inference.predictor import (
     ModelFileError,
     Predictor,
     PreprocessingMissing,
@@ -27,9 +31,10 @@ from studio.core.predictor import (
     image_preprocessing,
     thumbnail_of,
 )
-from studio.core.project import DatasetChoice, Project
-from studio.core.table_pipeline import preprocess_rows, preprocess_texts
-from studio.core.training import train
+from studio.core.model.graph import Graph, Node
+from studio.core.project.document import DatasetChoice, Project
+from studio.core.runs import folders as runs
+from studio.core.training.trainer import train
 from tests.keras_models import lambda_model
 
 

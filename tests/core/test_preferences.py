@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from studio.core.preferences import MAX_RECENT, VERSION, Preferences
+from studio.core.base.preferences import MAX_RECENT, VERSION, Preferences
 
 
 def test_preferences_survive_a_save_and_a_load(tmp_path):

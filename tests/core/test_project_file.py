@@ -11,9 +11,9 @@ import jsonschema
 import pytest
 
 from studio.cli import main
-from studio.core import files, project
-from studio.core.migrations import migrate
-from studio.core.project import (
+from studio.core.base import files
+from studio.core.project import document as project
+from studio.core.project.document import (
     FORMAT_VERSION,
     SCHEMA_PATH,
     Checkpoints,
@@ -27,7 +27,8 @@ from studio.core.project import (
     project_schema,
     save_project,
 )
-from studio.core.templates import TEMPLATES, demo_project, from_template
+from studio.core.project.migrations import migrate
+from studio.core.project.templates import TEMPLATES, demo_project, from_template
 
 
 @pytest.mark.parametrize("name", sorted(TEMPLATES))

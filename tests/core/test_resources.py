@@ -6,7 +6,7 @@ import sys
 
 import psutil
 
-from studio.core.resources import GpuUsage, NoGpuProbe, ResourceSampler, default_probe
+from studio.core.hardware.resources import GpuUsage, NoGpuProbe, ResourceSampler, default_probe
 
 
 class FakeProbe:

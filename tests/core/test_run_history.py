@@ -9,8 +9,8 @@ from datetime import datetime
 
 import pytest
 
-from studio.core import runs
-from studio.core.run_history import (
+from studio.core.runs import folders as runs
+from studio.core.runs.history import (
     RunInUseError,
     RunNotFoundError,
     config_diff,
@@ -21,7 +21,7 @@ from studio.core.run_history import (
     read_metrics,
     read_run,
 )
-from studio.core.run_lock import RunLock
+from studio.core.runs.lock import RunLock
 from tests.run_folders import (
     dead_pid,
     now_iso,

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from studio.core import run_index, runs
-from studio.core.run_history import RunInUseError
-from studio.core.run_index import INDEX_FILE, RunIndex
-from studio.core.run_lock import RunLock
+from studio.core.runs import folders as runs
+from studio.core.runs import index as run_index
+from studio.core.runs.history import RunInUseError
+from studio.core.runs.index import INDEX_FILE, RunIndex
+from studio.core.runs.lock import RunLock
 from tests.run_folders import (
     dead_pid,
     now_iso,

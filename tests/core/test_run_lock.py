@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from studio.cli import main
-from studio.core.run_lock import RunLock, is_locked
-from studio.core.runs import read_metrics
-from studio.core.training import TrainingError, resume, train
+from studio.core.runs.folders import read_metrics
+from studio.core.runs.lock import RunLock, is_locked
+from studio.core.training.trainer import TrainingError, resume, train
 from tests.helpers import tiny_project
 from tests.run_folders import training_process
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from types import SimpleNamespace
 
-from studio.core import runtime
+from studio.core.base import runtime
 
 
 class FakeConfig:

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from studio.core import search_worker
-from studio.core.project import Dimension, Project
-from studio.core.run_history import read_run
-from studio.core.search import (
+from studio.core.project.document import Dimension, Project
+from studio.core.runs.history import read_run
+from studio.core.search import worker as search_worker
+from studio.core.search.runner import (
     SearchError,
     WorkerPool,
     last_search,
@@ -24,7 +24,7 @@ from studio.core.search import (
     run_search,
     search_folder,
 )
-from studio.core.search_state import SEARCH_FILE, SearchState, read_state, write_state
+from studio.core.search.state import SEARCH_FILE, SearchState, read_state, write_state
 from tests.core.search_support import (
     LEARNING_RATES,
     UNITS,

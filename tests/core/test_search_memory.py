@@ -7,8 +7,8 @@ import gc
 import threading
 from pathlib import Path
 
-from studio.core.search_worker import _release_memory, run_trial
-from studio.core.training import train
+from studio.core.search.worker import _release_memory, run_trial
+from studio.core.training.trainer import train
 from tests.helpers import tiny_project
 
 

@@ -19,15 +19,15 @@ import pytest
 import ray
 
 from studio.cli import main
-from studio.core.project import Dimension, save_project
-from studio.core.run_history import read_run, run_folders
-from studio.core.search_ray import (
+from studio.core.project.document import Dimension, save_project
+from studio.core.runs.history import read_run, run_folders
+from studio.core.search.on_ray import (
     USAGE_STATS,
     _connected,
     resume_search_on_ray,
     run_search_on_ray,
 )
-from studio.core.search_state import SearchError, read_state, write_state
+from studio.core.search.state import SearchError, read_state, write_state
 from tests.core.search_support import (
     LEARNING_RATES,
     UNITS,

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from studio.core.project import Dimension, Project, SearchSettings, load_project, save_project
-from studio.core.search_space import (
+from studio.core.project.document import (
+    Dimension,
+    Project,
+    SearchSettings,
+    load_project,
+    save_project,
+)
+from studio.core.project.templates import demo_project
+from studio.core.search.space import (
     SearchSpaceError,
     apply_values,
     check_dimension,
@@ -18,7 +25,6 @@ from studio.core.search_space import (
     training_target,
     trial_count,
 )
-from studio.core.templates import demo_project
 
 LR = training_target("learning_rate")
 

@@ -6,17 +6,11 @@ import threading
 import numpy as np
 import pytest
 
-from studio.core import table_data
-from studio.core.data import (
-    DataError,
-    DataPending,
-    TableSamples,
-    TextSamples,
-    describe,
-    load,
-)
-from studio.core.project import DatasetChoice
-from studio.core.table_data import csv_columns, read_table, table_info, table_report
+from studio.core.data import tables as table_data
+from studio.core.data.sources import describe, load
+from studio.core.data.tables import csv_columns, read_table, table_info, table_report
+from studio.core.data.types import DataError, DataPending, TableSamples, TextSamples
+from studio.core.project.document import DatasetChoice
 
 
 def write(tmp_path, text, name="data.csv", encoding="utf-8"):

@@ -6,9 +6,9 @@ import json
 import keras
 import numpy as np
 
-from studio.core.data import load
-from studio.core.project import DatasetChoice
-from studio.core.table_pipeline import preprocess_rows, preprocess_texts, table_datasets
+from studio.core.data.sources import load
+from studio.core.data.table_pipeline import preprocess_rows, preprocess_texts, table_datasets
+from studio.core.project.document import DatasetChoice
 
 
 def table_csv(tmp_path, rows=40):

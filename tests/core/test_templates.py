@@ -6,12 +6,12 @@ import dataclasses
 
 import pytest
 
-from studio.core.analysis import analyze
-from studio.core.applications import BASES, use_random_weights
-from studio.core.building import build_keras_model, build_model
-from studio.core.data import MNIST_10K
-from studio.core.graph import Graph, Node
-from studio.core.templates import TEMPLATES, TRANSFER_INPUT, from_template
+from studio.core.build.analysis import analyze
+from studio.core.build.keras_model import build_keras_model, build_model
+from studio.core.data.sources import MNIST_10K
+from studio.core.model.applications import BASES, use_random_weights
+from studio.core.model.graph import Graph, Node
+from studio.core.project.templates import TEMPLATES, TRANSFER_INPUT, from_template
 
 TRANSFER = {"mobilenetv2": "MobileNetV2", "resnet50": "ResNet50", "vgg16": "VGG16",
             "efficientnetb0": "EfficientNetB0"}

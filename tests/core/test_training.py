@@ -9,10 +9,11 @@ import threading
 import numpy as np
 import pytest
 
-from studio.core import data, runs
-from studio.core.graph import Graph, Node
-from studio.core.project import DatasetChoice, Project, load_project
-from studio.core.training import TrainingError, train
+from studio.core.data import sources as data
+from studio.core.model.graph import Graph, Node
+from studio.core.project.document import DatasetChoice, Project, load_project
+from studio.core.runs import folders as runs
+from studio.core.training.trainer import TrainingError, train
 from tests.helpers import tiny_project, two_tower_project
 
 

@@ -12,10 +12,10 @@ import sys
 import pytest
 
 from studio.cli import main
-from studio.core import runs
-from studio.core.project import Checkpoints, EarlyStopping, save_project
-from studio.core.runs import checkpoints, read_metrics
-from studio.core.training import TrainingError, resume, train
+from studio.core.project.document import Checkpoints, EarlyStopping, save_project
+from studio.core.runs import folders as runs
+from studio.core.runs.folders import checkpoints, read_metrics
+from studio.core.training.trainer import TrainingError, resume, train
 from tests.helpers import tiny_project
 
 
@@ -158,8 +158,8 @@ def test_a_full_disk_or_read_only_workspace_fails_the_run_and_keeps_earlier_chec
 
 
 def test_a_killed_training_process_leaves_an_interrupted_run_that_resumes(tmp_path, capsys):
-    from studio.core.run_history import effective_status
-    from studio.core.run_index import INDEX_FILE, RunIndex
+    from studio.core.runs.history import effective_status
+    from studio.core.runs.index import INDEX_FILE, RunIndex
 
     project_path = tmp_path / "p.studio.json"
     save_project(tiny_project(epochs=40), project_path)

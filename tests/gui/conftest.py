@@ -8,9 +8,9 @@ import pytest
 from PySide6.QtCore import QThread
 from PySide6.QtWidgets import QMessageBox
 
-from studio.core.templates import demo_project
-from studio.gui.app import create_application
-from studio.gui.main_window import MainWindow
+from studio.core.project.templates import demo_project
+from studio.gui.shell.app import create_application
+from studio.gui.shell.main_window import MainWindow
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -10,8 +10,8 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QTreeWidgetItem, QWidget
 
-from studio.core import runs
-from studio.gui.model_list import ID_ROLE
+from studio.core.runs import folders as runs
+from studio.gui.editor.model_list import ID_ROLE
 
 RUN_TIMEOUT_MS = 90_000
 """Generous upper bound for a short run (the first one also imports TensorFlow)."""

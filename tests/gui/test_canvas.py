@@ -6,8 +6,8 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
-from studio.core.layout import NODE_HEIGHT, NODE_WIDTH
-from studio.core.project import Project
+from studio.core.model.layout import NODE_HEIGHT, NODE_WIDTH
+from studio.core.project.document import Project
 from tests.gui.support import RUN_TIMEOUT_MS, click_row, row_ids, type_into
 
 CTRL = Qt.KeyboardModifier.ControlModifier

@@ -13,11 +13,11 @@ from PySide6.QtCore import QPoint, QSize, Qt
 from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import QFileDialog
 
-from studio.core import data
-from studio.core.data import DataError
-from studio.gui import data_samples
-from studio.gui.data_augmentation import REPEATS
-from studio.gui.data_images import framed, pixmap
+from studio.core.data import sources as data
+from studio.core.data.types import DataError
+from studio.gui.data import samples as data_samples
+from studio.gui.data.augmentation import REPEATS
+from studio.gui.data.images import framed, pixmap
 from tests.gui.support import (
     RUN_TIMEOUT_MS,
     click_row,

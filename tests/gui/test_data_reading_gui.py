@@ -7,10 +7,10 @@ import threading
 import pytest
 from PySide6.QtWidgets import QFileDialog
 
-from studio.core import table_data
-from studio.core.graph import Graph, Node
-from studio.core.project import Project
-from studio.gui.data_panel import CANCELLED
+from studio.core.data import tables as table_data
+from studio.core.model.graph import Graph, Node
+from studio.core.project.document import Project
+from studio.gui.data.panel import CANCELLED
 from tests.gui.support import isolate_settings, show_tab, type_into
 from tests.gui.test_data_gui import LEFT, LOAD_MS, choose_source, open_data_view
 

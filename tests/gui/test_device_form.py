@@ -9,11 +9,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from studio.core.devices import CpuInfo, Devices, GpuInfo, StaticDiscovery
-from studio.core.project import DeviceChoice, Project
-from studio.gui.app import create_application
-from studio.gui.device_form import LOOKING, DeviceForm
-from studio.gui.document import ProjectDocument
+from studio.core.hardware.devices import CpuInfo, Devices, GpuInfo, StaticDiscovery
+from studio.core.project.document import DeviceChoice, Project
+from studio.gui.shell.app import create_application
+from studio.gui.training.device_form import LOOKING, DeviceForm
+from studio.gui.widgets.document import ProjectDocument
 
 GB = 2**30
 CPU = CpuInfo("Test CPU", cores=4, memory_bytes=16 * GB, bfloat16=True)

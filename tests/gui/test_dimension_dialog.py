@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
-from studio.core.project import Dimension
+from studio.core.project.document import Dimension
 from tests.gui.support import click_row, isolate_settings
 
 LEFT = Qt.MouseButton.LeftButton

@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from studio.core.devices import CpuInfo, Devices, GpuInfo, StaticDiscovery
-from studio.core.estimate import MicroRun
-from studio.core.project import DeviceChoice
-from studio.core.templates import demo_project
-from studio.gui import estimate_view
-from studio.gui.app import create_application
-from studio.gui.document import ProjectDocument
-from studio.gui.estimate_view import EstimateView
+from studio.core.build.estimate import MicroRun
+from studio.core.hardware.devices import CpuInfo, Devices, GpuInfo, StaticDiscovery
+from studio.core.project.document import DeviceChoice
+from studio.core.project.templates import demo_project
+from studio.gui.shell.app import create_application
+from studio.gui.training import estimate_view
+from studio.gui.training.estimate_view import EstimateView
+from studio.gui.widgets.document import ProjectDocument
 from tests.gui.support import RUN_TIMEOUT_MS
 from tests.helpers import tiny_project
 

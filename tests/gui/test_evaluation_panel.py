@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
-from studio.core.data import ArraySamples, load
-from studio.core.evaluation import REGRESSION, Evaluation
-from studio.core.project import load_project, save_project
-from studio.core.run_history import read_run
-from studio.core.runs import PROJECT_FILE, read_metrics
-from studio.gui.app import create_application
-from studio.gui.evaluation_panel import (
+from studio.core.data.sources import load
+from studio.core.data.types import ArraySamples
+from studio.core.inference.evaluation import REGRESSION, Evaluation
+from studio.core.project.document import load_project, save_project
+from studio.core.runs.folders import PROJECT_FILE, read_metrics
+from studio.core.runs.history import read_run
+from studio.gui.inference.evaluation_panel import (
     COUNT_ROLE,
     MISTAKES,
     NO_RUNS,
@@ -26,6 +26,7 @@ from studio.gui.evaluation_panel import (
     EvaluationPanel,
     percent,
 )
+from studio.gui.shell.app import create_application
 from tests.gui.support import RUN_TIMEOUT_MS, copied_run
 
 LEFT = Qt.MouseButton.LeftButton

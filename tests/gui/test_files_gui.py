@@ -9,10 +9,10 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
-from studio.core import files
-from studio.core.graph import Graph, Node
-from studio.core.project import FORMAT_VERSION, Project, load_project, save_project
-from studio.core.templates import demo_project, from_template
+from studio.core.base import files
+from studio.core.model.graph import Graph, Node
+from studio.core.project.document import FORMAT_VERSION, Project, load_project, save_project
+from studio.core.project.templates import demo_project, from_template
 from tests.gui.support import click_row, isolate_settings, row_ids
 
 LEFT = Qt.MouseButton.LeftButton

@@ -9,10 +9,10 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QMessageBox, QToolButton
 
-from studio.core import runs
-from studio.core.run_lock import RunLock
-from studio.gui.app import create_application
-from studio.gui.history_panel import COLUMNS, HistoryPanel
+from studio.core.runs import folders as runs
+from studio.core.runs.lock import RunLock
+from studio.gui.runs.history_panel import COLUMNS, HistoryPanel
+from studio.gui.shell.app import create_application
 from tests.run_folders import dead_pid, now_iso, rewrite_record, write_run
 
 LEFT = Qt.MouseButton.LeftButton

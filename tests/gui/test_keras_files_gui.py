@@ -108,12 +108,12 @@ def answer_next_question(qtbot, button: QMessageBox.StandardButton) -> list[str]
 
 def test_trust_is_asked_for_each_file_and_never_carried_over(window, qtbot, monkeypatch,
                                                              tmp_path):
-    from studio.core import keras_import
+    from studio.gui.shell import keras_files
 
     monkeypatch.setattr(QMessageBox, "question", REAL_QUESTION)
     loads = []
-    real_import = keras_import.import_model
-    monkeypatch.setattr(keras_import, "import_model",
+    real_import = keras_files.import_model
+    monkeypatch.setattr(keras_files, "import_model",
                         lambda path, trust=False: loads.append((path.name, trust)) or
                         real_import(path, trust=trust))
     first, second, plain = tmp_path / "first.keras", tmp_path / "second.keras", tmp_path / "p.keras"

@@ -7,8 +7,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 
-from studio.gui.document import ProjectDocument
-from studio.gui.optimizer_form import OptimizerForm, RateSpinBox, rate_step
+from studio.gui.training.optimizer_form import OptimizerForm, RateSpinBox, rate_step
+from studio.gui.widgets.document import ProjectDocument
 from tests.gui.support import type_into
 from tests.helpers import tiny_project
 

@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import QLineF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
 
-from studio.gui.curves import LiveCurves
+from studio.gui.training.curves import LiveCurves
 
 ROUNDS = 10
 GRABS_PER_ROUND = 4

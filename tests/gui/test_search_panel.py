@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
-from studio.core.graph import Graph, Node
-from studio.core.project import Dimension, Project, save_project
-from studio.core.search import SearchSession
-from studio.gui.parallel_coordinates import axis_for, metric_axis
+from studio.core.model.graph import Graph, Node
+from studio.core.project.document import Dimension, Project, save_project
+from studio.core.search.runner import SearchSession
+from studio.gui.search.parallel_coordinates import axis_for, metric_axis
 from tests.gui.support import RUN_TIMEOUT_MS, click_row, isolate_settings, run_folders, show_tab
 
 LEFT = Qt.MouseButton.LeftButton
@@ -294,7 +294,7 @@ def test_parallel_axes_spread_choices_and_put_log_ranges_on_a_log_axis():
 
 
 def test_the_trial_table_says_why_a_trial_failed_and_highlights_only_a_finished_best(qtbot):
-    from studio.gui.trial_table import TrialTable
+    from studio.gui.search.trial_table import TrialTable
 
     table = TrialTable()
     qtbot.addWidget(table)

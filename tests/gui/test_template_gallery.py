@@ -10,10 +10,10 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPushButton
 
-from studio.core import downloads
-from studio.core.applications import BASES, HDF5_SIGNATURE, cache_dir
-from studio.core.templates import TEMPLATES, from_template
-from studio.gui.template_gallery import TemplateGallery
+from studio.core.base import downloads
+from studio.core.model.applications import BASES, HDF5_SIGNATURE, cache_dir
+from studio.core.project.templates import TEMPLATES, from_template
+from studio.gui.shell.template_gallery import TemplateGallery
 from tests.gui.support import click_row
 
 CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier

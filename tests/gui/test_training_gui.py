@@ -10,11 +10,11 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QToolButton
 
-from studio.core import runs
-from studio.core.graph import Node
-from studio.core.project import load_project
-from studio.core.runs import RunFolder
-from studio.gui.training_panel import usage_text
+from studio.core.model.graph import Node
+from studio.core.project.document import load_project
+from studio.core.runs import folders as runs
+from studio.core.runs.folders import RunFolder
+from studio.gui.training.panel import usage_text
 from tests.gui.support import (
     RUN_TIMEOUT_MS,
     click_row,

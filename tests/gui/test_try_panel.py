@@ -16,13 +16,13 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QFileDialog, QPushButton
 
-from studio.core.data import load_arrays
-from studio.core.graph import Graph, Node
-from studio.core.image_pipeline import preprocess_image_files
-from studio.core.project import DatasetChoice, Project
-from studio.core.table_pipeline import preprocess_rows
-from studio.core.training import train
-from studio.gui.preprocessing_dialog import PreprocessingDialog
+from studio.core.data.image_pipeline import preprocess_image_files
+from studio.core.data.sources import load_arrays
+from studio.core.data.table_pipeline import preprocess_rows
+from studio.core.model.graph import Graph, Node
+from studio.core.project.document import DatasetChoice, Project
+from studio.core.training.trainer import train
+from studio.gui.data.preprocessing_dialog import PreprocessingDialog
 from tests.gui.support import RUN_TIMEOUT_MS, copied_run, drop_on
 
 LEFT = Qt.MouseButton.LeftButton
@@ -274,10 +274,10 @@ def test_clicking_an_answer_shows_why_with_a_heat_map_activations_and_filters(
 def test_clicks_while_an_explanation_works_wait_and_only_the_last_one_is_explained(
     window, qtbot, run_dir, digits, monkeypatch, gate
 ):
-    from studio.core import explain
+    from studio.gui.inference import explain_view
 
     running, most, explained = [], [], []
-    real = explain.explain_image
+    real = explain_view.explain_image
 
     def counted(model, x, thumbnail, *args):
         running.append(thumbnail)
@@ -296,7 +296,7 @@ def test_clicks_while_an_explanation_works_wait_and_only_the_last_one_is_explain
     # answers may arrive in more than one batch, each showing the first card again: let the
     # drop's answers and explanations end before counting those the clicks start
     qtbot.waitUntil(lambda: not (panel.busy() or view._busy), timeout=RUN_TIMEOUT_MS)
-    monkeypatch.setattr(explain, "explain_image", counted)
+    monkeypatch.setattr(explain_view, "explain_image", counted)
     with qtbot.waitSignal(view.explained, timeout=RUN_TIMEOUT_MS):
         qtbot.mouseClick(panel.cards[0], LEFT)
         qtbot.waitUntil(gate.reached.is_set, timeout=RUN_TIMEOUT_MS)

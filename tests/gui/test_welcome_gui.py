@@ -8,13 +8,13 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QFileDialog
 
-from studio.core.preferences import VERSION
-from studio.core.project import save_project
-from studio.core.templates import TEMPLATES, demo_project, from_template
-from studio.gui.app import open_window
-from studio.gui.main_window import MainWindow
-from studio.gui.recent_projects import preferences_path
-from studio.gui.welcome import WelcomePage
+from studio.core.base.preferences import VERSION
+from studio.core.project.document import save_project
+from studio.core.project.templates import TEMPLATES, demo_project, from_template
+from studio.gui.shell.app import open_window
+from studio.gui.shell.main_window import MainWindow
+from studio.gui.shell.recent_projects import preferences_path
+from studio.gui.shell.welcome import WelcomePage
 from tests.gui.support import isolate_settings
 from tests.keras_models import branched_model
 

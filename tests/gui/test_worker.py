@@ -8,8 +8,8 @@ import threading
 import pytest
 from PySide6.QtCore import QCoreApplication
 
-from studio.gui.app import create_application
-from studio.gui.worker import Worker
+from studio.gui.shell.app import create_application
+from studio.gui.widgets.worker import Worker
 
 
 def ended_but_undelivered(task) -> tuple[Worker, list[str]]:

@@ -10,13 +10,13 @@ import xml.etree.ElementTree as ET
 
 from PIL import Image
 
-from studio.core.project import SUFFIX
+from studio.core.project.document import SUFFIX
 from tests.packaging.bundle_support import PACKAGING_DIR, bundle_files
 
 FIND_FILES = """
 import studio
-from studio.core.data import ASSETS_DIR
-from studio.core.project import SCHEMA_PATH
+from studio.core.data.sources import ASSETS_DIR
+from studio.core.project.document import SCHEMA_PATH
 print(studio.__file__)
 print(ASSETS_DIR)
 print(SCHEMA_PATH.is_file())

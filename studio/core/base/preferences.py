@@ -1,0 +1,76 @@
+"""The user's preferences: a small versioned JSON file in the platform's config folder.
+
+It holds what the app remembers between sessions apart from the window's layout (which Qt
+keeps): whether the welcome page has been shown and the recently used projects. A file that
+cannot be read, or that a newer Layer Studio wrote, is never fatal: the defaults are used and
+``Preferences.note`` says why; a newer file is also left as it is.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from studio.core.base.files import atomic_write_text
+
+VERSION = 1
+FILE_NAME = "preferences.json"
+MAX_RECENT = 10
+
+
+@dataclass
+class Preferences:
+    """What is remembered, and where it is kept."""
+
+    path: Path
+    welcome_seen: bool = False
+    """The welcome page has been shown once (so the next start opens straight on a project)."""
+    recent_projects: list[str] = field(default_factory=list)
+    """Project files, most recently opened or saved first."""
+    note: str = ""
+    """Why the file on disk was not used, in plain words; empty when it was (or is absent)."""
+    writable: bool = True
+    """False when a newer Layer Studio wrote the file: saving would lose its settings."""
+
+    @classmethod
+    def load(cls, path: Path) -> Preferences:
+        """The preferences in ``path``; the defaults (with a note) if it is missing, broken
+        or from a newer version."""
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return cls(path)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            return cls(path, note=f"Your preferences in {path} could not be read ({exc}); "
+                                  "Layer Studio starts with its defaults and rewrites them.")
+        if not isinstance(data, dict) or not isinstance(data.get("version"), int):
+            return cls(path, note=f"Your preferences in {path} are not a Layer Studio "
+                                  "preferences file; Layer Studio starts with its defaults.")
+        if data["version"] > VERSION:
+            return cls(path, writable=False,
+                       note=f"Your preferences in {path} were written by a newer Layer Studio; "
+                            "this version uses its defaults and leaves that file unchanged.")
+        recent = data.get("recent_projects", [])
+        return cls(path, welcome_seen=bool(data.get("welcome_seen", False)),
+                   recent_projects=[p for p in recent if isinstance(p, str)][:MAX_RECENT]
+                   if isinstance(recent, list) else [])
+
+    def save(self) -> None:
+        """Write the preferences atomically (not when a newer version owns the file)."""
+        if not self.writable:
+            return
+        data = {"version": VERSION, "welcome_seen": self.welcome_seen,
+                "recent_projects": self.recent_projects}
+        atomic_write_text(self.path, json.dumps(data, indent=2) + "\n")
+
+    def add_recent(self, project: Path) -> None:
+        """Put ``project`` first in the recent projects (once, at most ``MAX_RECENT``)."""
+        name = str(Path(project).resolve())
+        self.recent_projects = [name, *(p for p in self.recent_projects if p != name)]
+        del self.recent_projects[MAX_RECENT:]
+
+    def existing_recent(self) -> list[Path]:
+        """The recent projects whose files still exist, most recent first."""
+        return [Path(p) for p in self.recent_projects if Path(p).is_file()]

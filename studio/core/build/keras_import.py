@@ -1,0 +1,437 @@
+"""Importing Keras models (``.keras`` and legacy ``.h5`` files) as projects, with their weights.
+
+A Keras layer becomes a node of its registry type only if that type can express every one of
+its settings: rebuilding the node must give the same Keras config. Anything else, including a
+nested Sequential or functional model, becomes one opaque ``Keras`` node that keeps the full
+config and the shapes recorded here. Files are read without running code: a Lambda layer is
+refused unless the file is trusted, and even then its function is never loaded (a stand-in
+takes its place, see ``code_stand_ins``) and its node stays opaque and is never rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from studio.core.base.archives import ArchiveRefused, check_size, read_member
+from studio.core.build.keras_model import keras_layer
+from studio.core.build.stand_ins import ShapeUnknown, as_original, stand_in_classes, with_stand_ins
+from studio.core.model.graph import Graph, Node
+from studio.core.model.layers import OPAQUE_TYPE, LayerType, Shape, code_layer_names
+from studio.core.model.registry import REGISTRY
+from studio.core.base.messages import first_line
+from studio.core.model.params import format_shape
+from studio.core.project.document import Project
+
+SUFFIXES = (".keras", ".h5", ".hdf5")
+MAX_CONFIG_DEPTH = 200
+"""How deeply a model config may nest; a real one nests a few levels per nested model."""
+Weights = dict[str, list[np.ndarray]]
+
+
+class ImportFailure(ValueError):
+    """A Keras model cannot be imported; the message names the file and the problem."""
+
+
+class CodeRefused(ImportFailure):
+    """The model holds Python code (Lambda layers); it imports only if the file is trusted."""
+
+
+@dataclass
+class _Layer:
+    """One layer of the model's config, and the names of the layers feeding it, in order."""
+
+    entry: dict[str, Any]
+    sources: list[str]
+
+    @property
+    def name(self) -> str:
+        return self.entry["config"]["name"]
+
+    @property
+    def class_name(self) -> str:
+        return self.entry["class_name"]
+
+
+def import_model(path: str | Path, *, trust: bool = False) -> Project:
+    """A project holding the Keras model saved at ``path``; raise ImportFailure if impossible.
+
+    Without ``trust``, a model with a Lambda layer is refused, as it holds Python code.
+    """
+    return import_model_with_weights(path, trust=trust)[0]
+
+
+def import_model_with_weights(
+    path: str | Path, *, trust: bool = False
+) -> tuple[Project, Weights]:
+    """Like :func:`import_model`, also returning each node's Keras weights by node id.
+
+    Every node has an entry (empty for layers without weights); see :func:`apply_weights`.
+    """
+    path = Path(path)
+    stored = _stored_config(path)
+    code = list(code_layer_names(stored))
+    if code and not trust:
+        several = len(code) > 1
+        raise CodeRefused(
+            f"{path.name} contains {'Lambda layers' if several else 'a Lambda layer'} "
+            f"({', '.join(code)}), which {'hold' if several else 'holds'} Python code. Layer "
+            "Studio does not run code from files unless you trust the file."
+        )
+    model = _load(path, stored)
+    try:
+        graph, weights = _convert(model)
+    except ImportFailure as exc:
+        raise ImportFailure(f"{path.name}: {exc}") from None
+    name = path.name[: -len(path.suffix)] or "Imported model"
+    return Project(name=name[:200], graph=graph), weights
+
+
+def apply_weights(model: Any, weights: Weights) -> None:
+    """Give each layer of a model built from an imported project its imported weights."""
+    for node_id, values in weights.items():
+        if values:
+            model.get_layer(node_id).set_weights(values)
+
+
+def _stored_config(path: Path) -> dict[str, Any]:
+    """The model config stored in the file, read as plain JSON without building anything."""
+    if not path.exists():
+        raise ImportFailure(f"{path.name}: the file does not exist.")
+    if path.suffix.lower() not in SUFFIXES or not path.is_file():
+        raise ImportFailure(
+            f"{path.name}: not a Keras model file. Layer Studio imports .keras and .h5 files."
+        )
+    try:
+        if path.suffix.lower() == ".keras":
+            text = read_member(path, "config.json").decode("utf-8")
+        else:
+            import h5py
+
+            with h5py.File(path, "r") as h5:
+                text = h5.attrs.get("model_config")
+            if isinstance(text, str | bytes):  # attributes are stored uncompressed
+                check_size(path, "model config", len(text))
+        stored = None if text is None else json.loads(text)
+    except ArchiveRefused as exc:
+        raise ImportFailure(str(exc)) from None
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+        raise ImportFailure(
+            f"{path.name}: not a readable Keras model file ({first_line(exc)})."
+        ) from None
+    except (TypeError, RecursionError):  # not JSON text, or JSON nested too deeply to read
+        raise ImportFailure(
+            f"{path.name}: the file holds no readable model configuration."
+        ) from None
+    if stored is None:
+        raise ImportFailure(f"{path.name}: the file holds no model, only weights.")
+    if not isinstance(stored, dict):
+        raise ImportFailure(f"{path.name}: the model config is not an object.")
+    if _depth(stored) > MAX_CONFIG_DEPTH:  # what reads it, here and in Keras, recurses
+        raise ImportFailure(f"{path.name}: the model config is nested more than "
+                            f"{MAX_CONFIG_DEPTH} levels deep, which no Keras model needs.")
+    return stored
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in JSON data, counted without recursing."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            deepest = max(deepest, depth)
+            items = value.values() if isinstance(value, dict) else value
+            stack += [(item, depth + 1) for item in items]
+    return deepest
+
+
+def _load(path: Path, stored: dict[str, Any]) -> Any:
+    """The model stored at ``path`` with its weights, built in Keras's safe mode from the
+    config read here, with stand-ins for the code layers: no code from the file is loaded."""
+    import keras
+
+    try:
+        config = with_stand_ins(stored)
+    except ShapeUnknown as exc:
+        raise ImportFailure(f"{path.name}: {exc}") from None
+    try:
+        model = _from_config(path, config)
+        if getattr(model, "built", False):  # a model never built has no weights to load
+            model.load_weights(path)
+    except Exception as exc:
+        raise ImportFailure(f"{path.name}: Keras cannot load it ({first_line(exc)}).") from None
+    if not isinstance(model, keras.Model):
+        raise ImportFailure(f"{path.name}: the file holds no model.")
+    return model
+
+
+def _from_config(path: Path, config: dict[str, Any]) -> Any:
+    """The model of a config, as ``keras.saving.load_model`` builds it for the file's format
+    (but with ``compile=False``), always in safe mode."""
+    import keras
+
+    stand_ins = stand_in_classes()
+    if path.suffix.lower() == ".keras":
+        return keras.saving.deserialize_keras_object(
+            {**config, "compile_config": None}, custom_objects=stand_ins, safe_mode=True)
+    # Keras reads the config of a legacy .h5 file with its legacy reader, which has no public
+    # name; these are the calls its load_model makes.
+    from keras.src.legacy.saving import saving_options, saving_utils
+    from keras.src.saving import serialization_lib
+
+    with saving_options.keras_option_scope(use_legacy_config=True), \
+            serialization_lib.SafeModeScope(True):
+        return saving_utils.model_from_config(config, custom_objects=stand_ins)
+
+
+def _convert(model: Any) -> tuple[Graph, Weights]:
+    layers, input_names, output_names = _structure(model)
+    if set(input_names) & set(output_names):
+        raise ImportFailure("the model has no layers between its input and output.")
+    by_name = {layer.name: layer for layer in layers}
+    ids = _node_ids(list(by_name))
+    names = {node_id: name for name, node_id in ids.items()}
+    middle = [n for n in by_name if n not in input_names and n not in output_names]
+    order = [ids[n] for n in input_names + middle + output_names]
+    wiring = Graph(
+        nodes=[Node(node_id, OPAQUE_TYPE) for node_id in order],
+        edges=[(ids[src], node_id) for node_id in order for src in by_name[names[node_id]].sources],
+    )
+    nodes: dict[str, Node] = {}
+    shapes: dict[str, Shape] = {}
+    weights: Weights = {}
+    for node_id in wiring.topological_order():
+        inputs = [shapes[src] for src in wiring.inputs_of(node_id)]
+        layer = by_name[names[node_id]]
+        nodes[node_id], shapes[node_id], weights[node_id] = _node(model, node_id, layer, inputs)
+    return Graph(nodes=[nodes[node_id] for node_id in order], edges=wiring.edges), weights
+
+
+def _node(
+    model: Any, node_id: str, layer: _Layer, inputs: list[Shape]
+) -> tuple[Node, Shape, list[np.ndarray]]:
+    """The node for one layer, its output shape and its weights."""
+    if layer.class_name == "InputLayer":
+        shape = _input_shape(layer)
+        return Node(node_id, "Input", {"shape": list(shape)}), shape, []
+    keras_object = model.get_layer(layer.name)
+    shape = _output_shape(keras_object, layer.name, inputs)
+    config = _plain(layer.entry["config"], layer.name)
+    known = _known_params(node_id, layer.class_name, config, inputs)
+    if known is not None:
+        node = Node(node_id, layer.class_name, known)
+    else:
+        node = Node(node_id, OPAQUE_TYPE, {
+            "class_name": layer.class_name,
+            "config": config,
+            "output_shape": list(shape),
+            "param_count": int(keras_object.count_params()),
+            "input_shapes": [list(s) for s in inputs],
+        })
+    return node, shape, keras_object.get_weights()
+
+
+def _structure(model: Any) -> tuple[list[_Layer], list[str], list[str]]:
+    """The model's layers with their sources, and the names of its input and output layers."""
+    config = as_original(model.get_config())
+    entries = config.get("layers")
+    if not isinstance(entries, list) or not entries:
+        raise ImportFailure("the model's structure is not stored as layers, so it cannot be read.")
+    if "input_layers" not in config:  # a Sequential model: a chain after its InputLayer
+        if entries[0]["class_name"] != "InputLayer":
+            raise ImportFailure("the Sequential model was never built, so its input shape is "
+                                "unknown.")
+        names = [e["config"]["name"] for e in entries]
+        layers = [_Layer(e, names[i - 1 : i]) for i, e in enumerate(entries)]
+        return layers, names[:1], names[-1:]
+    names = {layer.name for layer in model.layers}
+    for entry in entries:
+        if entry["class_name"] != "InputLayer" and entry["config"]["name"] not in names:
+            raise ImportFailure(
+                f"the model applies the operation {entry['class_name']} "
+                f"({entry['config']['name']}) outside any layer; Layer Studio imports layers "
+                "only."
+            )
+    layers = [_Layer(e, _sources(e)) for e in entries]
+    inputs = _endpoints(config["input_layers"])
+    outputs = _endpoints(config["output_layers"])
+    for layer in layers:
+        used = [out for out in outputs if out in layer.sources]
+        if used:
+            raise ImportFailure(
+                f"layer {used[0]} is both an output and the input of {layer.name}; Layer "
+                "Studio models output only from layers that feed nothing."
+            )
+    if len(set(outputs)) != len(outputs):
+        raise ImportFailure("the same layer is listed twice among the model's outputs.")
+    return layers, inputs, outputs
+
+
+def _endpoints(refs: list[Any]) -> list[str]:
+    """Layer names of a functional config's ``input_layers`` or ``output_layers``."""
+    refs = [refs] if refs and isinstance(refs[0], str) else refs
+    for name, _, tensor_index in refs:
+        _require_first_output(name, tensor_index)
+    return [name for name, _, _ in refs]
+
+
+def _require_first_output(name: str, tensor_index: int) -> None:
+    if tensor_index != 0:
+        raise ImportFailure(
+            f"the model uses output {tensor_index + 1} of layer {name}; Layer Studio layers "
+            "have one output."
+        )
+
+
+def _sources(entry: dict[str, Any]) -> list[str]:
+    """Names of the layers feeding a functional layer, from its one call in the config."""
+    name, calls = entry["config"]["name"], entry.get("inbound_nodes", [])
+    if len(calls) > 1:
+        raise ImportFailure(
+            f"layer {name} is used {len(calls)} times (shared weights); each Layer Studio "
+            "layer is used once."
+        )
+    if not calls:
+        return []
+    args, kwargs = calls[0].get("args", []), calls[0].get("kwargs", {})
+    # Keras records the training flag of the call that built the model, but a running model
+    # passes its own to every layer, so the recorded one changes nothing.
+    settings = [key for key, value in kwargs.items() if value is not None and key != "training"]
+    if settings:
+        raise ImportFailure(
+            f"layer {name} is called with {', '.join(settings)}, which Layer Studio cannot "
+            "record."
+        )
+    if len(args) == 1 and not isinstance(args[0], list):
+        tensors = args
+    elif len(args) == 1 and len(args[0]) > 1:
+        tensors = args[0]
+    else:
+        raise ImportFailure(
+            f"layer {name} is not called on one input or on a list of several, which Layer "
+            "Studio cannot record."
+        )
+    names = []
+    for tensor in tensors:
+        if not (isinstance(tensor, dict) and tensor.get("class_name") == "__keras_tensor__"):
+            raise ImportFailure(f"layer {name} is given a fixed value instead of a layer's "
+                                "output, which Layer Studio cannot record.")
+        source, _, tensor_index = tensor["config"]["keras_history"]
+        _require_first_output(source, tensor_index)
+        names.append(source)
+    return names
+
+
+def _node_ids(names: list[str]) -> dict[str, str]:
+    """A valid, unique node id for each Keras layer name, as close to the name as possible."""
+    ids: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in names:
+        base = re.sub(r"\W", "_", name, flags=re.ASCII)[:90] or "layer"
+        base = base if not base[0].isdigit() else f"_{base}"
+        candidate, index = base, 1
+        while candidate in taken:
+            index += 1
+            candidate = f"{base}_{index}"
+        ids[name] = candidate
+        taken.add(candidate)
+    return ids
+
+
+def _input_shape(layer: _Layer) -> Shape:
+    config = layer.entry["config"]
+    if config.get("sparse") or config.get("ragged"):
+        raise ImportFailure(f"input {layer.name} is sparse or ragged; Layer Studio inputs are "
+                            "dense.")
+    return _fixed(config["batch_shape"][1:], f"input {layer.name}")
+
+
+def _output_shape(keras_object: Any, name: str, inputs: list[Shape]) -> Shape:
+    """The layer's output shape for ``inputs``, as Keras computes it without calling it."""
+    import keras
+
+    tensors = [keras.KerasTensor((None, *shape)) for shape in inputs]
+    try:
+        output = keras_object.compute_output_spec(tensors[0] if len(tensors) == 1 else tensors)
+    except Exception as exc:
+        raise ImportFailure(
+            f"Keras cannot tell the output shape of layer {name} ({first_line(exc)})."
+        ) from None
+    if not isinstance(output, keras.KerasTensor):
+        raise ImportFailure(f"layer {name} has several outputs; Layer Studio layers have one.")
+    return _fixed(output.shape[1:], f"the output of layer {name}")
+
+
+def _fixed(dims: Any, what: str) -> Shape:
+    if any(not isinstance(d, int) for d in dims):
+        raise ImportFailure(
+            f"{what} has a size that varies ({format_shape(tuple(dims))}); Layer Studio "
+            "needs fixed sizes."
+        )
+    return tuple(dims)
+
+
+def _known_params(
+    node_id: str, class_name: str, config: dict[str, Any], inputs: list[Shape]
+) -> dict[str, Any] | None:
+    """Parameters of the registry type ``class_name`` that rebuild exactly this layer, or None."""
+    layer_type = REGISTRY.get(class_name)
+    if layer_type is None or class_name in ("Input", OPAQUE_TYPE):
+        return None
+    params = _registry_values(layer_type, config)
+    if params is None or layer_type.check_params(params):
+        return None
+    try:
+        rebuilt = keras_layer(Node(node_id, class_name, params)).get_config()
+    except Exception:
+        return None
+    same = _comparable(_plain(rebuilt, node_id), inputs) == _comparable(config, inputs)
+    return params if same else None
+
+
+def _registry_values(layer_type: LayerType, config: dict[str, Any]) -> dict[str, Any] | None:
+    """The registry's parameters read from a Keras config, or None if one is missing.
+
+    A size Keras stores per axis, such as ``kernel_size`` [3, 3], becomes one number when
+    every axis has the same value; otherwise the value stays a list and fails the check.
+    """
+    values = {}
+    for param in layer_type.params:
+        if param.name not in config:
+            return None
+        value = config[param.name]
+        if param.kind == "int" and isinstance(value, list) and value:
+            value = value[0] if all(v == value[0] for v in value) else value
+        values[param.name] = value
+    return values
+
+
+def _comparable(config: dict[str, Any], inputs: list[Shape]) -> dict[str, Any]:
+    """A config without its name, with an axis that counts to the last axis written as -1."""
+    config = {key: value for key, value in config.items() if key != "name"}
+    axis = config.get("axis")
+    if inputs and isinstance(axis, int) and axis == len(inputs[0]):
+        config["axis"] = -1
+    return config
+
+
+def _plain(value: Any, name: str) -> Any:
+    """``value`` as plain JSON data: tuples become lists, NumPy numbers Python numbers."""
+    try:
+        return json.loads(json.dumps(value, default=_json_default))
+    except (TypeError, ValueError) as exc:
+        raise ImportFailure(
+            f"layer {name} has a setting Layer Studio cannot store ({first_line(exc)})."
+        ) from None
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic | np.ndarray):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not plain data")

@@ -1,0 +1,72 @@
+"""Streaming a loaded dataset to Keras: ``tf.data`` pipelines for every kind of sample."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from studio.core.data.image_pipeline import image_datasets
+from studio.core.data.table_pipeline import table_datasets
+from studio.core.data.types import ArraySamples, FileSamples, LoadedData
+from studio.core.project.document import DatasetChoice
+
+PREFETCH_BATCHES = 2
+
+
+@dataclass
+class Pipelines:
+    """Batched, prefetched datasets for training, validation and (if held out) test.
+
+    Training and validation repeat without end, read ``steps`` and ``validation_steps``
+    batches per epoch: Keras then keeps one iterator for the whole run instead of building
+    the pipeline again each epoch (which cost 50-100 ms per epoch on an image folder, see
+    bench/folder_throughput.py). ``preprocessing`` records every step applied to a sample,
+    for inference later; ``class_weight`` is set when the choice asks to balance the classes.
+    """
+
+    train: Any
+    validation: Any | None
+    test: Any | None
+    preprocessing: dict[str, Any]
+    class_weight: dict[int, float] | None
+    steps: int
+    validation_steps: int
+
+    def fit_arguments(self) -> dict[str, Any]:
+        """What ``keras.Model.fit`` needs to read these datasets."""
+        return {"x": self.train, "validation_data": self.validation,
+                "steps_per_epoch": self.steps, "validation_steps": self.validation_steps,
+                "class_weight": self.class_weight, "shuffle": False}
+
+
+def make_pipelines(loaded: LoadedData, choice: DatasetChoice, batch_size: int, seed: int,
+                   inputs: int = 1, outputs: int = 1) -> Pipelines:
+    """The ``tf.data`` pipelines for ``loaded``, read and augmented as ``choice`` says, in
+    batches of ``batch_size`` (validation and test too).
+
+    A model with several inputs gets the samples on each; one with several outputs learns
+    the labels on each.
+    """
+    datasets = (image_datasets if isinstance(loaded.samples, ArraySamples | FileSamples)
+                else table_datasets)
+    train, validation, test, prep = datasets(loaded, choice, batch_size, seed)
+    if not loaded.size("validation"):  # else Keras reads nothing from it, and warns
+        validation = None
+
+    def fan_out(x, y):
+        return ((x,) * inputs if inputs > 1 else x), ((y,) * outputs if outputs > 1 else y)
+
+    def finish(dataset, repeat: bool):
+        if dataset is None:
+            return None
+        if repeat:
+            dataset = dataset.repeat()
+        if inputs > 1 or outputs > 1:
+            dataset = dataset.map(fan_out)
+        return dataset.prefetch(PREFETCH_BATCHES)
+
+    weights = loaded.class_weights() if choice.class_weights and outputs == 1 else None
+    return Pipelines(finish(train, True), finish(validation, True), finish(test, False), prep,
+                     weights, math.ceil(loaded.size("train") / batch_size),
+                     math.ceil(loaded.size("validation") / batch_size))

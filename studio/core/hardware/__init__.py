@@ -1,0 +1,2 @@
+"""What the machine offers: devices (CPU, GPUs, split logical devices) and readings of memory
+and load."""

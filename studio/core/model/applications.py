@@ -1,0 +1,284 @@
+"""Transfer learning: the Application layer, a keras.applications base without its classifier.
+
+Shapes and parameter counts come from a small table checked against Keras
+(tests/core/test_applications.py), so the editor needs no TensorFlow. The layer takes colour
+images with values 0..1, as every Layer Studio pipeline delivers them, and converts them
+itself to what its ImageNet weights were trained on. The weights are downloaded once into
+``<workspace>/cache``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from studio.core.base.downloads import DownloadError, download
+from studio.core.base.paths import workspace
+from studio.core.model.layers import LayerError, LayerType, Shape
+from studio.core.model.params import Param, format_shape
+
+if TYPE_CHECKING:  # the graph module imports the registry, which imports this module
+    from studio.core.model.graph import Graph
+
+MIN_SIZE = 32
+"""The smallest height and width the bases accept."""
+HALVINGS = 5
+"""Every base halves the image five times (an output stride of 32)."""
+REFERENCE_PIXELS = 224 * 224
+"""The image size the multiply-add counts in BASES are given for."""
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+"""The first bytes of every weights file."""
+
+_KERAS = "https://storage.googleapis.com/tensorflow/keras-applications/"
+_CAFFE_MEAN_RGB = (-123.68, -116.779, -103.939)
+"""Minus ImageNet's mean pixel in 0..255, for bases trained on mean-centred BGR images."""
+
+
+@dataclass(frozen=True)
+class Base:
+    """What Layer Studio knows about one keras.applications base, include_top=False.
+
+    ``input_scale`` and ``input_offset`` (per colour) map pixels in 0..1 to the range the base
+    expects.
+    ``flip_channels_of`` names the first convolution of a base trained on BGR images: its
+    ImageNet kernel is reversed over colours so that it reads RGB. ``variance_factors``
+    repeats the extra per-channel scaling keras.applications adds to EfficientNet when it
+    loads ImageNet weights itself, folded into its Normalization layer.
+    """
+
+    channels: int
+    params: int
+    layers: int
+    mega_macs: int
+    ceil_halving: bool
+    weights_url: str
+    md5: str | None
+    input_scale: float
+    input_offset: tuple[float, float, float]
+    flip_channels_of: str | None = None
+    variance_factors: tuple[float, ...] | None = None
+
+    @property
+    def weights_name(self) -> str:
+        """The file name of the ImageNet weights."""
+        return self.weights_url.rsplit("/", 1)[-1]
+
+
+# URLs and MD5 sums as in keras/src/applications; multiply-adds at 224 × 224 from the papers.
+BASES: dict[str, Base] = {
+    "MobileNetV2": Base(
+        channels=1280, params=2_257_984, layers=154, mega_macs=300, ceil_halving=True,
+        weights_url=_KERAS + "mobilenet_v2/"
+        "mobilenet_v2_weights_tf_dim_ordering_tf_kernels_1.0_224_no_top.h5",
+        md5=None, input_scale=2.0, input_offset=(-1.0, -1.0, -1.0),
+    ),
+    "ResNet50": Base(
+        channels=2048, params=23_587_712, layers=175, mega_macs=3_860, ceil_halving=True,
+        weights_url=_KERAS + "resnet/resnet50_weights_tf_dim_ordering_tf_kernels_notop.h5",
+        md5="4d473c1dd8becc155b73f8504c6f6626", input_scale=255.0,
+        input_offset=_CAFFE_MEAN_RGB, flip_channels_of="conv1_conv",
+    ),
+    "VGG16": Base(
+        channels=512, params=14_714_688, layers=19, mega_macs=15_350, ceil_halving=False,
+        weights_url=_KERAS + "vgg16/vgg16_weights_tf_dim_ordering_tf_kernels_notop.h5",
+        md5="6d6bbae143d832006294945121d1f1fc", input_scale=255.0,
+        input_offset=_CAFFE_MEAN_RGB, flip_channels_of="block1_conv1",
+    ),
+    "EfficientNetB0": Base(
+        channels=1280, params=4_049_571, layers=237, mega_macs=390, ceil_halving=True,
+        weights_url="https://storage.googleapis.com/keras-applications/efficientnetb0_notop.h5",
+        md5="50bc09e76180e00e4465e1a485ddc09d", input_scale=255.0,
+        input_offset=(0.0, 0.0, 0.0),
+        variance_factors=(0.229, 0.224, 0.225),
+    ),
+}
+
+
+class WeightsUnavailable(RuntimeError):
+    """The ImageNet weights of a base could not be had; the message is meant for a person."""
+
+
+def _output_side(size: int, base: Base) -> int:
+    for _ in range(HALVINGS):
+        size = (size + 1) // 2 if base.ceil_halving else size // 2
+    return size
+
+
+def _infer(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
+    name = params["name"]
+    base = BASES[name]
+    shape = inputs[0]
+    if len(shape) != 3 or shape[2] != 3 or min(shape[:2]) < MIN_SIZE:
+        raise LayerError(
+            f"{name} needs colour images (3 channels) of at least {MIN_SIZE} × {MIN_SIZE} "
+            f"pixels, but its input is {format_shape(shape)}."
+        )
+    if params["trainable_layers"] > base.layers:
+        raise LayerError(
+            f"{name} has {base.layers} layers, so at most {base.layers} can be trainable."
+        )
+    h, w, _ = shape
+    return (_output_side(h, base), _output_side(w, base), base.channels), base.params
+
+
+def flops(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
+    """Estimated operations per sample: the base's multiply-adds scaled by the pixel count."""
+    h, w, _ = inputs[0]
+    return 2 * BASES[params["name"]].mega_macs * 10**6 * h * w // REFERENCE_PIXELS
+
+
+APPLICATION = LayerType(
+    "Application",
+    "Transfer learning",
+    "A network trained on ImageNet, without its classifier, to reuse what it learned. "
+    "It takes colour images with values 0..1.",
+    (
+        Param("name", "choice", "MobileNetV2", "Which pre-trained network to use.",
+              choices=tuple(BASES), required=True),
+        Param("weights", "choice", "imagenet",
+              "'imagenet' starts from weights learned on ImageNet (downloaded once); "
+              "'random' starts from scratch.", choices=("imagenet", "random")),
+        Param("trainable_layers", "int", 0,
+              "How many of the last layers learn; 0 keeps the whole base frozen.", 0, 10_000),
+    ),
+    _infer,
+)
+
+
+def cache_dir() -> Path:
+    """Where downloaded weights are kept: ``<workspace>/cache``."""
+
+    return workspace() / "cache"
+
+
+def cached_weights(name: str) -> Path | None:
+    """The cached ImageNet weights of base ``name``, or None if not downloaded yet. A cached
+    file that is not HDF5 (damaged somehow) is deleted, so it is downloaded again."""
+    path = cache_dir() / BASES[name].weights_name
+    if not path.is_file():
+        return None
+    if _is_hdf5(path):
+        return path
+    path.unlink()
+    return None
+
+
+def _is_hdf5(path: Path) -> bool:
+    """Whether ``path`` starts like an HDF5 file, as weights files do."""
+    with path.open("rb") as file:
+        return file.read(len(HDF5_SIGNATURE)) == HDF5_SIGNATURE
+
+
+def _unavailable(name: str, why: str) -> WeightsUnavailable:
+    return WeightsUnavailable(
+        f"The ImageNet weights for {name} {why}. "
+        "The template still works with random initial weights."
+    )
+
+
+def _why(error: DownloadError) -> str:
+    """How a failed download ends the sentence "The ImageNet weights for X …"."""
+    if error.reason in ("connection", "http"):
+        return "could not be downloaded (no network?)"
+    if error.reason == "cancelled":
+        return "were not downloaded: the download was cancelled"
+    return "arrived damaged; try again later"
+
+
+def fetch_weights(name: str, on_progress: Callable[[int, int], None], stop: threading.Event,
+                  timeout: float = 30.0) -> Path:
+    """The ImageNet weights file of base ``name``, downloaded into the cache on first use.
+
+    ``on_progress(done, total)`` reports bytes (total 0 if unknown); setting ``stop`` cancels.
+    Raise WeightsUnavailable if there is no network, the download was cancelled or damaged,
+    or the file cannot be saved. A cached file that is not HDF5 is downloaded again.
+    """
+    cached = cached_weights(name)
+    if cached is not None:
+        return cached
+    base = BASES[name]
+    target = cache_dir() / base.weights_name
+    try:
+        download(base.weights_url, target, on_progress, stop,
+                 checksum=("md5", base.md5) if base.md5 else None, verify=_is_hdf5,
+                 timeout=timeout)
+    except DownloadError as exc:
+        raise _unavailable(name, _why(exc)) from exc
+    except OSError as exc:
+        raise _unavailable(name, f"could not be saved in {target.parent}: "
+                                 f"{exc.strerror or exc}") from exc
+    return target
+
+
+def _adapt_imagenet(base: Any, info: Base) -> None:
+    """Make a base loaded with ImageNet weights read RGB and match keras.applications."""
+    import keras
+
+    if info.flip_channels_of:
+        conv = base.get_layer(info.flip_channels_of)
+        kernel, *rest = conv.get_weights()
+        conv.set_weights([kernel[:, :, ::-1, :], *rest])
+    if info.variance_factors:
+        norm = next(x for x in base.layers if isinstance(x, keras.layers.Normalization))
+        norm.adapt_variance.assign(norm.adapt_variance * keras.ops.array(info.variance_factors))
+        norm.finalize_state()
+
+
+def _set_trainable(base: Any, count: int, pretrained: bool) -> None:
+    """Only the last ``count`` layers learn; pre-trained batch normalizations never do."""
+    import keras
+
+    first = len(base.layers) - count
+    for index, layer in enumerate(base.layers):
+        frozen_norm = pretrained and isinstance(layer, keras.layers.BatchNormalization)
+        layer.trainable = index >= first and not frozen_norm
+
+
+def build_application(params: dict[str, Any], input_shape: Shape,
+                      name: str = "application") -> Any:
+    """A Keras model for an Application layer: input scaling, then the base.
+
+    ``params`` must have defaults filled in. ``input_shape`` must be the real one: bases
+    built for any size round odd sizes differently. With ImageNet weights they are fetched
+    first (raising WeightsUnavailable if that fails), and batch normalizations stay frozen,
+    as Keras's fine-tuning guide advises.
+    """
+    import keras
+
+    info = BASES[params["name"]]
+    shape = tuple(input_shape)
+    base = getattr(keras.applications, params["name"])(
+        include_top=False, weights=None, input_shape=shape, pooling=None
+    )
+    pretrained = params["weights"] == "imagenet"
+    if pretrained:
+        base.load_weights(fetch_weights(params["name"], lambda done, total: None,
+                                        threading.Event()))
+        _adapt_imagenet(base, info)
+    _set_trainable(base, params["trainable_layers"], pretrained)
+    inputs = keras.Input(shape=shape)
+    scaled = keras.layers.Rescaling(info.input_scale, list(info.input_offset),
+                                    name="input_scaling")(inputs)
+    return keras.Model(inputs, base(scaled), name=name)
+
+
+def missing_weights(graph: Graph) -> list[str]:
+    """Bases in ``graph`` that start from ImageNet weights not downloaded yet."""
+    missing = []
+    for node in graph.nodes:
+        if node.type == APPLICATION.name:
+            params = APPLICATION.resolved(node.params)
+            if params["weights"] == "imagenet" and cached_weights(params["name"]) is None:
+                missing.append(params["name"])
+    return list(dict.fromkeys(missing))
+
+
+def use_random_weights(graph: Graph) -> None:
+    """Start every Application in ``graph`` from random weights, with all its layers learning."""
+    for node in graph.nodes:
+        if node.type == APPLICATION.name:
+            name = APPLICATION.resolved(node.params)["name"]
+            node.params.update(weights="random", trainable_layers=BASES[name].layers)

@@ -1,0 +1,100 @@
+"""One-click fixes for model problems: which changes to offer, and what each one does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from studio.core.model.graph import Graph, Node
+from studio.core.model.layers import Shape
+from studio.core.model.params import format_shape
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A change that solves a problem; ``apply`` edits the graph it is given in place."""
+
+    label: str
+    apply: Callable[[Graph], None]
+
+
+def _set_param(node_id: str, name: str, value: Any, label: str) -> Fix:
+    def apply(graph: Graph) -> None:
+        graph.node(node_id).params[name] = value
+
+    return Fix(label, apply)
+
+
+def set_input_shape(node_id: str, shape: Shape) -> Fix:
+    """Give the Input ``node_id`` the dataset's sample shape."""
+    return _set_param(
+        node_id, "shape", list(shape), f"Set the input shape to {format_shape(shape)}"
+    )
+
+
+def set_units(node_id: str, units: int) -> Fix:
+    """Give the layer ``node_id`` ``units`` outputs."""
+    return _set_param(node_id, "units", units, f"Set units to {units}")
+
+
+def _insert_before(node_id: str, layer: str) -> Fix:
+    def apply(graph: Graph) -> None:
+        src = graph.inputs_of(node_id)[0]
+        graph.insert_between(src, node_id, Node(graph.new_id(layer), layer, {}))
+
+    return Fix(f"Insert {layer} before {node_id}", apply)
+
+
+def flatten_fixes(node_id: str, input_shape: Shape) -> tuple[Fix, ...]:
+    """Ways to give ``node_id`` a flat input: Flatten, or global pooling for an image."""
+    fixes = [_insert_before(node_id, "Flatten")]
+    if len(input_shape) == 3:
+        fixes.append(_insert_before(node_id, "GlobalAveragePooling2D"))
+    return tuple(fixes)
+
+
+def _append(after: str, layers: list[tuple[str, dict[str, Any]]]) -> Fix:
+    def apply(graph: Graph) -> None:
+        last = after
+        for layer, params in layers:
+            node = Node(graph.new_id(layer), layer, dict(params))
+            graph.add(node)
+            graph.connect(last, node.id)
+            last = node.id
+
+    names = " and ".join(
+        f"{layer}({params['units']}, {params['activation']})" if params else layer
+        for layer, params in layers
+    )
+    return Fix(f"Add {names} after {after}", apply)
+
+
+def set_input_dim(node_id: str, size: int) -> Fix:
+    """Give the Embedding ``node_id`` a row for each of ``size`` token ids."""
+    return _set_param(node_id, "input_dim", size, f"Set input_dim to {size:,}")
+
+
+def set_activation(node_id: str, activation: str) -> Fix:
+    """Give the layer ``node_id`` another activation."""
+    return _set_param(node_id, "activation", activation, f"Set the activation to {activation}")
+
+
+def classifier_fixes(out_id: str, shape: Shape, classes: int) -> tuple[Fix, ...]:
+    """Ways to end the model at ``out_id`` (output ``shape``) in one value per class."""
+    return _head_fixes(out_id, shape, ("Dense", {"units": classes, "activation": "softmax"}))
+
+
+def regression_fixes(out_id: str, shape: Shape) -> tuple[Fix, ...]:
+    """Ways to end the model at ``out_id`` (output ``shape``) in one number."""
+    return _head_fixes(out_id, shape, ("Dense", {"units": 1, "activation": "linear"}))
+
+
+def _head_fixes(out_id: str, shape: Shape, head: tuple[str, dict[str, Any]]
+                ) -> tuple[Fix, ...]:
+    if len(shape) <= 1:
+        return (_append(out_id, [head]),)
+    fixes = [_append(out_id, [("Flatten", {}), head])]
+    if len(shape) == 3:
+        fixes.append(_append(out_id, [("GlobalAveragePooling2D", {}), head]))
+    return tuple(fixes)

@@ -1,0 +1,105 @@
+"""Estimated floating-point operations per sample for each layer type's forward pass.
+
+A multiply-add counts as 2. Layers with weights also count one operation per output value for
+the bias and one for a non-linear activation, as a separate Activation layer would.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from studio.core.model.applications import flops as _application
+from studio.core.model.layers import Shape
+
+FlopsRule = Callable[[dict[str, Any], list[Shape], Shape, int], int]
+"""(resolved params, input shapes, output shape, weight count) -> operations per sample."""
+
+
+def _activation(params: dict[str, Any], output: Shape) -> int:
+    return 0 if params.get("activation", "linear") == "linear" else math.prod(output)
+
+
+def _bias_and_activation(params: dict[str, Any], output: Shape) -> int:
+    bias = math.prod(output) if params.get("use_bias") else 0
+    return bias + _activation(params, output)
+
+
+def _dense(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
+    return 2 * inputs[0][-1] * math.prod(output) + _bias_and_activation(params, output)
+
+
+def _conv2d(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
+    window = params["kernel_size"] ** 2 * inputs[0][-1]
+    return 2 * window * math.prod(output) + _bias_and_activation(params, output)
+
+
+def _pool(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
+    return params["pool_size"] ** 2 * math.prod(output)
+
+
+def _global_pool(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
+    return math.prod(inputs[0])
+
+
+def _per_value(count: int) -> FlopsRule:
+    def rule(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
+        return count * math.prod(output)
+
+    return rule
+
+
+def _activation_layer(
+    params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int
+) -> int:
+    return _activation(params, output)
+
+
+def _merge(extra: int) -> FlopsRule:
+    """One operation per value for each input after the first, plus ``extra`` per value."""
+
+    def rule(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
+        return (len(inputs) - 1 + extra) * math.prod(output)
+
+    return rule
+
+
+def _recurrent(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
+    return 2 * weights * inputs[0][0]
+
+
+def _free(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
+    return 0
+
+
+FLOPS_RULES: dict[str, FlopsRule] = {
+    "Input": _free,
+    "Dense": _dense,
+    "Conv2D": _conv2d,
+    "MaxPooling2D": _pool,
+    "AveragePooling2D": _pool,
+    "GlobalAveragePooling2D": _global_pool,
+    "Flatten": _free,
+    "Dropout": _per_value(1),  # the training-time mask
+    "BatchNormalization": _per_value(2),  # statistics folded into a scale and a shift
+    "Activation": _activation_layer,
+    "Reshape": _free,
+    "Rescaling": _per_value(2),  # multiply, then add the offset
+    "Embedding": _free,  # a table look-up
+    "LSTM": _recurrent,
+    "GRU": _recurrent,
+    "Add": _merge(0),
+    "Multiply": _merge(0),
+    "Average": _merge(1),  # the sum, then one division per value
+    "Concatenate": _free,  # copies values, no arithmetic
+    "Application": _application,  # scaled from the base's published count
+    "Keras": _free,  # an imported layer: unknown without Keras, so not counted
+}
+
+
+def layer_flops(
+    layer_type: str, params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int
+) -> int:
+    """Operations per sample for one layer; ``params`` must have defaults filled in."""
+    return FLOPS_RULES[layer_type](params, inputs, output, weights)

@@ -1,0 +1,107 @@
+"""Typed layer parameters: kinds, defaults, valid ranges and plain-language checks."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from studio.core.base.messages import quoted
+
+ParamKind = Literal["int", "float", "bool", "choice", "shape"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a layer type, with the rules a value must follow."""
+
+    name: str
+    kind: ParamKind
+    default: Any
+    help: str
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_maximum: bool = False
+    exclusive_minimum: bool = False
+    choices: tuple[str, ...] = field(default_factory=tuple)
+    optional: bool = False
+    allow_wildcard: bool = False
+    required: bool = False
+    """A project file must give it, as Keras has no default for it either; ``default`` only
+    seeds a new layer. Other parameters left out of a file take their default."""
+
+    @property
+    def label(self) -> str:
+        """The name as shown to a person: ``kernel_size`` becomes ``Kernel size``."""
+        return self.name.replace("_", " ").capitalize()
+
+    def check(self, value: Any) -> str | None:
+        """Return a plain-language reason why ``value`` is not allowed, or None if it is."""
+        if value is None:
+            return None if self.optional else f"{self.label} must be set."
+        if self.kind == "bool":
+            return None if isinstance(value, bool) else f"{self.label} must be true or false."
+        if self.kind == "choice":
+            if value in self.choices:
+                return None
+            return f"{self.label} must be one of {', '.join(self.choices)}, not {quoted(value)}."
+        if self.kind == "shape":
+            return self._check_shape(value)
+        if self.kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
+            return f"{self.label} must be a whole number, not {quoted(value)}."
+        if self.kind == "float":
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                return f"{self.label} must be a number, not {quoted(value)}."
+            if not math.isfinite(value):
+                return f"{self.label} must be a finite number."
+        if self.minimum is not None:
+            if self.exclusive_minimum and value <= self.minimum:
+                return f"{self.label} must be more than {_fmt(self.minimum)}, not {_fmt(value)}."
+            if value < self.minimum:
+                return f"{self.label} must be at least {_fmt(self.minimum)}, not {_fmt(value)}."
+        if self.maximum is not None:
+            if self.exclusive_maximum and value >= self.maximum:
+                return f"{self.label} must be less than {_fmt(self.maximum)}, not {_fmt(value)}."
+            if not self.exclusive_maximum and value > self.maximum:
+                return f"{self.label} must be at most {_fmt(self.maximum)}, not {_fmt(value)}."
+        return None
+
+    def _check_shape(self, value: Any) -> str | None:
+        if not isinstance(value, list | tuple) or not value:
+            return f"{self.label} must be a list of sizes such as 28, 28, 1."
+        wildcards = 0
+        for dim in value:
+            if isinstance(dim, bool) or not isinstance(dim, int):
+                return f"{self.label} must hold whole numbers, not {quoted(dim)}."
+            if dim == -1 and self.allow_wildcard:
+                wildcards += 1
+            elif dim < 1:
+                return f"Every size in {self.label.lower()} must be at least 1, not {dim}."
+        if wildcards > 1:
+            return f"{self.label} may hold -1 (\"the rest\") only once."
+        return None
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}" if isinstance(value, float) else quoted(value)
+
+
+def format_shape(shape: tuple[int | None, ...] | list[int] | None) -> str:
+    """Show a shape the way the app writes it everywhere: ``28 × 28 × 1``."""
+    if shape is None:
+        return "?"
+    if len(shape) == 0:
+        return "scalar"
+    return " × ".join("?" if d is None else str(d) for d in shape)
+
+
+def parse_shape(text: str) -> list[int]:
+    """Parse ``"28, 28, 1"`` (commas, spaces or ×) into ``[28, 28, 1]``; raise ValueError."""
+    parts = [p for p in text.replace("×", ",").replace("x", ",").replace(" ", ",").split(",") if p]
+    if not parts:
+        raise ValueError("Enter sizes such as 28, 28, 1.")
+    try:
+        return [int(p) for p in parts]
+    except ValueError:
+        raise ValueError(
+            f"{quoted(text)} is not a list of whole numbers such as 28, 28, 1.") from None

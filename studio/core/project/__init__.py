@@ -1,0 +1,2 @@
+"""The project document: its dataclasses, the versioned JSON file (schema, loader, migrations)
+and the templates a new project starts from."""

@@ -1,0 +1,245 @@
+"""Starter projects for the template gallery: model graphs with a title, category and description.
+
+Every image template except the transfer-learning ones fits MNIST-10k as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from studio.core.model.graph import Graph, Node
+from studio.core.project.document import Project
+
+Layer = tuple[str, dict[str, Any]]
+
+_IMAGE: Layer = ("Input", {"shape": [28, 28, 1]})
+_CLASSIFIER: Layer = ("Dense", {"units": 10, "activation": "softmax"})
+_RELU: Layer = ("Activation", {"activation": "relu"})
+TRANSFER_INPUT = [96, 96, 3]
+"""The image size of the transfer-learning templates: colour, and large enough for the bases."""
+
+
+@dataclass(frozen=True)
+class Template:
+    """A starter model as the gallery shows it; ``build`` makes a fresh graph."""
+
+    title: str
+    category: str
+    description: str
+    build: Callable[[], Graph]
+
+
+class _Builder:
+    """Adds layers to a graph under fresh ids, wiring each to the inputs it is given."""
+
+    def __init__(self) -> None:
+        self.graph = Graph()
+
+    def add(self, layer: Layer, *inputs: str) -> str:
+        layer_type, params = layer
+        node = Node(self.graph.new_id(layer_type), layer_type, dict(params))
+        self.graph.add(node)
+        for src in inputs:
+            self.graph.connect(src, node.id)
+        return node.id
+
+    def chain(self, start: str | None, *layers: Layer) -> str:
+        """Add ``layers`` one after another after ``start`` (None: the first one starts)."""
+        for layer in layers:
+            start = self.add(layer, *([start] if start else []))
+        return start
+
+
+def _chain(*layers: Layer) -> Callable[[], Graph]:
+    def build() -> Graph:
+        builder = _Builder()
+        builder.chain(None, *layers)
+        return builder.graph
+
+    return build
+
+
+def _conv(filters: int, kernel: int = 3, **params: Any) -> Layer:
+    return ("Conv2D", {"filters": filters, "kernel_size": kernel, "padding": "same", **params})
+
+
+def _dense_head(*units: int) -> list[Layer]:
+    """Flatten, then for each size a Dense layer with dropout, then the 10-class softmax."""
+    hidden = [layer for n in units
+              for layer in (("Dense", {"units": n, "activation": "relu"}),
+                            ("Dropout", {"rate": 0.5}))]
+    return [("Flatten", {}), *hidden, _CLASSIFIER]
+
+
+def _vgg_block(filters: int) -> list[Layer]:
+    return [_conv(filters), _conv(filters), ("MaxPooling2D", {"pool_size": 2})]
+
+
+def _conv_bn(filters: int, kernel: int, strides: int = 1, relu: bool = True) -> list[Layer]:
+    """A convolution without bias, batch normalization and, if ``relu``, a ReLU."""
+    conv = _conv(filters, kernel, strides=strides, activation="linear", use_bias=False)
+    return [conv, ("BatchNormalization", {}), *([_RELU] if relu else [])]
+
+
+def _residual(builder: _Builder, start: str, filters: int, downsample: bool) -> str:
+    """Two 3×3 convolutions whose result is added to a shortcut, then a ReLU.
+
+    The shortcut is the block's input itself, or, where the block halves the image and
+    changes the number of channels, a 1×1 convolution that brings the input to that shape.
+    """
+    strides = 2 if downsample else 1
+    main = builder.chain(start, *_conv_bn(filters, 3, strides),
+                         *_conv_bn(filters, 3, relu=False))
+    shortcut = start
+    if downsample:
+        shortcut = builder.chain(start, *_conv_bn(filters, 1, strides, relu=False))
+    return builder.chain(builder.add(("Add", {}), main, shortcut), _RELU)
+
+
+def _resnet() -> Graph:
+    builder = _Builder()
+    x = builder.chain(None, _IMAGE, *_conv_bn(32, 3))
+    x = _residual(builder, x, 32, downsample=False)
+    x = _residual(builder, x, 64, downsample=True)
+    x = _residual(builder, x, 128, downsample=True)
+    builder.chain(x, ("GlobalAveragePooling2D", {}), _CLASSIFIER)
+    return builder.graph
+
+
+def _transfer(name: str) -> Callable[[], Graph]:
+    return _chain(
+        ("Input", {"shape": list(TRANSFER_INPUT)}),
+        ("Application", {"name": name, "weights": "imagenet", "trainable_layers": 0}),
+        ("GlobalAveragePooling2D", {}),
+        ("Dropout", {"rate": 0.2}),
+        _CLASSIFIER,
+    )
+
+
+def _transfer_text(about: str) -> str:
+    return (
+        f"{about} Here it is a frozen feature extractor, pre-trained on ImageNet's photos of "
+        "1,000 kinds of objects, and only the new head learns: global average pooling, dropout "
+        "and a 10-class softmax layer. To fine-tune, raise the base's trainable layers. The "
+        "ImageNet weights are downloaded once; without a network the base starts from random "
+        "weights. The model reads 96 × 96 colour images, so it does not fit MNIST-10k's small "
+        "grey digits: the Input shows this until image-folder datasets arrive."
+    )
+
+
+TEMPLATES: dict[str, Template] = {
+    "mlp": Template(
+        "Multi-layer perceptron", "Basics",
+        "The simplest network for images: it unrolls each 28 × 28 digit into 784 numbers and "
+        "passes them through one hidden layer of 128 neurons to 10 outputs, one per digit. A "
+        "good first model; it reaches about 95% on MNIST-10k in a few seconds.",
+        _chain(_IMAGE, ("Flatten", {}), ("Dense", {"units": 128, "activation": "relu"}),
+               ("Dropout", {"rate": 0.2}), _CLASSIFIER),
+    ),
+    "cnn": Template(
+        "Small CNN", "Basics",
+        "A small convolutional network, the app's demo. Convolutions slide little filters "
+        "over the image to find strokes and curves, and pooling shrinks the image between "
+        "them, so later layers see larger shapes. Two dense layers then decide the digit.",
+        _chain(_IMAGE,
+               ("Conv2D", {"filters": 32, "kernel_size": 3}), ("MaxPooling2D", {"pool_size": 2}),
+               ("Conv2D", {"filters": 64, "kernel_size": 3}), ("MaxPooling2D", {"pool_size": 2}),
+               ("Conv2D", {"filters": 64, "kernel_size": 3}), ("Flatten", {}),
+               ("Dense", {"units": 64, "activation": "relu"}), _CLASSIFIER),
+    ),
+    "lenet5": Template(
+        "LeNet-5", "Classic architectures",
+        "Yann LeCun's network from 1998, one of the first convolutional networks, built to "
+        "read handwritten digits on bank cheques. Two convolutions with average pooling, then "
+        "three dense layers, all with tanh activations as in the original.",
+        _chain(_IMAGE,
+               _conv(6, 5, activation="tanh"), ("AveragePooling2D", {"pool_size": 2}),
+               ("Conv2D", {"filters": 16, "kernel_size": 5, "activation": "tanh"}),
+               ("AveragePooling2D", {"pool_size": 2}), ("Flatten", {}),
+               ("Dense", {"units": 120, "activation": "tanh"}),
+               ("Dense", {"units": 84, "activation": "tanh"}), _CLASSIFIER),
+    ),
+    "alexnet": Template(
+        "AlexNet (small)", "Classic architectures",
+        "The network that won ImageNet in 2012 and started the deep-learning boom, scaled "
+        "down for 28 × 28 digits: five convolutions with overlapping 3 × 3 max pooling, batch "
+        "normalization where the original normalized its responses, and two large dense "
+        "layers with dropout, which AlexNet made popular against overfitting.",
+        _chain(_IMAGE,
+               _conv(32, 5), ("BatchNormalization", {}),
+               ("MaxPooling2D", {"pool_size": 3, "strides": 2}),
+               _conv(64, 5), ("BatchNormalization", {}),
+               ("MaxPooling2D", {"pool_size": 3, "strides": 2}),
+               _conv(96), _conv(96), _conv(64),
+               ("MaxPooling2D", {"pool_size": 3, "strides": 2}),
+               *_dense_head(256, 256)),
+    ),
+    "vgg": Template(
+        "VGG (small)", "Classic architectures",
+        "VGG (Oxford, 2014) showed that depth matters and that small filters suffice: it "
+        "repeats one simple block, two 3 × 3 convolutions followed by 2 × 2 max pooling, "
+        "doubling the number of filters each time the image halves. This version has three "
+        "such blocks and a dense layer with dropout.",
+        _chain(_IMAGE, *_vgg_block(32), *_vgg_block(64), *_vgg_block(128),
+               *_dense_head(256)),
+    ),
+    "resnet": Template(
+        "ResNet (small)", "Classic architectures",
+        "ResNet (Microsoft, 2015) adds each block's input to its output through a skip "
+        "connection (the Add layers), so a block only learns a correction and very deep "
+        "networks still train. Where a block halves the image and doubles its channels, a "
+        "1 × 1 convolution reshapes the shortcut to match. Three blocks, then global average "
+        "pooling instead of Flatten.",
+        _resnet,
+    ),
+    "lstm_text": Template(
+        "LSTM text classifier", "Text",
+        "Sorts a text into one of 10 classes, such as topics. The text arrives as a sequence "
+        "of 100 token ids, whole numbers that each stand for a word. The Embedding layer turns "
+        "every id into a learned vector, and the LSTM reads those vectors in order, keeping a "
+        "memory of what matters. Pick a CSV of texts and labels in the Data view: its "
+        "texts are turned into token ids with a vocabulary of 10,000 words.",
+        _chain(("Input", {"shape": [100]}),
+               ("Embedding", {"input_dim": 10_000, "output_dim": 64}),
+               ("LSTM", {"units": 64}), ("Dropout", {"rate": 0.5}), _CLASSIFIER),
+    ),
+    "mobilenetv2": Template(
+        "MobileNetV2 transfer learning", "Transfer learning",
+        _transfer_text("MobileNetV2 (Google, 2018) is a light network made for phones: 2.3 "
+                       "million parameters, fast even without a graphics card."),
+        _transfer("MobileNetV2"),
+    ),
+    "resnet50": Template(
+        "ResNet50 transfer learning", "Transfer learning",
+        _transfer_text("ResNet50 is the 50-layer ResNet (2015) with skip connections: 23.6 "
+                       "million parameters, a strong and widely used feature extractor."),
+        _transfer("ResNet50"),
+    ),
+    "vgg16": Template(
+        "VGG16 transfer learning", "Transfer learning",
+        _transfer_text("VGG16 (2014) is 13 convolutions in five blocks: simple to understand, "
+                       "but 14.7 million parameters and slow without a graphics card."),
+        _transfer("VGG16"),
+    ),
+    "efficientnetb0": Template(
+        "EfficientNetB0 transfer learning", "Transfer learning",
+        _transfer_text("EfficientNetB0 (Google, 2019) balances depth, width and image size "
+                       "for high accuracy with 4 million parameters."),
+        _transfer("EfficientNetB0"),
+    ),
+}
+
+
+def from_template(name: str) -> Project:
+    """A new project from the template called ``name``; raise KeyError if there is none."""
+    if name not in TEMPLATES:
+        raise KeyError(f"Unknown template {name!r}; choose from {', '.join(TEMPLATES)}.")
+    template = TEMPLATES[name]
+    return Project(name=template.title, graph=template.build())
+
+
+def demo_project() -> Project:
+    """The project the app opens on: the small CNN on MNIST-10k."""
+    return from_template("cnn")

@@ -1,0 +1,2 @@
+"""Run folders on disk: how a run is laid out and written, its lock, its history and the index
+that lists runs fast."""

@@ -1,0 +1,2 @@
+"""Hyperparameter search: the space, its saved state, and the runners, local worker processes or
+Ray."""

@@ -1,0 +1,284 @@
+"""What a hyperparameter search varies: its dimensions, its strategy, and the checks that say
+in plain words why a space cannot be searched.
+
+A dimension's ``target`` names one value of the project: a training setting
+(``training.learning_rate``, ``training.schedule.kind``) or a layer parameter
+(``layer.dense_1.units``). It takes either a list of ``values`` or a range ``low``..``high``
+on a linear or log ``scale``, cut by a ``step`` (added on a linear scale, multiplied on a log
+one) or into ``count`` points. Grid search tries every combination of those points; the other
+strategies sample the range itself (whole numbers for whole-number parameters).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+from studio.core.model.params import Param
+from studio.core.model.registry import REGISTRY
+from studio.core.project.document import (
+    METRICS,
+    SCALES,
+    STRATEGIES,
+    Dimension,
+    Project,
+    SearchSettings,
+    project_schema,
+)
+
+STRATEGY_NAMES = {"grid": "Grid", "random": "Random", "bayes": "Bayesian (TPE)",
+                  "hyperband": "Hyperband"}
+MAX_GRID_POINTS = 10_000
+"""The most combinations a grid may have; more is refused as a mistake."""
+TRAINING_TARGETS = ("learning_rate", "batch_size", "optimizer", "epochs", "momentum",
+                    "weight_decay", "schedule.kind", "beta_1", "beta_2", "rho", "nesterov")
+"""Training settings that can be searched, as paths under ``training``."""
+TRAINING_PREFIX = "training."
+LAYER_PREFIX = "layer."
+
+
+class SearchSpaceError(ValueError):
+    """A dimension or a search setting that cannot be used; the message is for a person."""
+
+
+def training_target(path: str) -> str:
+    """The target of training setting ``path`` (``learning_rate``, ``schedule.kind``)."""
+    return TRAINING_PREFIX + path
+
+
+def layer_target(node_id: str, param: str) -> str:
+    """The target of parameter ``param`` of layer ``node_id``."""
+    return f"{LAYER_PREFIX}{node_id}.{param}"
+
+
+def _split_layer(target: str) -> tuple[str, str]:
+    node_id, _, param = target[len(LAYER_PREFIX):].rpartition(".")
+    return node_id, param
+
+
+def _schema_param(path: str) -> Param:
+    """A training setting's rules, read from the project schema (one source of truth)."""
+    schema = project_schema()["properties"]["training"]
+    *parents, name = path.split(".")
+    for parent in parents:
+        schema = schema["properties"][parent]
+    spec = schema["properties"][name]
+    name = parents[-1] if name == "kind" else name  # the schedule's kind reads "Schedule"
+    if "enum" in spec:
+        return Param(name, "choice", None, "", choices=tuple(spec["enum"]))
+    kind = {"number": "float", "integer": "int", "boolean": "bool"}[spec["type"]]
+    low = spec.get("minimum", spec.get("exclusiveMinimum"))
+    high = spec.get("maximum", spec.get("exclusiveMaximum"))
+    return Param(name, kind, None, "", minimum=low, maximum=high,
+                 exclusive_maximum="exclusiveMaximum" in spec,
+                 exclusive_minimum="exclusiveMinimum" in spec)
+
+
+def param_for(project: Project, target: str) -> Param:
+    """The rules of the value ``target`` names; SearchSpaceError if there is no such value."""
+    if target.startswith(TRAINING_PREFIX):
+        path = target[len(TRAINING_PREFIX):]
+        if path not in TRAINING_TARGETS:
+            raise SearchSpaceError(f"The training setting {path!r} cannot be searched.")
+        return _schema_param(path)
+    if target.startswith(LAYER_PREFIX):
+        node_id, name = _split_layer(target)
+        if node_id not in project.graph.ids():
+            raise SearchSpaceError(f"The layer {node_id!r} is no longer in the model.")
+        try:
+            param = REGISTRY[project.graph.node(node_id).type].param(name)
+        except KeyError:
+            raise SearchSpaceError(f"The layer {node_id!r} has no parameter {name!r}.") from None
+        if param.kind == "shape":
+            raise SearchSpaceError(f"{node_id}'s {param.label.lower()} cannot be searched.")
+        return param
+    raise SearchSpaceError(f"{target!r} is neither a training setting nor a layer parameter.")
+
+
+def target_label(target: str) -> str:
+    """How a target is named to a person: ``Learning rate``, ``dense_1 · Units``."""
+    if target.startswith(TRAINING_PREFIX):
+        return _schema_param(target[len(TRAINING_PREFIX):]).label
+    node_id, name = _split_layer(target)
+    return f"{node_id} · {name.replace('_', ' ').capitalize()}"
+
+
+def current_value(project: Project, target: str) -> Any:
+    """The value ``target`` has in ``project``."""
+    if target.startswith(TRAINING_PREFIX):
+        value: Any = project.training
+        for part in target[len(TRAINING_PREFIX):].split("."):
+            value = getattr(value, part)
+        return value
+    node_id, name = _split_layer(target)
+    node = project.graph.node(node_id)
+    return REGISTRY[node.type].resolved(node.params)[name]
+
+
+def apply_values(project: Project, values: dict[str, Any]) -> Project:
+    """A copy of ``project`` with each target in ``values`` set to its value."""
+    result = project.copy()
+    for target, value in values.items():
+        if target.startswith(TRAINING_PREFIX):
+            *parents, name = target[len(TRAINING_PREFIX):].split(".")
+            holder: Any = result.training
+            for part in parents:
+                holder = getattr(holder, part)
+            setattr(holder, name, copy.deepcopy(value))
+        else:
+            node_id, name = _split_layer(target)
+            result.graph.node(node_id).params[name] = copy.deepcopy(value)
+    return result
+
+
+def _as_kind(param: Param, value: float) -> Any:
+    return int(round(value)) if param.kind == "int" else float(value)
+
+
+def grid_points(dimension: Dimension, param: Param) -> list[Any]:
+    """The values a grid tries for ``dimension``: its list, or its range cut by step or count
+    (whole numbers rounded, repeats dropped). Raises SearchSpaceError for a bad range."""
+    if not dimension.is_range:
+        return list(dimension.values or [])
+    low, high = _range_bounds(dimension, param)
+    log = dimension.scale == "log"
+    if dimension.count is not None:
+        if dimension.count < 1:
+            raise SearchSpaceError(f"{param.label}: the number of points must be at least 1.")
+        n = dimension.count
+        if n == 1:
+            raw = [low]
+        elif log:
+            raw = [math.exp(math.log(low) + i * (math.log(high) - math.log(low)) / (n - 1))
+                   for i in range(n)]
+        else:
+            raw = [low + i * (high - low) / (n - 1) for i in range(n)]
+    elif dimension.step is not None:
+        raw = _stepped(low, high, dimension.step, log, param)
+    else:
+        raise SearchSpaceError(f"{param.label}: give the range a step or a number of points.")
+    points: list[Any] = []
+    for value in raw:
+        value = _as_kind(param, value)
+        if param.kind == "float":
+            value = float(f"{value:.6g}")
+        if value not in points:
+            points.append(value)
+    return points
+
+
+def _stepped(low: float, high: float, step: float, log: bool, param: Param) -> list[float]:
+    if log and step <= 1:
+        raise SearchSpaceError(f"{param.label}: on a log scale the step multiplies, so it must "
+                               f"be more than 1, not {step:g}.")
+    if not log and step <= 0:
+        raise SearchSpaceError(f"{param.label}: the step must be more than 0, not {step:g}.")
+    raw, value = [], low
+    tolerance = 1e-9 * max(abs(high), 1.0)
+    while value <= high + tolerance and len(raw) <= MAX_GRID_POINTS:
+        raw.append(value)
+        value = value * step if log else low + len(raw) * step
+    return raw
+
+
+def _range_bounds(dimension: Dimension, param: Param) -> tuple[float, float]:
+    """The range's ends, checked against each other, the scale and the parameter's rules."""
+    if param.kind not in ("int", "float"):
+        raise SearchSpaceError(f"{param.label} is not a number: list its values instead.")
+    if dimension.low is None or dimension.high is None:
+        raise SearchSpaceError(f"{param.label}: the range needs a lowest and a highest value.")
+    low, high = float(dimension.low), float(dimension.high)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise SearchSpaceError(f"{param.label}: the range must be finite.")
+    if low > high:
+        raise SearchSpaceError(f"{param.label}: the lowest value {low:g} is above the highest "
+                               f"{high:g}.")
+    if dimension.scale not in SCALES:
+        raise SearchSpaceError(f"{param.label}: the scale must be linear or log.")
+    if dimension.scale == "log" and low <= 0:
+        raise SearchSpaceError(f"{param.label}: a log scale needs values above 0, not "
+                               f"{low:g}.")
+    for end in (low, high):
+        problem = param.check(_as_kind(param, end))
+        if problem:
+            raise SearchSpaceError(problem)
+    return low, high
+
+
+def check_dimension(project: Project, dimension: Dimension) -> list[Any]:
+    """The grid points of ``dimension``, after checking every one against the parameter's
+    rules; raises SearchSpaceError naming the first problem."""
+    param = param_for(project, dimension.target)
+    if not dimension.is_range and dimension.values == []:
+        raise SearchSpaceError(f"{param.label}: give at least one value.")
+    points = grid_points(dimension, param)
+    for value in points:
+        problem = param.check(value)
+        if problem:
+            raise SearchSpaceError(problem)
+    return points
+
+
+def problems(project: Project, search: SearchSettings) -> list[str]:
+    """Everything that stops ``search`` from running, in plain words (empty if none)."""
+    found: list[str] = []
+    if not search.dimensions:
+        found.append("The search space is empty: make at least one setting or layer "
+                     "parameter a search dimension.")
+    seen: set[str] = set()
+    for dimension in search.dimensions:
+        if dimension.target in seen:
+            found.append(f"{target_label(dimension.target)} is searched twice.")
+        seen.add(dimension.target)
+        try:
+            check_dimension(project, dimension)
+        except SearchSpaceError as exc:
+            found.append(str(exc))
+    if search.strategy not in STRATEGIES:
+        found.append(f"Unknown strategy {search.strategy!r}: use one of "
+                     f"{', '.join(STRATEGIES)}.")
+    elif search.strategy != "grid" and search.trials < 1:
+        found.append("The number of trials must be at least 1.")
+    if search.workers < 1:
+        found.append("At least one trial must run at a time.")
+    if search.metric not in METRICS:
+        found.append(f"Unknown metric {search.metric!r}: use one of {', '.join(METRICS)}.")
+    if not found and search.strategy == "grid" and grid_size(project, search) > MAX_GRID_POINTS:
+        found.append(f"The grid has {grid_size(project, search):,} combinations, more than "
+                     f"{MAX_GRID_POINTS:,}: use fewer values, or random or Bayesian search.")
+    return found
+
+
+def grid_size(project: Project, search: SearchSettings) -> int:
+    """How many combinations the grid of ``search`` has (dimensions assumed valid)."""
+    return math.prod(len(check_dimension(project, d)) for d in search.dimensions)
+
+
+def trial_count(project: Project, search: SearchSettings) -> int:
+    """How many trials the search will run: the grid's size, or the number asked for."""
+    if search.strategy == "grid":
+        return grid_size(project, search)
+    return search.trials
+
+
+def mean_epochs(project: Project, search: SearchSettings) -> float:
+    """The epochs an average trial trains (epochs may be a dimension)."""
+    for dimension in search.dimensions:
+        if dimension.target == training_target("epochs"):
+            param = param_for(project, dimension.target)
+            points = grid_points(dimension, param)
+            if search.strategy != "grid" and dimension.is_range:
+                return (float(dimension.low) + float(dimension.high)) / 2
+            return sum(points) / len(points)
+    return float(project.training.epochs)
+
+
+def estimated_seconds(project: Project, search: SearchSettings, seconds_per_epoch: float,
+                      cores: int, overhead_per_trial: float = 1.0) -> float:
+    """About how long the search takes if an epoch takes ``seconds_per_epoch``: trials run in
+    waves of as many as run at once (at most one per core), each wave as long as one trial."""
+    trials = trial_count(project, search)
+    at_once = max(1, min(search.workers, trials, cores))
+    per_trial = mean_epochs(project, search) * seconds_per_epoch + overhead_per_trial
+    return math.ceil(trials / at_once) * per_trial

@@ -1,0 +1,330 @@
+"""Training a project with Keras, reporting live metrics through a plain callback.
+
+``train`` starts a run and ``resume`` continues one from its last checkpoint. Both take their
+inputs, an ``on_event`` callback and a ``threading.Event`` to stop, and are the same for the
+GUI worker and the command line.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from studio.core.base.messages import first_line, unwritable
+from studio.core.base.runtime import start_tensorflow
+from studio.core.build.estimate import estimate, oom_advice
+from studio.core.build.keras_model import build_model, compile_model, model_endpoints
+from studio.core.build.optimizers import reduce_only_across_devices, schedule_callbacks
+from studio.core.data import sources as data
+from studio.core.data.pipelines import make_pipelines
+from studio.core.data.types import DataError, DatasetInfo, LoadedData, Progress
+from studio.core.hardware.devices import (
+    DeviceDiscovery,
+    DeviceError,
+    Devices,
+    StaticDiscovery,
+    TensorFlowDiscovery,
+    apply_determinism,
+    apply_precision,
+    cpu_info,
+    device_scope,
+    training_devices,
+)
+from studio.core.project.document import Project
+from studio.core.runs.folders import (
+    CONFIG_FILE,
+    LOGS,
+    CheckpointWriteError,
+    RunFolder,
+    checkpoints,
+    package_versions,
+)
+from studio.core.runs.history import effective_status
+from studio.core.runs.lock import RunLock
+from studio.core.training.callbacks import (
+    checkpoint_callback,
+    early_stopping_callback,
+    tensorboard_callback,
+)
+from studio.core.training.live_metrics import (
+    DivergedError,
+    EventCallback,
+    live_metrics_callback,
+    plain_metrics,
+)
+
+
+class TrainingError(RuntimeError):
+    """Training ended with an error; the message is meant for a person."""
+
+
+@dataclass
+class RunResult:
+    """How a run ended (finished, stopped), where its folder is, its epochs and, if it
+    stopped early or was resumed, a note saying so."""
+
+    run_dir: Path
+    status: str
+    epochs: list[dict[str, float]] = field(default_factory=list)
+    note: str = ""
+
+
+@dataclass
+class _Plan:
+    """What one session of a run trains: the epochs to reach and where it starts from."""
+
+    epochs: int
+    batch_size: int
+    initial_epoch: int = 0
+    checkpoint: Path | None = None
+
+
+def train(
+    project: Project,
+    run_root: Path,
+    on_event: EventCallback | None = None,
+    stop: threading.Event | None = None,
+    *,
+    epochs: int | None = None,
+    batch_size: int | None = None,
+    report_every: int = 5,
+    discovery: DeviceDiscovery | None = None,
+) -> RunResult:
+    """Train ``project`` and write a new run folder under ``run_root``.
+
+    Events are plain dicts: ``progress`` (loading the data: ``what``, ``done``, ``total``),
+    ``note`` (what loading skipped or changed), ``start``, ``batch`` (every ``report_every``
+    batches), ``epoch``, ``checkpoint`` and ``test`` (scores on the held-out test split after
+    the last epoch). Setting ``stop`` ends training after the current batch; the run is
+    "finished" if every epoch ran or early stopping ended it, else "stopped" (with no model
+    saved if it stopped before the first batch). Raises TrainingError on failure, after
+    recording it in the run folder.
+    """
+    settings = project.training
+    folder = _new_run_folder(Path(run_root), project)
+    with folder.lock:
+        plan = _Plan(epochs or settings.epochs, batch_size or settings.batch_size)
+        return _run(folder, project, plan, on_event, stop, report_every, discovery)
+
+
+def _new_run_folder(root: Path, project: Project) -> RunFolder:
+    """A new run folder holding the project, its training lock held; if the disk refuses it
+    (full, read-only), a TrainingError saying so, and no run folder left behind."""
+    folder = None
+    try:
+        folder = RunFolder.create(root, project)
+        folder.write_start(project)
+    except OSError as exc:
+        if folder is not None:
+            folder.lock.release()
+            shutil.rmtree(folder.path, ignore_errors=True)
+        raise TrainingError(f"The run cannot start. {unwritable(root, exc)}") from None
+    return folder
+
+
+def resume(
+    run_dir: Path,
+    on_event: EventCallback | None = None,
+    stop: threading.Event | None = None,
+    *,
+    epochs: int | None = None,
+    report_every: int = 5,
+    discovery: DeviceDiscovery | None = None,
+) -> RunResult:
+    """Continue a stopped, failed or interrupted run from its last checkpoint, in its own
+    folder: the epoch counter, optimizer state and metrics go on from there, up to the
+    run's planned epochs (or ``epochs``). Events are those of ``train``; ``start`` carries
+    the earlier epochs' metrics as ``history`` so curves continue. The run's training lock
+    is held throughout: a run another process trains is refused at once."""
+
+    run_dir = Path(run_dir)
+    info = RunFolder(run_dir, "").info()
+    lock = RunLock(run_dir)
+    try:
+        if effective_status(info, run_dir) == "running" or not lock.acquire():
+            raise TrainingError(f"{run_dir.name} is being trained by another process.")
+    except OSError as exc:
+        raise TrainingError(f"{run_dir.name} cannot be resumed: its folder cannot be written "
+                            f"({exc.strerror or exc}).") from None
+    with lock:
+        found = checkpoints(run_dir)
+        if not found:
+            raise TrainingError(f"{run_dir.name} has no checkpoint to resume from: it ended "
+                                "before its first checkpoint, or checkpoints were off. Start a "
+                                "new run.")
+        epoch, path = found[-1]
+        try:
+            config = json.loads((run_dir / CONFIG_FILE).read_text(encoding="utf-8"))
+            planned = config["training"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise TrainingError(f"{run_dir.name} cannot be resumed: its {CONFIG_FILE} is "
+                                f"missing or damaged ({first_line(exc)}).") from None
+        folder, project = RunFolder.reopen(run_dir, epoch)
+        plan = _Plan(epochs or planned["epochs"], planned["batch_size"], epoch, path)
+        if plan.epochs <= epoch:
+            raise TrainingError(f"{run_dir.name} already has {epoch} epochs; ask for more than "
+                                f"{epoch} to continue it.")
+        return _run(folder, project, plan, on_event, stop, report_every, discovery)
+
+
+def _run(folder: RunFolder, project: Project, plan: _Plan, on_event: EventCallback | None,
+         stop: threading.Event | None, report_every: int,
+         discovery: DeviceDiscovery | None) -> RunResult:
+    """One session of a run: load the data, build or reload the model and fit."""
+    on_event = on_event or (lambda event: None)
+    stop = stop or threading.Event()
+    settings = project.training
+    folder.epochs_planned = plan.epochs
+    stopper = devices = None
+    try:
+        folder.write_status("running")
+        note = start_tensorflow()
+        if note:
+            on_event({"type": "note", "text": note})
+        loaded = data.load(project.dataset, _progress_reporter(on_event), stop)
+        for text in loaded.notes + loaded.split_notes():
+            on_event({"type": "note", "text": text})
+        import keras
+
+        devices = (discovery or TensorFlowDiscovery()).discover()
+        names = training_devices(settings.device, devices)
+        apply_determinism(settings.device.deterministic, settings.seed)
+        keras.utils.set_random_seed(settings.seed)
+        apply_precision(settings.device.precision)
+        inputs, outputs = model_endpoints(project.graph)
+        pipes = make_pipelines(loaded, project.dataset, plan.batch_size, settings.seed,
+                               len(inputs), len(outputs))
+        folder.write_config(_config(project, plan, loaded, names))
+        folder.write_preprocessing(pipes.preprocessing)
+        with device_scope(names) as replicas:
+            model = _model(project, loaded.info, plan, pipes.steps)
+            samples = loaded.size("train")
+            on_event({
+                "type": "start",
+                "run_dir": str(folder.path),
+                "epochs": plan.epochs,
+                "initial_epoch": plan.initial_epoch,
+                "steps": pipes.steps,
+                "samples": samples,
+                "params": int(model.count_params()),
+                "devices": ", ".join(names),
+                "replicas": replicas,
+                "history": json.dumps(folder.rows),
+            })
+            live = live_metrics_callback(on_event, folder.add_epoch, stop, plan.epochs,
+                                         plan.initial_epoch, pipes.steps, samples,
+                                         plan.batch_size, report_every)
+            stopper = early_stopping_callback(settings.early_stopping, folder.rows)
+            callbacks = [live, *_schedule_callbacks(settings),
+                         checkpoint_callback(settings.checkpoints, folder, on_event),
+                         tensorboard_callback(folder.path / LOGS)]
+            if stopper is not None:
+                callbacks.insert(1, stopper)
+            if not stop.is_set():
+                model.fit(epochs=plan.epochs, initial_epoch=plan.initial_epoch, verbose=0,
+                          callbacks=callbacks, **pipes.fit_arguments())
+                folder.save_model(model)
+            if pipes.test is not None and len(folder.rows) == plan.epochs:
+                scores = plain_metrics(model.evaluate(pipes.test, verbose=0, return_dict=True))
+                folder.test_metrics = scores
+                on_event({"type": "test", **scores})
+    except DataError as exc:
+        if not stop.is_set():  # else loading was cancelled: the run simply stopped
+            _fail(folder, str(exc))
+    except Exception as exc:  # noqa: BLE001 - every failure is recorded and explained
+        _fail(folder, str(exc) if isinstance(exc, TrainingError | DivergedError | DeviceError)
+              else _explain(exc, project, plan, folder, devices))
+    finally:
+        apply_precision("float32")
+    note = _early_note(stopper, settings) if stopper is not None else ""
+    status = "finished" if len(folder.rows) == plan.epochs or note else "stopped"
+    folder.write_status(status)
+    return RunResult(folder.path, status, folder.rows, note)
+
+
+def _model(project: Project, info: DatasetInfo, plan: _Plan, steps: int) -> Any:
+    """The model to fit: reloaded from the checkpoint (with its optimizer state), or built
+    and compiled anew with float32 outputs (which mixed precision needs for a stable loss)."""
+    import keras
+
+    if plan.checkpoint is not None:
+        model = keras.saving.load_model(plan.checkpoint, safe_mode=True)
+        reduce_only_across_devices(model.optimizer)
+        return model
+    model = build_model(project.graph, info, project.name)
+    if keras.mixed_precision.global_policy().compute_dtype != "float32":
+        outputs = [keras.layers.Activation("linear", dtype="float32", name=f"{o.name}_float32")(o)
+                   for o in model.outputs]
+        model = keras.Model(model.inputs, outputs if len(outputs) > 1 else outputs[0],
+                            name=model.name)
+    compile_model(model, project.graph, project.training, info.task, steps_per_epoch=steps)
+    return model
+
+
+def _schedule_callbacks(settings) -> list[Any]:
+    return schedule_callbacks(settings)
+
+
+def _config(project: Project, plan: _Plan, loaded: LoadedData,
+            devices: list[str]) -> dict[str, Any]:
+    """Everything that decides what a run computes, for its record."""
+    training = asdict(project.training)
+    training.update(epochs=plan.epochs, batch_size=plan.batch_size)
+    return {
+        "training": training,
+        "dataset": asdict(project.dataset),
+        "seed": project.training.seed,
+        "dataset_fingerprint": loaded.fingerprint(),
+        "samples": {name: loaded.size(name) for name in loaded.splits},
+        "versions": package_versions(),
+        "devices": devices,
+        "replicas": len(devices),
+        "host": socket.gethostname(),
+    }
+
+
+def _fail(folder: RunFolder, message: str) -> None:
+    """Record the failure in the run folder (if the disk lets us) and raise it."""
+    try:
+        folder.write_status("failed", message)
+    except OSError:
+        pass
+    raise TrainingError(message)
+
+
+def _early_note(stopper: Any, settings) -> str:
+    if not stopper.stopped_epoch:
+        return ""
+    rule = settings.early_stopping
+    return (f"Stopped early after epoch {stopper.stopped_epoch + 1}: "
+            f"{rule.monitor.replace('_', ' ')} did not improve for {rule.patience} epochs.")
+
+
+def _progress_reporter(on_event: EventCallback) -> Progress:
+    """Data loading progress (a download, a folder scan) as ``progress`` events."""
+    def report(what: str, done: int, total: int) -> None:
+        on_event({"type": "progress", "what": what, "done": done, "total": total})
+    return report
+
+
+def _explain(exc: Exception, project: Project, plan: _Plan, folder: RunFolder,
+             devices: Devices | None) -> str:
+    """A failure in plain words, with what to do about it."""
+    if isinstance(exc, CheckpointWriteError):
+        kept = checkpoints(folder.path)
+        where = (f"The {len(kept)} earlier checkpoint(s) in {folder.path} are intact."
+                 if kept else "No earlier checkpoint was lost.")
+        return (f"Could not write {Path(exc.filename or '').name or 'a checkpoint'}: "
+                f"{exc.strerror}. The disk may be full or the workspace read-only; free some "
+                f"space or choose another folder, then resume the run. {where}")
+    if type(exc).__name__ == "ResourceExhaustedError":
+
+        devices = devices or StaticDiscovery(Devices(cpu_info())).discover()
+        figures = estimate(project, plan.batch_size, devices, project.training.device)
+        return oom_advice(figures, plan.batch_size)
+    return f"Training failed: {first_line(exc)}"

@@ -1,0 +1,1 @@
+"""The Data tab: source, options, samples, health report and augmentation preview."""

@@ -1,0 +1,245 @@
+"""A grid of sample images with their labels per split, or a table of rows for CSV data."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QColor, QIcon, QPixmap
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QButtonGroup,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListView,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QStackedWidget,
+    QStyle,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.core.base.messages import count
+from studio.core.data.types import SPLITS, ArraySamples, FileSamples, LoadedData, TableSamples
+from studio.core.model.params import format_shape
+from studio.gui.data.images import THUMBNAIL, framed, pixmap, thumbnail
+from studio.gui.widgets.jobs import LatestJob
+
+SAMPLES = 48
+"""Images shown per split."""
+ROWS = 100
+"""Table or text rows shown per split."""
+ICON = 88
+SPLIT_TITLES = {"train": "Training", "validation": "Validation", "test": "Test"}
+TEXT_TIP = 600
+
+
+def pick(loaded: LoadedData, split: str, n: int, seed: int = 0) -> np.ndarray:
+    """Up to ``n`` seeded random indices of a split, the classes taking turns so that every
+    class shows among the first."""
+    order = np.random.default_rng(seed).permutation(loaded.splits[split])
+    if loaded.info.task == "classification" and len(order):
+        labels = loaded.labels[order]
+        turn = np.zeros(len(order), np.int64)
+        for label in np.unique(labels):
+            mine = labels == label
+            turn[mine] = np.arange(np.count_nonzero(mine))
+        order = order[np.argsort(turn, kind="stable")]
+    return order[:n]
+
+
+def label_text(loaded: LoadedData, index: int) -> str:
+    """The label of sample ``index`` as a person reads it."""
+    value = loaded.labels[index]
+    if loaded.info.task == "classification":
+        return loaded.info.class_names[int(value)]
+    return f"{float(value):.4g}"
+
+
+def _thumbnails(paths):
+    def task(on_event, stop):
+        out = []
+        for path in paths:
+            if stop.is_set():
+                break
+            out.append(thumbnail(path))
+        return out
+
+    return task
+
+
+def _cell(value: float) -> QTableWidgetItem:
+    item = QTableWidgetItem("missing" if np.isnan(value) else f"{value:.6g}")
+    if np.isnan(value):
+        item.setForeground(Qt.GlobalColor.gray)
+    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    return item
+
+
+class SamplesView(QWidget):
+    """Samples of one split at a time: thumbnails (decoded off the UI thread) or rows."""
+
+    thumbnails_shown = Signal()
+    """Every thumbnail of the current grid is drawn."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loaded: LoadedData | None = None
+        self.split = "train"
+        self.seed = 0
+        self.indices = np.zeros(0, np.int64)
+        self.buttons = QButtonGroup(self)
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("Split"))
+        for name in SPLITS:
+            button = QPushButton(SPLIT_TITLES[name])
+            button.setCheckable(True)
+            button.setObjectName(f"split-{name}")
+            button.setToolTip(f"Show samples of the {SPLIT_TITLES[name].lower()} split")
+            self.buttons.addButton(button)
+            bar.addWidget(button)
+            button.clicked.connect(lambda _=False, name=name: self.show_split(name))
+        self.buttons.buttons()[0].setChecked(True)
+        bar.addStretch(1)
+        self.caption = QLabel()
+        bar.addWidget(self.caption)
+        self.shuffle = QPushButton("Shuffle")
+        self.shuffle.setToolTip("Show other samples of this split")
+        self.shuffle.clicked.connect(self._shuffle)
+        bar.addWidget(self.shuffle)
+
+        self.grid = QListWidget()
+        self.grid.setObjectName("sample-grid")
+        self.grid.setViewMode(QListView.ViewMode.IconMode)
+        self.grid.setResizeMode(QListView.ResizeMode.Adjust)
+        self.grid.setMovement(QListView.Movement.Static)
+        self.grid.setIconSize(QSize(ICON, ICON))
+        self.grid.setGridSize(QSize(ICON + 20, ICON + 28))
+        self.grid.setUniformItemSizes(True)
+        self.grid.setWordWrap(False)
+        self.grid.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.table = QTableWidget()
+        self.table.setObjectName("sample-table")
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setWordWrap(False)
+        self.empty = QLabel()
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
+        self.stack = QStackedWidget()
+        for widget in (self.empty, self.grid, self.table):
+            self.stack.addWidget(widget)
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(self.stack, 1)
+        self.job = LatestJob(self)
+        self.job.succeeded.connect(self._show_thumbnails)
+        self.clear("No data yet.")
+
+    def clear(self, message: str) -> None:
+        """Show ``message`` instead of samples."""
+        self.job.cancel()
+        self.loaded = None
+        self.empty.setText(message)
+        self.stack.setCurrentWidget(self.empty)
+        self.caption.clear()
+        self._enable(False)
+
+    def show_data(self, loaded: LoadedData) -> None:
+        """Show samples of ``loaded``, in the split chosen before."""
+        self.loaded = loaded
+        self._enable(True)
+        self._fill()
+
+    def show_split(self, split: str) -> None:
+        """Show samples of ``split`` (train, validation or test)."""
+        self.split = split
+        for button in self.buttons.buttons():
+            button.setChecked(button.objectName() == f"split-{split}")
+        if self.loaded is not None:
+            self._fill()
+
+    def shutdown(self) -> None:
+        """Wait for the thumbnail thread (the window is closing)."""
+        self.job.shutdown()
+
+    def _enable(self, on: bool) -> None:
+        for button in [*self.buttons.buttons(), self.shuffle]:
+            button.setEnabled(on)
+
+    def _shuffle(self) -> None:
+        self.seed += 1
+        self._fill()
+
+    def _fill(self) -> None:
+        loaded = self.loaded
+        self.job.cancel()
+        total = loaded.size(self.split)
+        image = isinstance(loaded.samples, ArraySamples | FileSamples)
+        self.indices = pick(loaded, self.split, SAMPLES if image else ROWS, self.seed)
+        self.caption.setText(f"{len(self.indices)} of {count(total, 'sample')}")
+        if total == 0:
+            self.empty.setText(f"The {SPLIT_TITLES[self.split].lower()} split is empty.")
+            self.stack.setCurrentWidget(self.empty)
+        elif image:
+            self._fill_grid(loaded)
+        else:
+            self._fill_table(loaded)
+
+    def _fill_grid(self, loaded: LoadedData) -> None:
+        self.grid.clear()
+        blank = QPixmap(ICON, ICON)
+        blank.fill(QColor("#eceef1"))
+        for index in self.indices:
+            item = QListWidgetItem(QIcon(blank), label_text(loaded, index))
+            item.setTextAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+            self.grid.addItem(item)
+        self.stack.setCurrentWidget(self.grid)
+        if isinstance(loaded.samples, ArraySamples):
+            self._show_thumbnails([loaded.samples.x[i] for i in self.indices])
+        else:
+            self.job.start(_thumbnails([loaded.samples.paths[i] for i in self.indices]))
+
+    def _show_thumbnails(self, images: list[np.ndarray | None]) -> None:
+        loaded = self.loaded
+        broken = self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
+        for row, (index, image) in enumerate(zip(self.indices, images, strict=False)):
+            item = self.grid.item(row)
+            name = label_text(loaded, index)
+            if image is None:
+                item.setIcon(broken)
+                item.setToolTip(f"{name}\nThis file cannot be read.")
+                continue
+            item.setIcon(QIcon(framed(pixmap(image), QSize(ICON, ICON))))
+            where = (f"\n{loaded.samples.paths[index].name}"
+                     if isinstance(loaded.samples, FileSamples) else f"\nSample {index:,}")
+            shown = "" if max(image.shape[:2]) < THUMBNAIL else " (thumbnail)"
+            item.setToolTip(f"{name}{where}\n{format_shape(image.shape)}{shown}")
+        self.thumbnails_shown.emit()
+
+    def _fill_table(self, loaded: LoadedData) -> None:
+        samples = loaded.samples
+        table = isinstance(samples, TableSamples)
+        columns = [*samples.columns, "Label"] if table else ["Text", "Label"]
+        self.table.clear()
+        self.table.setColumnCount(len(columns))
+        self.table.setHorizontalHeaderLabels(columns)
+        self.table.setRowCount(len(self.indices))
+        for row, index in enumerate(self.indices):
+            if table:
+                for column, value in enumerate(samples.features[index]):
+                    self.table.setItem(row, column, _cell(float(value)))
+            else:
+                text = samples.texts[index]
+                item = QTableWidgetItem(text)
+                item.setToolTip(text[:TEXT_TIP] + ("…" if len(text) > TEXT_TIP else ""))
+                self.table.setItem(row, 0, item)
+            self.table.setItem(row, len(columns) - 1, QTableWidgetItem(label_text(loaded, index)))
+        self.table.setVerticalHeaderLabels([f"{i:,}" for i in self.indices])
+        self.table.resizeColumnsToContents()
+        self.table.horizontalHeader().setSectionResizeMode(
+            0, QHeaderView.ResizeMode.Interactive if table else QHeaderView.ResizeMode.Stretch)
+        self.stack.setCurrentWidget(self.table)

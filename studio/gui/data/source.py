@@ -1,0 +1,266 @@
+"""Choosing where the data comes from: a bundled or Keras dataset, an image folder or a CSV."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSignalBlocker
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QStyle,
+    QToolButton,
+    QWidget,
+)
+
+from studio.core.base.messages import count
+from studio.core.data.builtin import BUILTINS, builtin_info, is_cached
+from studio.core.data.sources import DATASETS
+from studio.core.data.tables import csv_columns
+from studio.core.data.types import DataError, DatasetInfo
+from studio.core.model.params import format_shape
+from studio.core.project.document import DatasetChoice, absolute_data_path
+from studio.gui.widgets.document import ProjectDocument
+from studio.gui.widgets.forms import choice_box, edit_dataset, hint, narrow_box, show_choice
+
+CSV_FILTER = "CSV files (*.csv *.tsv *.txt);;All files (*)"
+LABEL_NAMES = ("label", "labels", "class", "target", "y")
+"""Column names taken as the label when a CSV is picked (else its last column)."""
+ERROR_STYLE = "color: #b3261e;"
+CLASSES_LISTED = 8
+
+
+def _default_label(columns: list[str]) -> str:
+    named = [c for c in columns if c.lower() in LABEL_NAMES]
+    return named[0] if named else ""
+
+
+def _sources() -> list[tuple[str, str, str]]:
+    entries = [(f"{info.title} (bundled, offline)", f"bundled:{name}",
+                f"{info.num_samples:,} images shipped with Layer Studio; works offline")
+               for name, info in DATASETS.items()]
+    for name in BUILTINS:
+        info = builtin_info(name)
+        where = ("downloaded already" if is_cached(name)
+                 else "downloaded from the internet on first use, then kept")
+        entries.append((f"{info.title} (Keras)", f"keras:{name}",
+                        f"{info.num_samples:,} images of {format_shape(info.sample_shape)}, "
+                        f"{info.num_classes} classes; {where}"))
+    entries += [("Image folder…", "folder",
+                 "Your own images: a folder with one subfolder of images per class"),
+                ("CSV file…", "csv",
+                 "A table with a header row: numeric columns or a text column, and a label")]
+    return entries
+
+
+def source_key(choice: DatasetChoice) -> str:
+    """The source box's value for a choice."""
+    return choice.source if choice.source in ("folder", "csv") else f"{choice.source}:{choice.name}"
+
+
+def _path_row(edit: QLineEdit, *buttons: QAbstractButton) -> QWidget:
+    row = QWidget()
+    layout = QHBoxLayout(row)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(edit, 1)
+    for button in buttons:
+        layout.addWidget(button)
+    return row
+
+
+def _readonly(placeholder: str, tip: str) -> QLineEdit:
+    edit = QLineEdit()
+    edit.setReadOnly(True)
+    edit.setPlaceholderText(placeholder)
+    edit.setToolTip(tip)
+    return edit
+
+
+class SourceForm(QGroupBox):
+    """Picks the source; every change is one undoable edit of the project's dataset."""
+
+    def __init__(self, doc: ProjectDocument) -> None:
+        super().__init__("Source")
+        self.doc = doc
+        self.source = choice_box(_sources(), "Where the samples come from")
+        self.source.setObjectName("data-source")
+        self.source.activated.connect(self._source_chosen)
+        self.path = _readonly("No folder chosen", "The folder or file the samples are read from")
+        self.browse = QPushButton("Browse…")
+        self.browse.setToolTip("Choose another folder or file (you can also drop one here)")
+        self.browse.clicked.connect(self.ask_path)
+        self.validation_path = _readonly(
+            "Optional",
+            "Optional: a folder with the same class subfolders, used for validation instead of "
+            "a share of the training folder")
+        self.validation_browse = QToolButton()
+        self.validation_browse.setText("…")
+        self.validation_browse.setToolTip("Choose a separate validation folder")
+        self.validation_browse.clicked.connect(self._ask_validation)
+        self.validation_clear = QToolButton()
+        self.validation_clear.setIcon(
+            self.style().standardIcon(QStyle.StandardPixmap.SP_LineEditClearButton))
+        self.validation_clear.setToolTip("Split validation off the training folder instead")
+        self.validation_clear.clicked.connect(
+            lambda: edit_dataset(doc, "Clear validation folder", validation_path=""))
+        self.label_column = narrow_box()
+        self.label_column.setToolTip("The column holding what the model should predict")
+        self.label_column.activated.connect(self._label_chosen)
+        self.text_column = narrow_box()
+        self.text_column.setToolTip("A column of free text to learn from (Embedding, LSTM, "
+                                    "GRU models); none reads the numeric columns as features")
+        self.text_column.activated.connect(self._text_chosen)
+        self.task = choice_box(
+            (("Classification", "classification", "Predict one of several classes"),
+             ("Regression", "regression", "Predict a number")),
+            "Whether the label is a category or a quantity")
+        self.task.activated.connect(lambda _: edit_dataset(
+            doc, "Set task", task=self.task.currentData()))
+        self.facts = QLabel()
+        self.facts.setObjectName("data-facts")
+        self.facts.setWordWrap(True)
+        self.credit = hint()
+        self._columns_of: tuple[str, list[str]] = ("", [])
+
+        self.form = QFormLayout(self)
+        self.form.addRow("Dataset", self.source)
+        self.form.addRow("Location", _path_row(self.path, self.browse))
+        self.form.addRow("Validation",
+                         _path_row(self.validation_path, self.validation_browse,
+                                   self.validation_clear))
+        self.form.addRow("Label column", self.label_column)
+        self.form.addRow("Text column", self.text_column)
+        self.form.addRow("Task", self.task)
+        self.form.addRow(self.facts)
+        self.form.addRow(self.credit)
+
+    def refresh(self, choice: DatasetChoice, info: DatasetInfo | None, error: str,
+                pending: bool = False) -> None:
+        """Show ``choice``; ``info`` is what it holds, or ``error`` says why it is unusable
+        (or, if ``pending``, that it is being read)."""
+        show_choice(self.source, source_key(choice))
+        folder, table = choice.source == "folder", choice.source == "csv"
+        self.form.setRowVisible(1, folder or table)
+        self.form.setRowVisible(2, folder)
+        for row in (3, 4, 5):
+            self.form.setRowVisible(row, table)
+        self.path.setPlaceholderText("No CSV file chosen" if table else "No folder chosen")
+        self.path.setText(choice.path)
+        self.path.setToolTip(choice.path or "The folder or file the samples are read from")
+        self.validation_path.setText(choice.validation_path)
+        self.validation_clear.setEnabled(bool(choice.validation_path))
+        if table:
+            self._show_columns(choice)
+        show_choice(self.task, choice.task)
+        self.facts.setStyleSheet(ERROR_STYLE if error and not pending else "")
+        self.facts.setText(error or self._facts(choice, info))
+        self.credit.setText(info.credit if info else "")
+        self.credit.setVisible(bool(info and info.credit))
+
+    @staticmethod
+    def _facts(choice: DatasetChoice, info: DatasetInfo) -> str:
+        what = {"image": "image", "table": "row", "text": "text"}[info.kind]
+        size = count(info.num_samples, what) if info.num_samples is not None else f"{what}s"
+        shape = (f" of {format_shape(info.sample_shape)}" if info.kind == "image"
+                 else f", {count(info.sample_shape[0], 'feature')}" if info.kind == "table"
+                 else "")
+        text = size[0].upper() + size[1:] + shape
+        if info.task == "regression":
+            return f"{text}; the label is a number to predict."
+        names = ", ".join(info.class_names[:CLASSES_LISTED])
+        more = info.num_classes - CLASSES_LISTED
+        return (f"{text} in {count(info.num_classes, 'class', 'classes')}: {names}"
+                + (f" and {more} more." if more > 0 else "."))
+
+    def columns(self, path: str) -> list[str]:
+        """The CSV's column names as reading names them (read once per file); none if the
+        file cannot be read (the facts below the form say why)."""
+        if self._columns_of[0] != path:
+            try:
+                columns = csv_columns(path) if path else []
+            except DataError:
+                columns = []
+            self._columns_of = (path, columns)
+        return self._columns_of[1]
+
+    def _show_columns(self, choice: DatasetChoice) -> None:
+        columns = self.columns(choice.path)
+        label = choice.label_column or (columns[-1] if columns else "")
+        self._fill(self.label_column, [(c, c) for c in columns], label)
+        self._fill(self.text_column,
+                   [("None (numeric table)", "")] + [(c, c) for c in columns if c != label],
+                   choice.text_column)
+
+    @staticmethod
+    def _fill(box: QComboBox, items: list[tuple[str, str]], current: str) -> None:
+        if [(box.itemText(i), box.itemData(i)) for i in range(box.count())] != items:
+            with QSignalBlocker(box):
+                box.clear()
+                for text, value in items:
+                    box.addItem(text, value)
+        show_choice(box, current)
+
+    def _source_chosen(self, index: int) -> None:
+        key = self.source.itemData(index)
+        if key in ("folder", "csv"):
+            if not self.ask_path(key):  # cancelled: keep the current source
+                show_choice(self.source, source_key(self.doc.project.dataset))
+            return
+        source, name = key.split(":", 1)
+        edit_dataset(self.doc, f"Use {self.source.itemText(index)}", source=source, name=name,
+                     path="", validation_path="", label_column="", text_column="",
+                     task="classification")
+
+    def _start_dir(self, path: str) -> str:
+        if not path:
+            return ""
+        return path if Path(path).is_dir() else str(Path(path).parent)
+
+    def ask_path(self, kind: str | bool = False) -> bool:
+        """Ask for a folder or CSV file (``kind``, else the current source); True if picked."""
+        kind = kind if isinstance(kind, str) else self.doc.project.dataset.source
+        start = self._start_dir(self.doc.project.dataset.path)
+        if kind == "csv":
+            path, _ = QFileDialog.getOpenFileName(self, "Choose a CSV file", start, CSV_FILTER)
+        else:
+            path = QFileDialog.getExistingDirectory(
+                self, "Choose an image folder (one subfolder per class)", start)
+        if path:
+            self.pick(Path(path))
+        return bool(path)
+
+    def pick(self, path: Path) -> None:
+        """Use a folder of class subfolders, or a CSV file, as the data (one undoable edit)."""
+        absolute = absolute_data_path(path)
+        if path.is_dir():
+            edit_dataset(self.doc, f"Use image folder {path.name}", source="folder",
+                         path=absolute, validation_path="", label_column="", text_column="",
+                         task="classification")
+        else:
+            edit_dataset(self.doc, f"Use CSV file {path.name}", source="csv", path=absolute,
+                         validation_path="", label_column=_default_label(self.columns(absolute)),
+                         text_column="", task="classification")
+
+    def _ask_validation(self) -> None:
+        choice = self.doc.project.dataset
+        start = self._start_dir(choice.validation_path or choice.path)
+        path = QFileDialog.getExistingDirectory(self, "Choose a validation folder", start)
+        if path:
+            edit_dataset(self.doc, "Set validation folder",
+                         validation_path=absolute_data_path(path))
+
+    def _label_chosen(self, index: int) -> None:
+        label = self.label_column.itemData(index)
+        text = self.doc.project.dataset.text_column
+        edit_dataset(self.doc, "Set label column", label_column=label,
+                     text_column="" if text == label else text)
+
+    def _text_chosen(self, index: int) -> None:
+        edit_dataset(self.doc, "Set text column", text_column=self.text_column.itemData(index))

@@ -1,0 +1,1 @@
+"""The model editor: the node-graph canvas, the layer palette, the inspector and the layer list."""

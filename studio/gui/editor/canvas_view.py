@@ -1,0 +1,240 @@
+"""The canvas view: zoom, pan, fit, drop layers from the palette, and quick-add by name."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import QPoint, QPointF, Qt, Signal
+from PySide6.QtGui import (
+    QContextMenuEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QGuiApplication,
+    QMouseEvent,
+    QPainter,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QCompleter, QGraphicsView, QLineEdit, QMenu, QWidget
+
+from studio.gui.editor.canvas_items import NodeItem
+from studio.gui.editor.canvas_scene import CanvasScene
+from studio.gui.editor.palette import LAYER_MIME, addable_layers
+
+FRAGMENT_KEY = "layer_studio_fragment"
+"""Marks clipboard text that holds copied layers."""
+ZOOM_STEP = 1.15
+MIN_ZOOM, MAX_ZOOM = 0.1, 3.0
+FIT_MARGIN = 40.0
+READABLE_ZOOM = 0.75
+
+
+class QuickAdd(QLineEdit):
+    """A search box listing layer types; Enter adds the chosen one, Escape closes it."""
+
+    chosen = Signal(str)
+    """The layer type the person picked."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setPlaceholderText("Add layer: type a name…")
+        self.setFixedWidth(240)
+        names = sorted(layer.name for layer in addable_layers())
+        completer = QCompleter(names, self)
+        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        completer.activated.connect(self._pick)
+        self.setCompleter(completer)
+        self.returnPressed.connect(lambda: self._pick(self.text()))
+        self.hide()
+
+    def open_at(self, point: QPoint) -> None:
+        """Show the box at ``point`` (view coordinates), empty and focused."""
+        self.clear()
+        self.move(point)
+        self.show()
+        self.raise_()
+        self.setFocus()
+
+    def _pick(self, text: str) -> None:
+        if not self.isVisible():
+            return  # Enter on the completer's list arrives twice: as activated and returnPressed
+        match = next((layer.name for layer in addable_layers()
+                      if layer.name.lower() == text.strip().lower()), None)
+        if match is None:
+            return
+        self.hide()
+        self.chosen.emit(match)
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        if event.key() == Qt.Key.Key_Escape:
+            self.hide()
+            return
+        super().keyPressEvent(event)
+
+
+class CanvasView(QGraphicsView):
+    """Shows a :class:`CanvasScene`; wheel zooms, middle-drag pans, rubber band selects."""
+
+    def __init__(self, scene: CanvasScene) -> None:
+        super().__init__(scene)
+        self.canvas = scene
+        self.setObjectName("canvas")
+        self.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
+        self.setAcceptDrops(True)
+        self.setBackgroundBrush(Qt.GlobalColor.white)
+        self._pan_from: QPoint | None = None
+        self.quick_add = QuickAdd(self)
+        self.quick_add.chosen.connect(self._quick_added)
+        self._quick_at = QPointF()
+
+    # Zoom, pan and fit
+
+    def zoom(self) -> float:
+        """The current scale (1.0 is 100%)."""
+        return self.transform().m11()
+
+    def zoom_by(self, factor: float) -> None:
+        """Zoom in (factor > 1) or out, within sensible limits."""
+        factor = max(MIN_ZOOM / self.zoom(), min(MAX_ZOOM / self.zoom(), factor))
+        self.scale(factor, factor)
+
+    def fit(self) -> None:
+        """Show every node, at no more than 100%."""
+        if not self.canvas.nodes:
+            return
+        box = self.canvas.itemsBoundingRect().adjusted(-FIT_MARGIN, -FIT_MARGIN,
+                                                        FIT_MARGIN, FIT_MARGIN)
+        self.fitInView(box, Qt.AspectRatioMode.KeepAspectRatio)
+        if self.zoom() > 1.0:
+            self.resetTransform()
+            self.centerOn(box.center())
+
+    def show_model(self) -> None:
+        """Fit the model if it stays readable; otherwise show its top at a readable zoom."""
+        self.fit()
+        if self.canvas.nodes and self.zoom() < READABLE_ZOOM:
+            box = self.canvas.itemsBoundingRect()
+            self.resetTransform()
+            self.scale(READABLE_ZOOM, READABLE_ZOOM)
+            half_height = self.viewport().height() / (2 * READABLE_ZOOM)
+            self.centerOn(box.center().x(), box.top() - FIT_MARGIN + half_height)
+
+    def visible_centre(self) -> QPointF:
+        """The scene point at the middle of the view."""
+        return self.mapToScene(self.viewport().rect().center())
+
+    def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802 - Qt's name
+        self.zoom_by(ZOOM_STEP ** (event.angleDelta().y() / 120))
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
+        if event.button() == Qt.MouseButton.MiddleButton:
+            self._pan_from = event.position().toPoint()
+            self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
+            return
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
+        if self._pan_from is not None:
+            delta = event.position().toPoint() - self._pan_from
+            self._pan_from = event.position().toPoint()
+            self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() - delta.x())
+            self.verticalScrollBar().setValue(self.verticalScrollBar().value() - delta.y())
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
+        if self._pan_from is not None and event.button() == Qt.MouseButton.MiddleButton:
+            self._pan_from = None
+            self.viewport().unsetCursor()
+            return
+        super().mouseReleaseEvent(event)
+
+    # Adding layers: drop from the palette, or quick-add by name
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
+        """Take layers from the palette; leave anything else (files) to the window."""
+        if event.mimeData().hasFormat(LAYER_MIME):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    dragMoveEvent = dragEnterEvent
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
+        if not event.mimeData().hasFormat(LAYER_MIME):
+            event.ignore()
+            return
+        layer_type = bytes(event.mimeData().data(LAYER_MIME)).decode()
+        self.canvas.clearSelection()
+        self.canvas.add_layer(layer_type, self.mapToScene(event.position().toPoint()))
+        event.acceptProposedAction()
+
+    def open_quick_add(self) -> None:
+        """Open the search box under the mouse (or in the middle) to add a layer by name."""
+        point = self.mapFromGlobal(self.cursor().pos())
+        if not self.viewport().rect().contains(point):
+            point = self.viewport().rect().center()
+        self._quick_at = self.mapToScene(point)
+        self.quick_add.open_at(point)
+
+    def _quick_added(self, layer_type: str) -> None:
+        self.canvas.add_layer(layer_type, self._quick_at)
+        self.setFocus()
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 - Qt's name
+        """Right-click on a layer: its one-click fixes, Duplicate and Delete."""
+        item = self.itemAt(event.pos())
+        if not isinstance(item, NodeItem):
+            super().contextMenuEvent(event)
+            return
+        if not item.isSelected():
+            self.canvas.select_ids([item.node_id])
+        menu = QMenu(self)
+        for fix in self.canvas.doc.fixes_for(item.node_id):
+            menu.addAction(fix.label, lambda f=fix: self.canvas.doc.apply_fix(f))
+        if not menu.isEmpty():
+            menu.addSeparator()
+        menu.addAction("Duplicate", self.duplicate)
+        menu.addAction("Delete", self.canvas.delete_selected)
+        menu.exec(event.globalPos())
+
+    # Clipboard
+
+    def copy(self) -> bool:
+        """Put the selected layers on the clipboard; False if nothing is selected.
+
+        They go as JSON text with a marker key: a QMimeData made in Python and handed to the
+        clipboard is freed twice when the app exits (PySide6), which crashed on quit.
+        """
+        fragment = self.canvas.fragment_of_selection()
+        if fragment is None:
+            return False
+        QGuiApplication.clipboard().setText(json.dumps({FRAGMENT_KEY: 1, **fragment}, indent=1))
+        return True
+
+    def paste(self) -> list[str]:
+        """Paste layers copied from a canvas; returns their new ids (none if the clipboard
+        holds something else)."""
+        try:
+            data = json.loads(QGuiApplication.clipboard().text())
+        except ValueError:
+            return []
+        if not isinstance(data, dict) or data.get(FRAGMENT_KEY) != 1:
+            return []
+        return self.canvas.paste(data)
+
+    def duplicate(self) -> list[str]:
+        """Copy and paste the selection in one go."""
+        fragment = self.canvas.fragment_of_selection()
+        return self.canvas.paste(fragment) if fragment else []
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Backspace deletes too (Delete, "/" and the rest are the window's actions)."""
+        if event.key() == Qt.Key.Key_Backspace:
+            self.canvas.delete_selected()
+            return
+        super().keyPressEvent(event)
+

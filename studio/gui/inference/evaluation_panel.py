@@ -1,0 +1,728 @@
+"""The Evaluate view: score a run's model on its validation or test split; a confusion matrix
+as a heat map to click through, per-class precision, recall and F1, and the wrong answers the
+model was surest of."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QRect,
+    QSize,
+    QSortFilterProxyModel,
+    Qt,
+    QTimer,
+    Signal,
+    Slot,
+)
+from PySide6.QtGui import (
+    QAction,
+    QColor,
+    QIcon,
+    QPainter,
+    QPen,
+    QPixmap,
+    QStandardItem,
+    QStandardItemModel,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QButtonGroup,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListView,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QRadioButton,
+    QSplitter,
+    QStyle,
+    QStyledItemDelegate,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.core.inference.evaluation import REGRESSION, Evaluation, evaluate_run
+from studio.core.inference.predictor import answer_choices
+from studio.core.project.document import ProjectFileError, load_project
+from studio.core.runs.folders import PROJECT_FILE
+from studio.core.runs.history import RunSummary
+from studio.gui.runs.run_picker import offer_runs
+from studio.gui.widgets.forms import hint, narrow_box
+from studio.gui.widgets.images import array_pixmap
+from studio.gui.widgets.worker import Worker
+
+COUNT_ROLE = Qt.ItemDataRole.UserRole
+"""The confusion matrix's count in a cell, as an int."""
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+"""What the per-class table sorts by (numbers as numbers)."""
+POSITION_ROLE = Qt.ItemDataRole.UserRole + 2
+"""An image grid item's position in the split."""
+THUMBNAIL = 64
+MAX_CELL_IMAGES = 500
+"""Images shown for one cell of the matrix (a big diagonal cell shows its first ones)."""
+MISTAKES = 24
+CHUNK = 32
+"""Thumbnails added per turn of the event loop, so a big cell never freezes the window."""
+MISTAKE_WEIGHT = 3.0
+"""A wrong cell is as red as a right cell three times its share is blue."""
+RIGHT = QColor("#1a73e8")
+WRONG = QColor("#d93025")
+INK = QColor("#202124")
+ERROR_STYLE = "color: #b3261e;"
+_TOP = QModelIndex()
+NO_RUNS = ("No trained runs yet. Train a model (Training ▸ Start, F5): its runs appear here "
+           "to be evaluated.")
+READY = "Pick a run, a model and a split, then press Evaluate (F6)."
+CELL_PLACEHOLDER = "Click a cell of the confusion matrix to see the images in it."
+PER_CLASS = (("Class", "The true class"),
+             ("Precision", "Of the samples the model answered as this class, the share that "
+                           "truly are"),
+             ("Recall", "Of the samples of this class, the share the model answered right"),
+             ("F1", "The harmonic mean of precision and recall"),
+             ("Support", "Samples of this class in the split"),
+             ("Most often taken for", "The wrong answer the model gave most for this class, "
+                                      "and how often"))
+
+
+def heat(colour: QColor, strength: float) -> QColor:
+    """White blended towards ``colour`` by ``strength`` (0..1)."""
+    t = min(max(strength, 0.0), 1.0)
+    return QColor.fromRgbF(*(1.0 - t * (1.0 - c) for c in colour.getRgbF()[:3]))
+
+
+def percent(value: float) -> str:
+    """``value`` (a fraction) as a percentage with one decimal."""
+    return f"{value:.1%}"
+
+
+def run_problems(run_dir: Path) -> tuple[str | None, str | None]:
+    """From the run's project snapshot: why it cannot be evaluated at all (a regression run,
+    an unreadable snapshot) and why it has no test split; None where there is no problem."""
+    try:
+        dataset = load_project(Path(run_dir) / PROJECT_FILE).dataset
+    except ProjectFileError as exc:
+        unreadable = f"This run's project snapshot cannot be read: {exc}"
+        return unreadable, unreadable
+    no_test = ("This run kept no test split (its test fraction was 0). To have one, set a test "
+               "fraction in the Data view before training.")
+    return (REGRESSION if dataset.task == "regression" else None,
+            None if dataset.test_split > 0 else no_test)
+
+
+def thumbnail(image: np.ndarray) -> QPixmap:
+    """``image`` (uint8) enlarged without blurring or shrunk smoothly to fit THUMBNAIL."""
+    side = max(image.shape[:2])
+    pixmap = array_pixmap(image, max(1, THUMBNAIL // side))
+    if side > THUMBNAIL:
+        pixmap = pixmap.scaled(THUMBNAIL, THUMBNAIL, Qt.AspectRatioMode.KeepAspectRatio,
+                               Qt.TransformationMode.SmoothTransformation)
+    return pixmap
+
+
+class ConfusionModel(QAbstractTableModel):
+    """An evaluation's confusion matrix: true classes as rows, answers as columns, each cell
+    coloured by its share of the row (blue on the diagonal, red off it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts = np.zeros((0, 0), np.int64)
+        self.names: list[str] = []
+        self.totals = np.zeros(0, np.int64)
+        self.numbered = False
+        """Columns show class numbers (the names are long or many); rows show both."""
+
+    def set_evaluation(self, evaluation: Evaluation) -> None:
+        """Show ``evaluation``'s matrix."""
+        self.beginResetModel()
+        self.counts = np.asarray(evaluation.confusion, np.int64)
+        self.names = [str(n) for n in evaluation.class_names]
+        self.totals = self.counts.sum(axis=1)
+        self.numbered = len(self.names) > 20 or any(len(n) > 3 for n in self.names)
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _TOP) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(self.names)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = _TOP) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(self.names)
+
+    def share(self, row: int, column: int) -> float:
+        """The cell's count as a share of its row (its true class)."""
+        total = int(self.totals[row])
+        return int(self.counts[row, column]) / total if total else 0.0
+
+    def strength(self, row: int, column: int) -> float:
+        """How strongly the cell is coloured: the square root of its share, so that a few
+        percent still shows; mistakes count MISTAKE_WEIGHT times, to stand out."""
+        weight = 1.0 if row == column else MISTAKE_WEIGHT
+        return math.sqrt(min(1.0, weight * self.share(row, column)))
+
+    def data(self, index: QModelIndex | QPersistentModelIndex,
+             role: int = Qt.ItemDataRole.DisplayRole):
+        row, column = index.row(), index.column()
+        count = int(self.counts[row, column])
+        if role == COUNT_ROLE:
+            return count
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f"{count:,}" if count else ""
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return heat(RIGHT if row == column else WRONG, self.strength(row, column))
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return QColor("white") if self.strength(row, column) > 0.6 else INK
+        if role == Qt.ItemDataRole.ToolTipRole:
+            true, answer = self.names[row], self.names[column]
+            what = ("answered right" if row == column
+                    else f"answered “{answer}”")
+            text = (f"True class “{true}”, {what}: {count:,} of {int(self.totals[row]):,} "
+                    f"({percent(self.share(row, column))})")
+            return text + ("\nClick to see them." if count else "")
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole):
+        name = self.names[section]
+        if role == Qt.ItemDataRole.DisplayRole:
+            if orientation == Qt.Orientation.Vertical:
+                return f"{section}  {name}" if self.numbered else name
+            return str(section) if self.numbered else name
+        if role == Qt.ItemDataRole.ToolTipRole:
+            side = "True class" if orientation == Qt.Orientation.Vertical else "Answered"
+            return f"{side}: {name} (class {section})"
+        return None
+
+
+class HeatDelegate(QStyledItemDelegate):
+    """Paints a cell's heat colour and count, and a dark frame round the chosen cell (the
+    style's selection colour would hide the heat)."""
+
+    def paint(self, painter: QPainter, option, index: QModelIndex) -> None:
+        painter.save()
+        rect: QRect = option.rect
+        painter.fillRect(rect, index.data(Qt.ItemDataRole.BackgroundRole))
+        text = index.data(Qt.ItemDataRole.DisplayRole)
+        if text:
+            painter.setPen(index.data(Qt.ItemDataRole.ForegroundRole))
+            painter.setFont(option.font)
+            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+        if option.state & QStyle.StateFlag.State_Selected:
+            painter.setPen(QPen(INK, 2))
+            painter.drawRect(rect.adjusted(1, 1, -1, -1))
+        painter.restore()
+
+
+class ConfusionView(QTableView):
+    """The confusion matrix as a grid of small square-ish cells that scrolls when there are
+    many classes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("evaluation-confusion")
+        self.matrix = ConfusionModel()
+        self.setModel(self.matrix)
+        self.setItemDelegate(HeatDelegate(self))
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setShowGrid(True)
+        self.setGridStyle(Qt.PenStyle.SolidLine)
+        self.setCornerButtonEnabled(False)
+        self.setMouseTracking(True)
+        for header in (self.horizontalHeader(), self.verticalHeader()):
+            header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+            header.setHighlightSections(True)
+        self.setToolTip("Rows: the true class. Columns: the model's answer. Colour: the cell's "
+                        "share of its row (blue: right, red: wrong). Click a cell to see its "
+                        "images.")
+
+    def set_evaluation(self, evaluation: Evaluation) -> None:
+        """Show ``evaluation``'s matrix with cells sized to its number of classes."""
+        self.matrix.set_evaluation(evaluation)
+        count = max(1, len(self.matrix.names))
+        font = self.font()
+        font.setPointSizeF(self.font().pointSizeF() * (0.8 if count > 20 else 1.0))
+        self.setFont(font)
+        digits = self.fontMetrics().horizontalAdvance(f"{int(self.matrix.counts.max(initial=0)):,}")
+        side = max(digits + 8, min(56, max(24, 560 // count)))
+        self.horizontalHeader().setDefaultSectionSize(side)
+        self.verticalHeader().setDefaultSectionSize(min(side, 40))
+
+    def full_width(self) -> int:
+        """The width that shows every column, with room for a vertical scroll bar."""
+        return (self.verticalHeader().sizeHint().width() + self.horizontalHeader().length()
+                + 2 * self.frameWidth() + self.style().pixelMetric(
+                    QStyle.PixelMetric.PM_ScrollBarExtent))
+
+
+class ImageGrid(QListWidget):
+    """Thumbnails of samples with captions "true → answer, confidence", added a chunk per
+    turn of the event loop; says ``placeholder`` when empty."""
+
+    filled = Signal()
+    """Every image asked for is on screen."""
+
+    def __init__(self, placeholder: str) -> None:
+        super().__init__()
+        self.placeholder = placeholder
+        self.setViewMode(QListView.ViewMode.IconMode)
+        self.setIconSize(QSize(THUMBNAIL, THUMBNAIL))
+        self.setGridSize(QSize(THUMBNAIL + 56, THUMBNAIL + 40))
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        self.setMovement(QListView.Movement.Static)
+        self.setUniformItemSizes(True)
+        self.setWordWrap(True)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self._evaluation: Evaluation | None = None
+        self._queue: list[int] = []
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._add_some)
+
+    def show_samples(self, evaluation: Evaluation | None, positions: Sequence[int],
+                     placeholder: str | None = None) -> None:
+        """Show the samples at ``positions`` of ``evaluation``'s split; ``placeholder`` is
+        what to say if there are none."""
+        self.clear()
+        self.placeholder = placeholder or self.placeholder
+        self._evaluation, self._queue = evaluation, [int(p) for p in positions]
+        self._timer.start()
+
+    def pending(self) -> int:
+        """Images still to be added."""
+        return len(self._queue)
+
+    @Slot()
+    def _add_some(self) -> None:
+        evaluation = self._evaluation
+        chunk, self._queue = self._queue[:CHUNK], self._queue[CHUNK:]
+        if evaluation is None or not chunk:
+            self.viewport().update()
+            self.filled.emit()
+            return
+        names = evaluation.class_names
+        for position, image in zip(chunk, evaluation.images(chunk), strict=True):
+            true, answer = int(evaluation.true[position]), int(evaluation.predicted[position])
+            confidence = percent(float(evaluation.confidence[position]))
+            item = QListWidgetItem(QIcon(thumbnail(image)),
+                                   f"{names[true]} → {names[answer]}, {confidence}")
+            item.setToolTip(f"Sample {position + 1:,} of the {evaluation.split} split\n"
+                            f"True class: {names[true]}\n"
+                            f"The model answered: {names[answer]} ({confidence} sure)")
+            item.setData(POSITION_ROLE, position)
+            self.addItem(item)
+        self._timer.start()
+
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """The placeholder text while there is nothing to show."""
+        super().paintEvent(event)
+        if self.count() == 0 and not self._queue:
+            painter = QPainter(self.viewport())
+            painter.setPen(self.palette().placeholderText().color())
+            painter.drawText(self.viewport().rect().adjusted(12, 12, -12, -12),
+                             Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
+                             self.placeholder)
+            painter.end()
+
+
+def _cell(text: str, key: str | float, tip: str = "", number: bool = False) -> QStandardItem:
+    """A read-only table cell sorting by ``key``; numbers align right."""
+    item = QStandardItem(text)
+    item.setData(key, SORT_ROLE)
+    item.setEditable(False)
+    item.setToolTip(tip)
+    if number:
+        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    return item
+
+
+def per_class_model(evaluation: Evaluation) -> QStandardItemModel:
+    """One row per class: precision, recall, F1, support and the most frequent wrong answer;
+    numbers sort as numbers (``SORT_ROLE``)."""
+    model = QStandardItemModel(0, len(PER_CLASS))
+    for column, (title, tip) in enumerate(PER_CLASS):
+        header = QStandardItem(title)
+        header.setToolTip(tip)
+        model.setHorizontalHeaderItem(column, header)
+    names = [str(n) for n in evaluation.class_names]
+    confusion = np.asarray(evaluation.confusion)
+    answered = confusion.sum(axis=0)
+    for index, name in enumerate(names):
+        precision, recall, f1 = (float(evaluation.precision[index]),
+                                 float(evaluation.recall[index]), float(evaluation.f1[index]))
+        support = int(evaluation.support[index])
+        wrong = confusion[index].copy()
+        wrong[index] = 0
+        worst = int(np.argmax(wrong))
+        never = (f"The model never answered “{name}” on this split, so its precision (right "
+                 "answers among its answers of this class) counts as 0.")
+        absent = f"No sample of “{name}” is in this split, so its recall counts as 0."
+        model.appendRow([
+            _cell(name, index),
+            _cell(percent(precision), precision, "" if answered[index] else never, True),
+            _cell(percent(recall), recall, "" if support else absent, True),
+            _cell(percent(f1), f1, number=True),
+            _cell(f"{support:,}", support, number=True),
+            _cell(f"{names[worst]} ({int(wrong[worst]):,})" if wrong[worst] else "—",
+                  int(wrong[worst])),
+        ])
+    return model
+
+
+class EvaluationPanel(QWidget):
+    """Evaluates a chosen run's model on its validation or test split in the background and
+    shows where it goes wrong."""
+
+    evaluated = Signal(object)
+    """An evaluation is on screen (its Evaluation)."""
+    message = Signal(str)
+    """A short note for the status bar."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("evaluation-panel")
+        self.runs: list[RunSummary] = []
+        self.evaluation: Evaluation | None = None
+        self._picked_by_hand = False
+        self._worker: Worker | None = None
+        """The evaluation whose results will show."""
+        self._workers: list[Worker] = []
+        """Every worker whose thread may still run (a dropped one ends at its next check)."""
+
+        bar = self._make_bar()
+        self.status = QLabel()
+        self.status.setObjectName("evaluation-status")
+        self.status.setWordWrap(True)
+        results = self._make_results()
+        self.empty = hint(NO_RUNS)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(self.status)
+        layout.addWidget(results, 1)
+        layout.addWidget(self.empty, 1)
+        start = QAction("Evaluate", self)
+        start.setShortcut("F6")
+        start.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        start.triggered.connect(self.evaluate)
+        self.addAction(start)
+        self.set_runs([])
+
+    def _make_bar(self) -> QHBoxLayout:
+        """The run, model and split pickers, Evaluate, the progress bar and Cancel."""
+        self.run_box = narrow_box()
+        self.run_box.setObjectName("evaluation-run")
+        self.run_box.setToolTip("The run whose model is evaluated on its own data")
+        self.run_box.activated.connect(self._run_picked)
+        self.model_box = narrow_box()
+        self.model_box.setObjectName("evaluation-model")
+        self.model_box.setToolTip("The run's final model, or one of its checkpoints")
+        self.validation_button = QRadioButton("Validation")
+        self.validation_button.setToolTip("Evaluate on the validation split the run watched "
+                                          "while training")
+        self.validation_button.setChecked(True)
+        self.test_button = QRadioButton("Test")
+        self.splits = QButtonGroup(self)
+        self.splits.addButton(self.validation_button)
+        self.splits.addButton(self.test_button)
+        self.evaluate_button = QPushButton("Evaluate")
+        self.evaluate_button.setObjectName("evaluation-start")
+        self.evaluate_button.setToolTip("Score the model on the chosen split in the "
+                                        "background (F6)")
+        self.evaluate_button.clicked.connect(self.evaluate)
+        self.progress = QProgressBar()
+        self.progress.setObjectName("evaluation-progress")
+        self.progress.setToolTip("How far the evaluation has got")
+        self.progress.setMinimumWidth(220)
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setFormat("Not evaluated yet")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the evaluation; the results shown stay")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("Evaluate"))
+        bar.addWidget(self.run_box, 2)
+        bar.addWidget(self.model_box, 1)
+        bar.addSpacing(12)
+        bar.addWidget(QLabel("on"))
+        bar.addWidget(self.validation_button)
+        bar.addWidget(self.test_button)
+        bar.addSpacing(12)
+        bar.addWidget(self.evaluate_button)
+        bar.addWidget(self.progress, 1)
+        bar.addWidget(self.cancel_button)
+        return bar
+
+    def _make_results(self) -> QWidget:
+        """The headline over the confusion matrix and the tabs of images and scores."""
+        self.headline = QLabel()
+        self.headline.setObjectName("evaluation-headline")
+        self.headline.setTextFormat(Qt.TextFormat.RichText)
+        self.headline.setWordWrap(True)
+        self.headline.setToolTip("How the model did on the whole split")
+        self.notes = hint()
+        self.notes.setObjectName("evaluation-notes")
+        self.notes.setToolTip("What to keep in mind about these scores")
+        self.confusion = ConfusionView()
+        self.confusion.clicked.connect(self._cell_clicked)
+        matrix = QWidget()
+        matrix_layout = QVBoxLayout(matrix)
+        matrix_layout.setContentsMargins(0, 0, 0, 0)
+        matrix_layout.addWidget(hint("Confusion matrix: rows are the true classes, columns the "
+                                     "model's answers. Click a cell to see its images."))
+        matrix_layout.addWidget(self.confusion, 1)
+
+        self.cell_caption = hint()
+        self.cell_grid = ImageGrid(CELL_PLACEHOLDER)
+        self.cell_grid.setObjectName("evaluation-cell-images")
+        self.cell_grid.setToolTip("The images in the chosen cell: true class → the model's "
+                                  "answer, and how sure it was")
+        cell = QWidget()
+        cell_layout = QVBoxLayout(cell)
+        cell_layout.addWidget(self.cell_caption)
+        cell_layout.addWidget(self.cell_grid, 1)
+        self.class_table = QTableView()
+        self.class_table.setObjectName("evaluation-per-class")
+        self.class_table.setToolTip("Precision, recall and F1 of each class; click a heading "
+                                    "to sort")
+        self.class_proxy = QSortFilterProxyModel(self)
+        self.class_proxy.setSortRole(SORT_ROLE)
+        self.class_table.setModel(self.class_proxy)
+        self.class_table.setSortingEnabled(True)
+        self.class_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.class_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.class_table.setAlternatingRowColors(True)
+        self.class_table.verticalHeader().hide()
+        self.class_table.horizontalHeader().setStretchLastSection(True)
+        self.mistakes = ImageGrid("No mistakes on this split.")
+        self.mistakes.setObjectName("evaluation-mistakes")
+        self.mistakes.setToolTip(f"The {MISTAKES} wrong answers the model was surest of: true "
+                                 "class → its answer, and how sure it was")
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.mistakes, "Most confident mistakes")
+        self.tabs.setTabToolTip(0, f"The {MISTAKES} wrong answers the model was surest of")
+        self.tabs.addTab(self.class_table, "Per class")
+        self.tabs.setTabToolTip(1, "Precision, recall and F1 of each class")
+        self.tabs.addTab(cell, "Cell")
+        self.tabs.setTabToolTip(2, "The images in the cell clicked in the confusion matrix")
+        self.split_view = QSplitter()
+        self.split_view.addWidget(matrix)
+        self.split_view.addWidget(self.tabs)
+        self.split_view.setChildrenCollapsible(False)
+        self.results = QWidget()
+        results_layout = QVBoxLayout(self.results)
+        results_layout.setContentsMargins(0, 0, 0, 0)
+        results_layout.addWidget(self.headline)
+        results_layout.addWidget(self.notes)
+        results_layout.addWidget(self.split_view, 1)
+        self.results.hide()
+        return self.results
+
+    # choosing what to evaluate
+
+    def set_runs(self, runs: Sequence[RunSummary]) -> None:
+        """Offer the runs that have a model or a checkpoint (given newest first); the newest
+        is chosen until the person picks one."""
+        self.runs = [r for r in runs if r.has_model() or r.has_checkpoint()]
+        index = offer_runs(self.run_box, self.runs,
+                           self.run_box.currentData() if self._picked_by_hand else None)
+        for widget in (self.run_box, self.model_box):
+            widget.setEnabled(bool(self.runs))
+        if index < 0 or not self.runs:
+            self._fill_models()
+
+    @Slot(int)
+    def _run_picked(self, index: int) -> None:
+        if self.run_box.itemData(index):
+            self._picked_by_hand = True
+            self._fill_models()
+
+    def _fill_models(self) -> None:
+        """The chosen run's models, and whether it has a test split."""
+        self.model_box.clear()
+        run_dir = self.run_box.currentData()
+        unusable, no_test = NO_RUNS, NO_RUNS
+        if run_dir:
+            for text, path in answer_choices(Path(run_dir)):
+                self.model_box.addItem(text, str(path))
+            unusable, no_test = run_problems(Path(run_dir))
+        self.test_button.setEnabled(no_test is None)
+        self.test_button.setToolTip(no_test or "Evaluate on the test split the run held out: "
+                                               "samples it never trained or tuned on")
+        if no_test is not None and self.test_button.isChecked():
+            self.validation_button.setChecked(True)
+        self.evaluate_button.setEnabled(unusable is None)
+        self._guide(unusable or READY)
+
+    def split(self) -> str:
+        """The split chosen: "validation" or "test"."""
+        return "test" if self.test_button.isChecked() else "validation"
+
+    # evaluating
+
+    def evaluate(self) -> None:
+        """Evaluate the chosen model on the chosen split in the background; an evaluation
+        still running is dropped."""
+        if not self.evaluate_button.isEnabled():  # F6 with nothing to evaluate
+            return
+        run_dir, model = self.run_box.currentData(), self.model_box.currentData()
+        if self._worker is not None:
+            self._worker.discard()
+        split, what = self.split(), self._describe()
+        run_path, model_path = Path(run_dir), Path(model) if model else None
+
+        def task(on_event, stop) -> Evaluation:
+            return evaluate_run(run_path, split, model_path,
+                                on_progress=lambda text, done, total: on_event(
+                                    {"what": text, "done": done, "total": total}),
+                                stop=stop)
+
+        worker = Worker(task)
+        worker.event.connect(self._progressed)
+        worker.succeeded.connect(lambda evaluation: self._succeeded(evaluation, what))
+        worker.failed.connect(self._failed)
+        worker.done.connect(self._ended)
+        self._worker = worker
+        self._workers = [w for w in self._workers if w.is_running()] + [worker]
+        self.cancel_button.setEnabled(True)
+        self.progress.setRange(0, 0)
+        self.progress.setFormat("Starting…")
+        self._set_status(f"Evaluating {what}…")
+        worker.start()
+
+    def cancel(self) -> None:
+        """Stop the evaluation running; the results shown before stay."""
+        if self._worker is not None:
+            self._worker.stop()
+            self.cancel_button.setEnabled(False)
+            self.progress.setFormat("Stopping…")
+
+    @Slot(object)
+    def _progressed(self, event: dict) -> None:
+        total = max(int(event["total"]), 1)
+        self.progress.setRange(0, total)
+        self.progress.setValue(min(int(event["done"]), total))
+        self.progress.setFormat(f"{event['what']}: {event['done']:,} of {event['total']:,}")
+
+    def _stopped(self) -> bool:
+        """True (and says so) when the running evaluation was cancelled."""
+        if self._worker is None or not self._worker.stop_requested():
+            return False
+        self._finish_progress("Cancelled")
+        self._set_status("The evaluation was cancelled."
+                         + (" The results below are from before." if self.evaluation else ""))
+        return True
+
+    def _succeeded(self, evaluation: Evaluation, what: str) -> None:
+        if not self._stopped():
+            self.show_evaluation(evaluation, what)
+
+    def show_evaluation(self, evaluation: Evaluation, what: str) -> None:
+        """Show ``evaluation`` (of the model ``what`` describes) in place of any before."""
+        self.evaluation = evaluation
+        mistakes = int(np.sum(evaluation.true != evaluation.predicted))
+        samples = len(evaluation.true)
+        self.headline.setText(
+            f"<span style='font-size: 20pt; font-weight: 600;'>{percent(evaluation.accuracy)}"
+            "</span>&nbsp; accuracy &nbsp;&nbsp; loss <b>"
+            f"{evaluation.loss:.4f}</b> &nbsp;·&nbsp; <b>{samples:,}</b> {evaluation.split} "
+            f"samples &nbsp;·&nbsp; <b>{mistakes:,}</b> wrong &nbsp;·&nbsp; {escape(what)}")
+        self.notes.setText(" ".join(evaluation.notes))
+        self.notes.setVisible(bool(evaluation.notes))
+        self.confusion.set_evaluation(evaluation)
+        self.class_proxy.setSourceModel(per_class_model(evaluation))
+        self.class_table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.class_table.resizeColumnsToContents()
+        self.mistakes.show_samples(evaluation, evaluation.confident_mistakes(MISTAKES))
+        self.cell_grid.show_samples(None, [], CELL_PLACEHOLDER)
+        self.cell_caption.setText("")
+        self.empty.hide()
+        self.results.show()
+        total = sum(self.split_view.sizes())
+        matrix = min(self.confusion.full_width(), total * 3 // 5)
+        self.split_view.setSizes([matrix, total - matrix])
+        self._finish_progress(f"Evaluated {samples:,} samples")
+        self._set_status("")
+        self.message.emit(f"{what}: {percent(evaluation.accuracy)} accuracy on "
+                          f"{samples:,} {evaluation.split} samples")
+        self.evaluated.emit(evaluation)
+
+    @Slot(str)
+    def _failed(self, text: str) -> None:
+        if self._stopped():
+            return
+        self._finish_progress("Not evaluated")
+        self._set_status(f"The evaluation failed: {text}", error=True)
+
+    @Slot()
+    def _ended(self) -> None:
+        self.cancel_button.setEnabled(False)
+        self._worker = None
+
+    def _finish_progress(self, text: str) -> None:
+        self.progress.setRange(0, 1)
+        self.progress.setValue(1)
+        self.progress.setFormat(text)
+
+    # showing
+
+    @Slot(QModelIndex)
+    def _cell_clicked(self, index: QModelIndex) -> None:
+        evaluation = self.evaluation
+        if evaluation is None:
+            return
+        true, answer = index.row(), index.column()
+        positions = evaluation.cell(true, answer)
+        names = evaluation.class_names
+        verdict = "answered right" if true == answer else f"answered “{names[answer]}”"
+        text = f"{len(positions):,} images of “{names[true]}” {verdict}"
+        if len(positions) > MAX_CELL_IMAGES:
+            text += f" (the first {MAX_CELL_IMAGES:,} shown)"
+        self.cell_caption.setText(text + ".")
+        self.cell_grid.show_samples(evaluation, positions[:MAX_CELL_IMAGES],
+                                    f"No image of “{names[true]}” was {verdict} on this split.")
+        self.tabs.setCurrentIndex(2)
+
+    def _describe(self) -> str:
+        run_dir = self.run_box.currentData()
+        run = next((r for r in self.runs if str(r.path) == run_dir), None)
+        model = self.model_box.currentText().lower() or "its model"
+        return f"{run.id if run else run_dir}, {model}"
+
+    def _guide(self, text: str) -> None:
+        """Say what can be done next: mid-view while no results show, else above them
+        (without READY); an evaluation running keeps its own status."""
+        if self.evaluation is None:
+            self.empty.setText(text)
+        if self._worker is None:
+            self._set_status("" if self.evaluation is None or text == READY else text)
+
+    def _set_status(self, text: str, error: bool = False) -> None:
+        self.status.setStyleSheet(ERROR_STYLE if error else "")
+        self.status.setText(text)
+        self.status.setVisible(bool(text))
+
+    def busy(self) -> bool:
+        """True while an evaluation's thread runs (one dropped for a newer one too, until it
+        reaches its next check)."""
+        return any(worker.is_running() for worker in self._workers)
+
+    def shutdown(self) -> None:
+        """Stop the evaluation and wait for every thread (the window is closing)."""
+        for worker in self._workers:
+            worker.discard()
+        for worker in self._workers:
+            worker.wait()

@@ -1,0 +1,1 @@
+"""The Runs dock: the history of runs, their details, and export."""

@@ -1,0 +1,1 @@
+"""The Search tab: the space, the trial table and the plots of a search."""

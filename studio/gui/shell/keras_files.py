@@ -1,0 +1,114 @@
+"""File > Import Keras Model… and File > Export as Python Script…, without blocking the window."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+
+from studio.core.base.files import atomic_write_text
+from studio.core.build.keras_import import CodeRefused, import_model
+from studio.core.build.keras_model import ModelError
+from studio.core.data.types import DataError
+from studio.core.export.python_code import export_code
+from studio.core.project.document import project_stem
+from studio.gui.widgets.document import ProjectDocument
+from studio.gui.widgets.worker import Worker
+
+MODEL_FILTER = "Keras models (*.keras *.h5);;All files (*)"
+
+
+def _import_task(path: Path, trust: bool):
+    def task(on_event, stop):
+        try:
+            return import_model(path, trust=trust)
+        except CodeRefused as refused:
+            return refused
+
+    return task
+
+
+class KerasFiles(QObject):
+    """Imports a Keras model file on a worker thread and exports the design as a script."""
+
+    message = Signal(str)
+    """A short note for the status bar."""
+    imported = Signal(object)
+    """A project made from a Keras model file."""
+
+    def __init__(self, parent: QWidget, doc: ProjectDocument) -> None:
+        super().__init__(parent)
+        self.window = parent
+        self.doc = doc
+        self.worker: Worker | None = None
+        self._path = Path()
+        self._refusal: Exception | None = None
+
+    def import_dialog(self) -> None:
+        """Ask for a .keras or .h5 file and import it."""
+        path, _ = QFileDialog.getOpenFileName(self.window, "Import Keras model", "", MODEL_FILTER)
+        if path:
+            self.import_path(Path(path))
+
+    def import_path(self, path: Path, trust: bool = False) -> None:
+        """Import ``path`` in the background; ``imported`` carries the result."""
+        if self.worker is not None:
+            return
+        self._path = path
+        self._refusal = None
+        self.message.emit(f"Importing {path.name}…")
+        self.worker = Worker(_import_task(path, trust))
+        self.worker.succeeded.connect(self._succeeded)
+        self.worker.failed.connect(self._failed)
+        self.worker.done.connect(self._done)
+        self.worker.start()
+
+    def shutdown(self) -> None:
+        """Drop an import in progress and wait for it; called when the window closes."""
+        if self.worker is not None:
+            self.worker.discard()
+            self.worker.wait()
+
+    @Slot(object)
+    def _succeeded(self, result) -> None:
+        if isinstance(result, CodeRefused):
+            self._refusal = result
+            return
+        self.message.emit(f"Imported {self._path.name}")
+        self.imported.emit(result)
+
+    @Slot(str)
+    def _failed(self, message: str) -> None:
+        QMessageBox.warning(self.window, "Cannot import model", message)
+
+    @Slot()
+    def _done(self) -> None:
+        """Ask about a file holding code only now, with the worker gone: a question asked
+        while its signals are still arriving would be answered for the wrong import."""
+        self.worker = None
+        refusal, self._refusal = self._refusal, None
+        if refusal is None:
+            return
+        answer = QMessageBox.question(
+            self.window, "Trust this model file?",
+            f"{refusal}\n\nImport it anyway? Only do this for files from someone you trust.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No)
+        if answer == QMessageBox.StandardButton.Yes:
+            self.import_path(self._path, trust=True)
+
+    def export_dialog(self) -> None:
+        """Ask where to write the design as a Python script and write it."""
+
+        default = f"{project_stem(self.doc.path) if self.doc.path else 'model'}.py"
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export as Python script", default,
+                                              "Python scripts (*.py)")
+        if not path:
+            return
+        try:
+            atomic_write_text(Path(path), export_code(self.doc.project))
+        except (ModelError, DataError, OSError) as exc:
+            QMessageBox.warning(self.window, "Cannot export", str(exc))
+            return
+        self.message.emit(f"Exported {path}")

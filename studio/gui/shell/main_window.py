@@ -1,0 +1,482 @@
+"""The main window: palette, model list, inspector, data and training panels, menus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt, QTimer, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QMainWindow,
+    QMessageBox,
+    QTabWidget,
+    QUndoView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.core.hardware.devices import DeviceDiscovery, TensorFlowDiscovery
+from studio.core.project.document import SUFFIX, Project, ProjectFileError
+from studio.core.project.templates import demo_project, from_template
+from studio.core.runs.folders import runs_root
+from studio.gui.data.panel import DataPanel
+from studio.gui.editor.canvas_scene import CanvasScene
+from studio.gui.editor.canvas_view import ZOOM_STEP, CanvasView
+from studio.gui.editor.inspector import Inspector
+from studio.gui.editor.model_list import ModelList
+from studio.gui.editor.model_summary import ModelSummary
+from studio.gui.editor.palette import LayerPalette
+from studio.gui.inference.evaluation_panel import EvaluationPanel
+from studio.gui.inference.try_panel import TryPanel, local_paths, wants_answer
+from studio.gui.runs.history_panel import HistoryPanel
+from studio.gui.search.panel import SearchPanel
+from studio.gui.shell.keras_files import KerasFiles
+from studio.gui.shell.recent_projects import RecentProjects
+from studio.gui.shell.template_gallery import TemplateGallery
+from studio.gui.shell.weights_download import WeightsDownload
+from studio.gui.shell.welcome import WelcomePage
+from studio.gui.training.panel import TrainingPanel
+from studio.gui.widgets.document import ProjectDocument
+from studio.gui.widgets.forms import scrolling
+
+FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
+
+
+def _with_summary(view: QWidget, summary: QWidget) -> QWidget:
+    """``view`` above its one-line model summary."""
+    host = QWidget()
+    layout = QVBoxLayout(host)
+    layout.setContentsMargins(4, 4, 4, 4)
+    layout.addWidget(view, 1)
+    layout.addWidget(summary)
+    return host
+
+
+class MainWindow(QMainWindow):
+    """Layer Studio's window over one :class:`ProjectDocument`."""
+
+    def __init__(self, project: Project, path: Path | None = None,
+                 discovery: DeviceDiscovery | None = None) -> None:
+        """``discovery`` finds the devices to train on (TensorFlow's, unless a test fakes
+        them)."""
+        super().__init__()
+        self._shown = False
+        self.doc = ProjectDocument(project, path)
+        self.palette = LayerPalette()
+        self.model_list = ModelList(self.doc)
+        self.inspector = Inspector(self.doc)
+        self.data_panel = DataPanel(self.doc)
+        self.training = TrainingPanel(self.doc, discovery or TensorFlowDiscovery())
+        self.weights = WeightsDownload(self.doc, self)
+        self.keras_files = KerasFiles(self, self.doc)
+        self.keras_files.imported.connect(self._show_imported)
+        self.scene = CanvasScene(self.doc)
+        self.scene.setParent(self)
+        self.canvas = CanvasView(self.scene)
+        self.views = QTabWidget()
+        self.views.setDocumentMode(True)
+        self.views.addTab(_with_summary(self.canvas, ModelSummary(self.doc)), "Canvas")
+        self.views.addTab(self.model_list, "List")
+        self.views.setTabToolTip(1, "The model as an ordered list (for models without branches)")
+        self.views.addTab(self.data_panel, "Data")
+        self.views.setTabToolTip(2, "The data to train on: source, options, samples, classes, "
+                                    "health report and augmentation")
+        self.try_panel = TryPanel()
+        self.views.addTab(self.try_panel, "Try")
+        self.views.setTabToolTip(3, "Drop, paste or pick images and see what a trained model "
+                                    "answers")
+        self.evaluation = EvaluationPanel()
+        self.views.addTab(self.evaluation, "Evaluate")
+        self.views.setTabToolTip(4, "Score a trained run on its validation or test split: "
+                                    "confusion matrix, per-class scores and the most confident "
+                                    "mistakes")
+        self.search = SearchPanel(self.doc)
+        self.views.addTab(self.search, "Search")
+        self.views.setTabToolTip(5, "Hyperparameter search: try several values of training "
+                                    "settings and layer parameters, and compare the trials")
+        self.setAcceptDrops(True)
+        self.setCentralWidget(self.views)
+        for corner in (Qt.Corner.BottomLeftCorner, Qt.Corner.BottomRightCorner):
+            self.setCorner(corner, Qt.DockWidgetArea.BottomDockWidgetArea)  # curves want width
+        layers = self._dock("Layers", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea)
+        inspector = self._dock("Inspector", scrolling(self.inspector),
+                               Qt.DockWidgetArea.RightDockWidgetArea)
+        self.inspector_dock = inspector
+        self._inspector_put_away = False
+        """The Data tab hid the inspector, so leaving the tab shows it again."""
+        training = self._dock("Training", self.training, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.runs = HistoryPanel(lambda: runs_root(self.doc.path))
+        runs = self._dock("Runs", self.runs, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(training, runs)
+        training.raise_()
+        self.training_dock = training
+        self.runs_dock = runs
+        history = self._dock("History", QUndoView(self.doc.undo_stack),
+                             Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.tabifyDockWidget(layers, history)
+        layers.raise_()
+        self.resizeDocks([training], [370], Qt.Orientation.Vertical)
+        self.resizeDocks([layers, inspector], [self.palette.sizeHint().width(), 360],
+                         Qt.Orientation.Horizontal)
+
+        self.training.run_started.connect(self.runs.refresh)
+        self.training.run_finished.connect(self.runs.refresh)
+        self.training.run_finished.connect(self.search.runs_changed)
+        self.search.trial_ended.connect(self.runs.refresh)
+        self.search.search_finished.connect(self.runs.refresh)
+        self.doc.path_changed.connect(self.search.runs_changed)
+        self.search.run_requested.connect(self._show_trial_run)
+        self.doc.path_changed.connect(self.runs.refresh)
+        self.runs.resume_requested.connect(self._resume_run)
+        self.runs.open_model_requested.connect(self.keras_files.import_path)
+        self.runs.refreshed.connect(self._runs_listed)
+        self.try_panel.runs_wanted.connect(self.runs.refresh)
+        self.views.currentChanged.connect(self._view_changed)
+        inspector.toggleViewAction().triggered.connect(self._inspector_toggled)
+        self.palette.add_requested.connect(self.add_layer)
+        self.model_list.selection_changed.connect(self._list_selected)
+        self.scene.selectionChanged.connect(self._canvas_selected)
+        self.doc.path_changed.connect(self.canvas.show_model)
+        for source in (self.model_list, self.training, self.scene, self.weights,
+                       self.keras_files, self.try_panel, self.evaluation, self.search):
+            source.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.doc.undo_stack.cleanChanged.connect(self._clean_changed)
+        self.doc.path_changed.connect(self._update_title)
+        self.recent = RecentProjects(self)
+        self.recent.note.connect(lambda text: self.statusBar().showMessage(text, 15000))
+        self._build_menus()
+        self._update_title()
+        self._clean_changed(True)
+        self.resize(1400, 900)
+        self.restoreGeometry(QSettings().value("window/geometry", b""))
+        self.restoreState(QSettings().value("window/state", b""))
+        self.statusBar().showMessage("Welcome to Layer Studio", 4000)
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Show the model in the canvas the first time the window shows."""
+        super().showEvent(event)
+        if not self._shown:
+            self._shown = True
+            QTimer.singleShot(0, self.canvas.show_model)
+
+    def add_layer(self, layer_type: str) -> None:
+        """Add a layer in the view in front: the canvas (mid-view or after the selection)
+        or the list (after the selected row)."""
+        if self.views.currentWidget() is self.model_list:
+            self.model_list.add_layer(layer_type)
+        else:
+            self.scene.add_layer(layer_type, self.canvas.visible_centre())
+
+    def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Accept images and folders dragged anywhere a view does not take them itself."""
+        paths = local_paths(event.mimeData())
+        if paths and all(wants_answer(p) for p in paths):
+            event.acceptProposedAction()
+
+    dragMoveEvent = dragEnterEvent
+
+    def dropEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Show the dropped images or folders to the model, in the Try view."""
+        paths = local_paths(event.mimeData())
+        if paths and all(wants_answer(p) for p in paths):
+            event.acceptProposedAction()
+            self.views.setCurrentWidget(self.try_panel)
+            self.try_panel.add_paths(paths)
+
+    @Slot()
+    def _runs_listed(self) -> None:
+        """Offer the runs just listed to the views that answer with them."""
+        for view in (self.try_panel, self.evaluation):
+            view.set_runs(self.runs.model.runs)
+
+    @Slot(int)
+    def _view_changed(self, index: int) -> None:
+        """Give the Data, Try and Evaluate views the inspector's room (nothing to inspect
+        there); bring it back on leaving them, unless the person had closed it."""
+        roomy = self.views.widget(index) in (self.data_panel, self.try_panel, self.evaluation,
+                                             self.search)
+        if self.views.widget(index) in (self.try_panel, self.evaluation):
+            self.runs.refresh()  # the runs to answer with, as they are now
+        if roomy and not self.inspector_dock.isHidden():
+            self.inspector_dock.hide()
+            self._inspector_put_away = True
+        elif not roomy and self._inspector_put_away:
+            self.inspector_dock.show()
+            self._inspector_put_away = False
+
+    @Slot()
+    def _inspector_toggled(self) -> None:
+        """The person showed or closed the inspector (View menu): leave it as they chose."""
+        self._inspector_put_away = False
+
+    @Slot(str)
+    def _list_selected(self, node_id: str) -> None:
+        self.inspector.show_node(node_id)
+        if node_id in self.scene.nodes and self.scene.selected_ids() != [node_id]:
+            self.scene.select_ids([node_id])
+            self.canvas.ensureVisible(self.scene.nodes[node_id], 40, 40)
+
+    @Slot()
+    def _canvas_selected(self) -> None:
+        ids = self.scene.selected_ids()
+        if len(ids) == 1:
+            self.inspector.show_node(ids[0])
+            self.model_list.select(ids[0])
+
+    def _show_trial_run(self, run_dir: str) -> None:
+        """Show a search trial's run in the Runs dock."""
+        self.runs_dock.show()
+        self.runs_dock.raise_()
+        self.runs.select_runs([Path(run_dir).name])
+
+    def _resume_run(self, run_dir: Path) -> None:
+        self.training_dock.raise_()
+        self.training.resume(run_dir)
+
+    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock-{title}")
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable  # View menu reopens
+                         | QDockWidget.DockWidgetFeature.DockWidgetMovable
+                         | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _action(self, menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setStatusTip(tip)
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        return action
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        self._action(file_menu, "&New from Template…", self.open_gallery, "Ctrl+Shift+N",
+                     "Start a new project from one of the starter models")
+        self._action(file_menu, "&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(
+            lambda: self.recent.fill_menu(self.recent_menu, self.open_path))
+        self._action(file_menu, "&Save", self.save, QKeySequence.StandardKey.Save)
+        self._action(file_menu, "Save &As…", self.save_as, QKeySequence.StandardKey.SaveAs)
+        file_menu.addSeparator()
+        self._action(file_menu, "&Import Keras Model…", self.keras_files.import_dialog, "Ctrl+I",
+                     "Open a .keras or .h5 model as a graph")
+        self._action(file_menu, "&Export as Python Script…", self.keras_files.export_dialog,
+                     "Ctrl+E", "Write a runnable Keras script that builds and trains this model")
+        file_menu.addSeparator()
+        self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+
+        edit_menu = bar.addMenu("&Edit")
+        undo = self.doc.undo_stack.createUndoAction(self, "&Undo")
+        undo.setShortcut(QKeySequence.StandardKey.Undo)
+        redo = self.doc.undo_stack.createRedoAction(self, "&Redo")
+        redo.setShortcut(QKeySequence.StandardKey.Redo)
+        edit_menu.addActions([undo, redo])
+        self.undo_action, self.redo_action = undo, redo
+        edit_menu.addSeparator()
+        canvas = self.canvas
+        for text, slot, keys in (
+            ("&Copy", canvas.copy, QKeySequence.StandardKey.Copy),
+            ("&Paste", canvas.paste, QKeySequence.StandardKey.Paste),
+            ("&Duplicate", canvas.duplicate, "Ctrl+D"),
+            ("&Delete", self.scene.delete_selected, QKeySequence.StandardKey.Delete),
+            ("Select &All", self._select_all, QKeySequence.StandardKey.SelectAll),
+            ("Add Layer by &Name…", canvas.open_quick_add, "/"),
+        ):
+            self._canvas_action(edit_menu, text, slot, keys)
+
+        train_menu = bar.addMenu("&Training")
+        self.start_action = self._action(train_menu, "&Start", self.training.start, "F5",
+                                         "Train the model in the background")
+        self.stop_action = self._action(train_menu, "S&top", self.training.stop, "Shift+F5",
+                                        "Stop the run after the current batch")
+
+        view_menu = bar.addMenu("&View")
+        for text, slot, keys in (
+            ("&Fit to View", canvas.fit, "F"),
+            ("Zoom &In", lambda: canvas.zoom_by(ZOOM_STEP), QKeySequence.StandardKey.ZoomIn),
+            ("Zoom &Out", lambda: canvas.zoom_by(1 / ZOOM_STEP),
+             QKeySequence.StandardKey.ZoomOut),
+            ("Auto-&Layout", self.scene.lay_out, "Ctrl+L"),
+        ):
+            self._canvas_action(view_menu, text, slot, keys)
+        view_menu.addSeparator()
+        for dock in self.findChildren(QDockWidget):
+            view_menu.addAction(dock.toggleViewAction())
+
+        help_menu = bar.addMenu("&Help")
+        self._action(help_menu, "&Welcome…", self.show_welcome,
+                     tip="Start again from the demo, a template, a recent project, a folder "
+                         "of images or a Keras model")
+
+    def _canvas_action(self, menu, text: str, slot, keys) -> QAction:
+        """A menu action whose shortcut works while the canvas has focus, so that Ctrl+C in a
+        text field still copies text."""
+        action = self._action(menu, text, lambda _=False: slot(), keys)
+        action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.canvas.addAction(action)
+        return action
+
+    def _select_all(self) -> None:
+        self.scene.select_ids(self.doc.project.graph.ids())
+
+    @Slot()
+    def _update_title(self) -> None:
+        self.setWindowTitle(f"{self.doc.title}[*] — Layer Studio")
+
+    @Slot(bool)
+    def _clean_changed(self, clean: bool) -> None:
+        """Mark unsaved changes in the title; reads no other object, as the undo stack also
+        reports its last state while it is being destroyed."""
+        self.setWindowModified(not clean)
+
+    def show_error(self, title: str, message: str) -> None:
+        """Tell the user what went wrong, in a dialog."""
+        QMessageBox.warning(self, title, message)
+
+    @Slot(object)
+    def _show_imported(self, project: Project) -> None:
+        if self._confirm_discard():
+            self.doc.replace(project, None)
+
+    def _confirm_discard(self) -> bool:
+        if self.doc.undo_stack.isClean():
+            return True
+        answer = QMessageBox.question(
+            self,
+            "Unsaved changes",
+            f"Save the changes to {self.doc.title}?",
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel,
+        )
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        return answer == QMessageBox.StandardButton.Discard
+
+    def new_project(self, template: str) -> bool:
+        """Replace the project with a fresh one from ``template``; False if the user kept
+        the current one."""
+        if not self._confirm_discard():
+            return False
+        self.doc.replace(from_template(template), None)
+        return True
+
+    def open_gallery(self) -> TemplateGallery:
+        """Show the template gallery; choosing a template opens it."""
+        gallery = TemplateGallery(self)
+        gallery.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        gallery.chosen.connect(self.open_template)
+        gallery.inserted.connect(self.insert_template)
+        gallery.open()
+        return gallery
+
+    def open_template(self, template: str) -> None:
+        """Start a project from ``template`` and fetch any ImageNet weights it lacks."""
+        if self.new_project(template):
+            self.weights.fetch_missing()
+
+    def insert_template(self, template: str) -> None:
+        """Add ``template``'s layers beside the current model as one undoable step."""
+        if self.scene.insert_template(template):
+            self.views.setCurrentWidget(self.views.widget(0))
+            self.canvas.fit()
+            self.weights.fetch_missing()
+
+    def open_demo(self) -> None:
+        """Replace the project with a fresh demo project (the user may keep the current one)."""
+        if self._confirm_discard():
+            self.doc.replace(demo_project(), None)
+
+    def show_welcome(self) -> WelcomePage:
+        """Show the welcome page; its choices act on this window."""
+        page = WelcomePage(self.recent.paths(), self)
+        page.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        page.demo_requested.connect(self.open_demo)
+        page.open_requested.connect(self.open_dialog)
+        page.folder_requested.connect(self.open_image_folder)
+        page.model_requested.connect(self.keras_files.import_dialog)
+        page.recent_chosen.connect(self.open_path)
+        page.template_chosen.connect(self.open_template)
+        page.gallery_requested.connect(self.open_gallery)
+        page.open()
+        return page
+
+    def open_image_folder(self) -> None:
+        """Show the Data view and ask for a folder of images to train on."""
+        self.views.setCurrentWidget(self.data_panel)
+        self.data_panel.source.ask_path("folder")
+
+    def open_dialog(self) -> None:
+        """Ask for a project file and open it."""
+        path, _ = QFileDialog.getOpenFileName(self, "Open project", "", FILE_FILTER)
+        if path:
+            self.open_path(Path(path))
+
+    def open_path(self, path: Path) -> bool:
+        """Open ``path``; on failure explain why and keep the current project."""
+        if not self._confirm_discard():
+            return False
+        try:
+            self.doc.open(path)
+        except ProjectFileError as exc:
+            self.show_error("Cannot open project", str(exc))
+            return False
+        self.recent.add(path)
+        self.statusBar().showMessage(f"Opened {path}", 5000)
+        return True
+
+    def save(self) -> bool:
+        """Save to the current file, asking for one if the project is new."""
+        if self.doc.path is None:
+            return self.save_as()
+        return self._save_to(self.doc.path)
+
+    def save_as(self) -> bool:
+        """Ask for a file name and save there."""
+        path, _ = QFileDialog.getSaveFileName(self, "Save project",
+                                              f"{self.doc.title}{SUFFIX}", FILE_FILTER)
+        if not path:
+            return False
+        if not path.endswith(SUFFIX):
+            path = str(Path(path).with_suffix("")) + SUFFIX
+        return self._save_to(Path(path))
+
+    def _save_to(self, path: Path) -> bool:
+        try:
+            self.doc.save(path)
+        except OSError as exc:
+            self.show_error("Cannot save project", f"{path}: {exc.strerror or exc}")
+            return False
+        except ProjectFileError as exc:
+            self.show_error("Cannot save project", str(exc))
+            return False
+        self.recent.add(path)
+        self.statusBar().showMessage(f"Saved {path}", 5000)
+        return True
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
+        """Offer to save, stop any run, wait for worker threads, then close."""
+        if not self._confirm_discard():
+            event.ignore()
+            return
+        self.training.shutdown()
+        self.runs.shutdown()
+        self.data_panel.shutdown()
+        self.keras_files.shutdown()
+        self.weights.shutdown()
+        self.try_panel.shutdown()
+        self.evaluation.shutdown()
+        self.search.shutdown()
+        if self._inspector_put_away:
+            self.inspector_dock.show()  # put away for a view: the next session shows it
+        QSettings().setValue("window/geometry", self.saveGeometry())
+        QSettings().setValue("window/state", self.saveState())
+        event.accept()

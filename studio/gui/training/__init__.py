@@ -1,0 +1,1 @@
+"""The Training tab: settings forms, the estimate, live curves."""

@@ -1,0 +1,388 @@
+"""The training panel: settings, Start, Stop and Resume, progress, resource use and live
+curves."""
+
+from __future__ import annotations
+
+import gc
+import json
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QStyle,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.core.base.runtime import start_tensorflow
+from studio.core.build.estimate import format_bytes
+from studio.core.build.optimizers import schedule_curve
+from studio.core.hardware.devices import DeviceDiscovery
+from studio.core.runs.folders import checkpoints, runs_root
+from studio.core.search.space import training_target
+from studio.core.training.trainer import resume, train
+from studio.gui.training.curves import LiveCurves
+from studio.gui.training.device_form import DeviceForm
+from studio.gui.training.estimate_view import EstimateView
+from studio.gui.training.optimizer_form import NOMINAL_STEPS_PER_EPOCH, OptimizerForm
+from studio.gui.training.stopping_form import StoppingForm
+from studio.gui.widgets.document import ProjectDocument
+from studio.gui.widgets.forms import scrolling
+from studio.gui.widgets.search_button import SearchButton
+from studio.gui.widgets.sync import show_value
+from studio.gui.widgets.worker import Worker, start_worker
+
+PROGRESS_STEPS = 1000
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _train_task(project, root, discovery):
+    def task(on_event, stop):
+        return train(project, root, on_event, stop, discovery=discovery)
+
+    return task
+
+
+def _resume_task(run_dir, discovery):
+    def task(on_event, stop):
+        return resume(run_dir, on_event, stop, discovery=discovery)
+
+    return task
+
+
+def _warm_up(on_event, stop) -> None:
+    start_tensorflow()  # device settings TensorFlow takes only before it starts
+    import keras  # noqa: F401 - loading TensorFlow early makes Start respond at once
+
+
+def usage_text(event: dict) -> str:
+    """Resource use from a batch event: CPU, memory and, where read, each GPU."""
+    parts = [f"CPU {event['cpu_percent']:.0f}%"] if "cpu_percent" in event else []
+    if "memory_bytes" in event:
+        parts.append(f"memory {format_bytes(event['memory_bytes'])}")
+    index = 0
+    while f"gpu{index}_percent" in event or f"gpu{index}_memory_bytes" in event:
+        gpu = [f"{event[f'gpu{index}_percent']:.0f}%"] if f"gpu{index}_percent" in event else []
+        if f"gpu{index}_memory_bytes" in event:
+            gpu.append(format_bytes(event[f"gpu{index}_memory_bytes"]))
+        parts.append(f"GPU {index} " + " ".join(gpu))
+        index += 1
+    return " · ".join(parts)
+
+
+def _spin(low: int, high: int, tip: str) -> QSpinBox:
+    spin = QSpinBox()
+    spin.setRange(low, high)
+    spin.setToolTip(tip)
+    return spin
+
+
+class TrainingPanel(QWidget):
+    """Runs training on a worker thread and shows its progress; never blocks the window."""
+
+    run_started = Signal()
+    """A run has started (or resumed)."""
+    run_finished = Signal(str)
+    """A run ended: ``finished``, ``stopped`` or ``failed``."""
+    message = Signal(str)
+    """A short note for the status bar."""
+
+    def __init__(self, doc: ProjectDocument, discovery: DeviceDiscovery) -> None:
+        super().__init__()
+        self.doc = doc
+        self.discovery = discovery
+        self.worker: Worker | None = None
+        self.warmup: Worker | None = None
+        self.run_dir = ""
+        self.last_error = ""
+        self.outcome = ""
+        """How the last run ended: finished, stopped or failed (empty before any run)."""
+        self.notes: list[str] = []
+        """What loading the data skipped or changed in the current run."""
+        self.test_scores: dict[str, float] = {}
+        """The last run's scores on the held-out test split, if it had one."""
+        self.end_note = ""
+        """Why the last run ended before its last epoch, when it did so by itself."""
+
+        self.batch_size = _spin(1, 65536, "Samples per weight update")
+        self.batch_size.valueChanged.connect(lambda v: self._edit("batch size", "batch_size", v))
+        self.epochs = _spin(1, 100000, "Passes over the training data")
+        self.epochs.valueChanged.connect(lambda v: self._edit("epochs", "epochs", v))
+        self.seed = _spin(0, 2**31 - 1, "Seeds the initial weights, the shuffling and the "
+                          "augmentation: the same seed repeats a run")
+        self.seed.valueChanged.connect(lambda v: self._edit("seed", "seed", v))
+
+        style = self.style()
+        self.start_button = QPushButton(style.standardIcon(QStyle.StandardPixmap.SP_MediaPlay),
+                                        "Start")
+        self.start_button.setObjectName("start")
+        self.start_button.clicked.connect(self.start)
+        self.stop_button = QPushButton(style.standardIcon(QStyle.StandardPixmap.SP_MediaStop),
+                                       "Stop")
+        self.stop_button.setObjectName("stop")
+        self.stop_button.setToolTip("Stop after the current batch and keep the run (Shift+F5)")
+        self.stop_button.clicked.connect(self.stop)
+        self.resume_button = QPushButton(
+            style.standardIcon(QStyle.StandardPixmap.SP_MediaSeekForward), "Resume")
+        self.resume_button.setObjectName("resume")
+        self.resume_button.setToolTip("Continue the last run from its last checkpoint")
+        self.resume_button.clicked.connect(lambda: self.resume(Path(self.run_dir)))
+        self.progress = QProgressBar()
+        self.progress.setRange(0, PROGRESS_STEPS)
+        self.progress.setValue(0)
+        self.progress.setFormat("Ready")
+        self.progress.setTextVisible(True)
+        self.status = QLabel()
+        self.status.setObjectName("training-status")
+        self.status.setWordWrap(True)
+        self.usage = QLabel()
+        self.usage.setObjectName("resource-use")
+        self.usage.setToolTip("This process's share of all CPU cores, its memory, and each "
+                              "GPU's use and memory where they can be read")
+        self.curves = LiveCurves()
+
+        self.optimizer_form = OptimizerForm(doc)
+        self.stopping_form = StoppingForm(doc)
+        self.device_form = DeviceForm(doc, discovery)
+        self.estimate_view = EstimateView(doc, discovery)
+        self.device_form.devices_found.connect(self.estimate_view.set_devices)
+        self.settings = QTabWidget()
+        self.settings.setObjectName("training-settings")
+        for widget, title, tip in (
+                (self.optimizer_form, "Optimizer", "Optimizer, learning rate and schedule"),
+                (self.stopping_form, "Stopping", "Early stopping and checkpoints"),
+                (self.device_form, "Device", "CPU or GPUs, precision and determinism"),
+                (self.estimate_view, "Estimate", "Memory and time before training")):
+            self.settings.addTab(scrolling(widget), title)
+            self.settings.setTabToolTip(self.settings.count() - 1, tip)
+
+        self.search_buttons = {path: SearchButton(doc, training_target(path))
+                               for path in ("batch_size", "epochs")}
+        """The Search… buttons of the batch size and the epochs."""
+        basics = QHBoxLayout()
+        for label, widget, path in (("Batch size", self.batch_size, "batch_size"),
+                                    ("Epochs", self.epochs, "epochs"), ("Seed", self.seed, "")):
+            basics.addWidget(QLabel(label))
+            basics.addWidget(widget)
+            if path:
+                basics.addWidget(self.search_buttons[path])
+        basics.addStretch(1)
+        basics.addWidget(self.start_button)
+        basics.addWidget(self.stop_button)
+        basics.addWidget(self.resume_button)
+        live = QWidget()
+        live_layout = QVBoxLayout(live)
+        live_layout.setContentsMargins(0, 0, 0, 0)
+        live_layout.addWidget(self.progress)
+        live_layout.addWidget(self.status)
+        live_layout.addWidget(self.usage)
+        live_layout.addWidget(self.curves, 1)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.settings)
+        self.splitter.addWidget(live)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([560, 900])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(basics)
+        layout.addWidget(self.splitter, 1)
+        doc.changed.connect(self.refresh)
+        self.refresh()
+
+    def is_running(self) -> bool:
+        """True while a run's thread is alive."""
+        return self.worker is not None
+
+    def warm_up(self) -> None:
+        """Load TensorFlow and look for devices in the background, so the first Start is
+        quick (called once the window shows)."""
+        self.device_form.look_for_devices()
+        self.estimate_view.look_for_devices()
+        self.warmup = Worker(_warm_up)
+        self.warmup.done.connect(self._warmed_up)
+        self.warmup.start()
+
+    def _warmed_up(self) -> None:
+        self.warmup = None
+        if not gc.get_freeze_count():
+            # TensorFlow and Keras leave a few hundred thousand long-lived objects; a full
+            # collection walking them held the GUI for up to 0.2 s (bench/gui_stalls.py).
+            # Frozen once, they are never scanned again.
+            gc.collect()
+            gc.freeze()
+
+    def _edit(self, label: str, field: str, value) -> None:
+        self.doc.edit(f"Set {label}", lambda p: setattr(p.training, field, value),
+                      merge_key=f"training.{field}")
+
+    def refresh(self) -> None:
+        """Sync editors and the Start and Resume buttons with the document."""
+        training = self.doc.project.training
+        for widget, value in ((self.batch_size, training.batch_size),
+                              (self.epochs, training.epochs), (self.seed, training.seed)):
+            show_value(widget, value)
+        analysis = self.doc.analysis()
+        running = self.is_running()
+        self.start_button.setEnabled(analysis.ok and not running)
+        self.stop_button.setEnabled(running)
+        self.resume_button.setEnabled(not running and self._resumable())
+        if not running and not self.curves.point_count():
+            self._show_plan(training.epochs, self.optimizer_form.steps_per_epoch())
+        if analysis.ok:
+            self.start_button.setToolTip("Train the model in the background (F5)")
+            if not running and not self.last_error:
+                self.status.setStyleSheet("")
+                self.status.setText(self._idle_text())
+        else:
+            self.start_button.setToolTip(f"Cannot start: {analysis.reason}")
+            self.status.setStyleSheet("color: #b3261e;")
+            self.status.setText(f"Cannot start: {analysis.reason}")
+
+    def _idle_text(self) -> str:
+        if self.run_dir and self.outcome:
+            note = f" {self.end_note}" if self.end_note else ""
+            return f"Run {self.outcome}.{note} Saved in {self.run_dir}"
+        return "Ready. Press Start (F5) to train."
+
+    def _resumable(self) -> bool:
+        """True if the last run ended before its last epoch and has a checkpoint."""
+
+        return (bool(self.run_dir) and self.outcome in ("stopped", "failed")
+                and bool(checkpoints(Path(self.run_dir))))
+
+    def start(self) -> None:
+        """Start training a snapshot of the current project."""
+        if self.is_running() or not self.doc.analysis().ok:
+            return
+        self._launch(_train_task(self.doc.project.copy(), runs_root(self.doc.path),
+                                 self.discovery), "Preparing the run…")
+
+    def resume(self, run_dir: Path) -> None:
+        """Continue ``run_dir`` from its last checkpoint (its curves go on from there)."""
+        if self.is_running():
+            return
+        self.run_dir = str(run_dir)
+        self._launch(_resume_task(Path(run_dir), self.discovery),
+                     f"Resuming {Path(run_dir).name}…")
+
+    def _launch(self, task, text: str) -> None:
+        self.last_error = ""
+        self.end_note = ""
+        self.notes = []
+        self.test_scores = {}
+        self.curves.clear()
+        self.usage.clear()
+        self.progress.setValue(0)
+        self.progress.setFormat("Starting: loading TensorFlow and data…")
+        self.status.setStyleSheet("")
+        self.status.setText(text)
+        self.worker = start_worker(task, event=self._on_event, succeeded=self._on_succeeded,
+                                   failed=self._on_failed, done=self._on_done)
+        self.refresh()
+        self.run_started.emit()
+
+    def stop(self) -> None:
+        """Ask the run to stop after the current batch."""
+        if self.worker is not None:
+            self.worker.stop()
+            self.stop_button.setEnabled(False)
+            self.progress.setFormat("Stopping…")
+
+    def shutdown(self) -> None:
+        """Stop any run and wait for every thread; called when the window closes."""
+        for worker in (self.worker, self.warmup):
+            if worker is not None:
+                worker.discard()
+                worker.wait()
+        self.device_form.stop()
+        self.estimate_view.shutdown()
+        self.curves.timer.stop()
+
+    @Slot(object)
+    def _on_event(self, event: dict) -> None:
+        kind = event["type"]
+        if kind == "progress" and not self.worker.stop_requested():
+            total = max(event["total"], 1)
+            self.progress.setFormat(f"{event['what']}: {event['done']:,} of {event['total']:,}")
+            self.progress.setValue(round(event["done"] / total * PROGRESS_STEPS))
+        elif kind == "note":
+            self.notes.append(event["text"])
+        elif kind == "test":
+            self.test_scores = {k: v for k, v in event.items() if k != "type"}
+        elif kind == "start":
+            self.run_dir = event["run_dir"]
+            self.epochs_total = event["epochs"]
+            self._show_start(event)
+        elif kind == "batch":
+            x = event["epoch"] - 1 + event["step"] / event["steps"]
+            self.curves.add_batch(x, event)
+            self.curves.add_rate(x, event["learning_rate"])
+            self.usage.setText(usage_text(event))
+            self.progress.setValue(round(event["progress"] * PROGRESS_STEPS))
+            if not self.worker.stop_requested():
+                self.progress.setFormat(
+                    f"Epoch {event['epoch']}/{self.epochs_total} · batch {event['step']}/"
+                    f"{event['steps']} · {event['samples_per_sec']:,.0f} samples/s · "
+                    f"ETA {_clock(event['eta_sec'])}"
+                )
+        elif kind == "epoch":
+            self.curves.add_epoch(event["epoch"], event)
+            shown = [f"{k.replace('_', ' ')} {v:.4f}" for k, v in event.items()
+                     if k not in ("type", "epoch", "seconds")]
+            self.status.setText(f"Epoch {event['epoch']}: " + ", ".join(shown))
+
+    def _show_plan(self, epochs: int, steps: int | None) -> None:
+        plan = schedule_curve(self.doc.project.training, epochs,
+                              steps or NOMINAL_STEPS_PER_EPOCH)
+        self.curves.show_plan(plan.x, plan.rate)
+
+    def _show_start(self, event: dict) -> None:
+        self.curves.show_history(json.loads(event["history"]))
+        self._show_plan(event["epochs"], event["steps"])
+        where = event["devices"] + (f" ({event['replicas']} replicas)"
+                                    if event["replicas"] > 1 else "")
+        lines = [f"Training {event['params']:,} parameters on {event['samples']:,} samples "
+                 f"on {where}…"]
+        if event["initial_epoch"]:
+            lines.append(f"Resumed after epoch {event['initial_epoch']}.")
+        self.status.setText("\n".join([*lines, *self.notes]))
+
+    @Slot(object)
+    def _on_succeeded(self, result) -> None:
+        self.outcome = result.status
+        self.end_note = result.note
+        self.progress.setFormat("Done" if result.status == "finished" else "Stopped")
+        if result.status == "finished":
+            self.progress.setValue(PROGRESS_STEPS)
+        scores = ", ".join(f"test {k.replace('_', ' ')} {v:.4f}"
+                           for k, v in self.test_scores.items())
+        self.message.emit(f"Run {result.status}: saved in {result.run_dir}"
+                          + (f" ({scores})" if scores else ""))
+
+    @Slot(str)
+    def _on_failed(self, message: str) -> None:
+        self.outcome = "failed"
+        self.last_error = message
+        self.progress.setFormat("Failed")
+        self.status.setStyleSheet("color: #b3261e;")
+        self.status.setText(message)
+        self.message.emit("Training failed")
+
+    @Slot()
+    def _on_done(self) -> None:
+        self.worker = None
+        self.curves.redraw()
+        self.refresh()
+        self.run_finished.emit(self.outcome)

@@ -1,0 +1,2 @@
+"""What every panel builds on: the undoable document, background jobs, form and editor helpers,
+images and plot style."""

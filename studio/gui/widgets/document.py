@@ -1,0 +1,200 @@
+"""The open project, its file path and the one undo stack that every edit goes through."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoCommand, QUndoStack
+
+from studio.core.build.analysis import Analysis, analyze_project
+from studio.core.data.sources import describe
+from studio.core.data.types import DataError, DataPending, DatasetInfo
+from studio.core.model.fixes import Fix
+from studio.core.model.layout import complete_positions, place_new_nodes
+from studio.core.project.document import (
+    DatasetChoice,
+    Project,
+    load_project,
+    project_stem,
+    save_project,
+)
+
+
+class EditCommand(QUndoCommand):
+    """One user edit, stored as snapshots of the project before and after it."""
+
+    def __init__(self, doc: ProjectDocument, text: str, before: Project, after: Project,
+                 merge_key: str | None) -> None:
+        super().__init__(text)
+        self._doc = doc
+        self._before = before
+        self._after = after
+        self._merge_key = merge_key
+
+    def id(self) -> int:  # noqa: A003 - Qt's name
+        return 1 if self._merge_key else -1
+
+    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 - Qt's name
+        """Fold repeated edits of one field (e.g. spin-box steps) into one undo step."""
+        if not isinstance(other, EditCommand) or other._merge_key != self._merge_key:
+            return False
+        self._after = other._after
+        return True
+
+    def redo(self) -> None:
+        self._doc._restore(self._after)
+
+    def undo(self) -> None:
+        self._doc._restore(self._before)
+
+
+class ProjectDocument(QObject):
+    """Holds the project; ``edit`` applies a change as an undoable command."""
+
+    changed = Signal()
+    """The project changed (an edit, undo, redo or a newly opened file), or data its analysis
+    waited for was read."""
+    path_changed = Signal()
+    """The file the project is saved to changed."""
+    replaced = Signal()
+    """Another project is shown (new, opened or a demo), not an edit of this one."""
+    data_wanted = Signal()
+    """The chosen data must be read before the analysis knows it (a CSV is never parsed on
+    this thread): read it in the background, telling ``reading_started``/``reading_ended``."""
+
+    def __init__(self, project: Project, path: Path | None = None) -> None:
+        super().__init__()
+        self.undo_stack = QUndoStack(self)
+        self._project = project
+        self._path = path
+        self._analysis: Analysis | None = None
+        self._waiting = False
+        """Whether something was described as pending since the last change."""
+        self._stopped: tuple[DatasetChoice, str] | None = None
+        """Why reading the chosen data ended without it, for that choice."""
+
+    @property
+    def project(self) -> Project:
+        """The current project. Change it only through ``edit``."""
+        return self._project
+
+    @property
+    def path(self) -> Path | None:
+        """The project file, or None for an unsaved project."""
+        return self._path
+
+    @property
+    def title(self) -> str:
+        """A short name for the window title."""
+        return project_stem(self._path) if self._path else self._project.name
+
+    def describe(self) -> DatasetInfo:
+        """What the chosen dataset holds, never reading a CSV here: DataPending while it has
+        to be read (``data_wanted`` asks for that), DataError if it is unusable."""
+        try:
+            return describe(self._project.dataset, read=False)
+        except DataPending:
+            self._waiting = True
+            if self._stopped is not None:
+                raise DataPending(self._stopped[1]) from None
+            self.data_wanted.emit()
+            raise
+
+    def dataset(self) -> DatasetInfo | None:
+        """The chosen dataset, or None if it is unknown (or still being read)."""
+        try:
+            return self.describe()
+        except DataError:
+            return None
+
+    def analysis(self) -> Analysis:
+        """Shapes, parameter counts and problems of the current model (cached per change);
+        while the chosen data is being read, that is the problem."""
+        if self._analysis is None:
+            self._analysis = analyze_project(self._project, lambda _: self.describe())
+        return self._analysis
+
+    def reading_started(self) -> None:
+        """A background reading of the chosen data started: no longer say why one stopped."""
+        if self._stopped is not None:
+            self._reading_told(None)
+
+    def reading_ended(self, stopped: str = "") -> None:
+        """A background reading of the chosen data ended: analyse again if that waited for it.
+
+        ``stopped`` says why it ended without the data (it was cancelled, or failed): said
+        instead of "being read" until a reading starts again or the dataset choice changes.
+        """
+        self._reading_told((copy.deepcopy(self._project.dataset), stopped) if stopped else None)
+
+    def _reading_told(self, stopped: tuple[DatasetChoice, str] | None) -> None:
+        self._stopped = stopped
+        if self._waiting:
+            self._changed()
+
+    def edit(self, text: str, change: Callable[[Project], Any],
+             merge_key: str | None = None) -> None:
+        """Apply ``change`` to a copy of the project and push it as one undoable command.
+
+        Snapshots are deep copies compared as dataclasses: JSON Schema validation is for
+        files, and doing it twice per edit cost about 85 ms on a 300-layer model.
+        """
+        draft = self._project.copy()
+        change(draft)
+        if draft != self._project:
+            self.undo_stack.push(EditCommand(self, text, self._project, draft, merge_key))
+
+    def apply_fix(self, fix: Fix) -> None:
+        """Apply a one-click fix as one undoable edit, placing any new layer below its input."""
+
+        def change(project: Project) -> None:
+            project.positions = complete_positions(project.graph, project.positions)
+            fix.apply(project.graph)
+            place_new_nodes(project.graph, project.positions)
+            project.prune_positions()
+
+        self.edit(fix.label, change)
+
+    def fixes_for(self, node_id: str) -> list[Fix]:
+        """The one-click fixes offered for the problems at ``node_id``."""
+        return [fix for problem in self.analysis().problems if problem.node_id == node_id
+                for fix in problem.fixes]
+
+    def replace(self, project: Project, path: Path | None) -> None:
+        """Show another project; the undo history starts afresh."""
+        self.undo_stack.clear()
+        self._project = project
+        self._path = path
+        self._changed()
+        self.path_changed.emit()
+        self.replaced.emit()
+
+    def open(self, path: Path) -> None:
+        """Load ``path``; raises ProjectFileError and leaves the current project as it was."""
+        self.replace(load_project(path), path)
+
+    def save(self, path: Path | None = None) -> None:
+        """Save atomically to ``path`` (or the current file) and mark the stack clean."""
+        target = path or self._path
+        if target is None:
+            raise ValueError("No file to save to.")
+        save_project(self._project, target)
+        self.undo_stack.setClean()
+        if target != self._path:
+            self._path = target
+            self.path_changed.emit()
+
+    def _restore(self, snapshot: Project) -> None:
+        self._project = snapshot.copy()
+        self._changed()
+
+    def _changed(self) -> None:
+        self._analysis = None
+        self._waiting = False
+        if self._stopped is not None and self._stopped[0] != self._project.dataset:
+            self._stopped = None
+        self.changed.emit()

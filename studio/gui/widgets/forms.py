@@ -1,0 +1,80 @@
+"""Small pieces shared by the Data view's forms: undoable dataset edits, choice boxes, hints,
+debouncing timers and scroll areas."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import QObject, QSignalBlocker, Qt, QTimer
+from PySide6.QtWidgets import QComboBox, QFrame, QLabel, QScrollArea, QWidget
+
+from studio.gui.widgets.document import ProjectDocument
+
+BOX_CHARS = 10
+Choices = Sequence[tuple[str, Any, str]]
+"""Entries of a choice box: (text shown, value stored, tooltip)."""
+
+
+def edit_dataset(doc: ProjectDocument, text: str, merge_key: str | None = None,
+                 **changes: Any) -> None:
+    """Set fields of the project's dataset choice as one undoable edit."""
+
+    def change(project) -> None:
+        for name, value in changes.items():
+            setattr(project.dataset, name, value)
+
+    doc.edit(text, change, merge_key)
+
+
+def choice_box(choices: Choices, tip: str) -> QComboBox:
+    """A combo box whose items carry the values to store, each with its own tooltip."""
+    box = narrow_box()
+    box.setToolTip(tip)
+    for index, (text, value, item_tip) in enumerate(choices):
+        box.addItem(text, value)
+        box.setItemData(index, item_tip, Qt.ItemDataRole.ToolTipRole)
+    return box
+
+
+def narrow_box() -> QComboBox:
+    """A combo box that does not widen its form to fit its longest item."""
+    box = QComboBox()
+    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    box.setMinimumContentsLength(BOX_CHARS)
+    return box
+
+
+def show_choice(box: QComboBox, value: Any) -> None:
+    """Select the item storing ``value`` without emitting change signals."""
+    index = box.findData(value)
+    if index != box.currentIndex():
+        with QSignalBlocker(box):
+            box.setCurrentIndex(index)
+
+
+def hint(text: str = "") -> QLabel:
+    """A wrapped label in the muted colour for explanations under a form."""
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setStyleSheet("color: palette(placeholder-text);")
+    return label
+
+
+def delay(parent: QObject, ms: int, slot) -> QTimer:
+    """A single-shot timer calling ``slot``; each ``start()`` restarts the wait (debouncing)."""
+    timer = QTimer(parent)
+    timer.setSingleShot(True)
+    timer.setInterval(ms)
+    timer.timeout.connect(slot)
+    return timer
+
+
+def scrolling(widget: QWidget) -> QScrollArea:
+    """``widget`` in a frameless scroll area that resizes it: a short or narrow space scrolls
+    it rather than squeezing its rows or widening the window."""
+    area = QScrollArea()
+    area.setWidget(widget)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    return area

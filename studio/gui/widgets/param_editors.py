@@ -1,0 +1,99 @@
+"""One editor widget per parameter kind, all speaking ``value()``/``set_value()``/``edited``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLineEdit,
+    QSpinBox,
+    QWidget,
+)
+
+from studio.core.model.params import Param, parse_shape
+from studio.gui.widgets.sync import show_value
+
+INT_LIMIT = 2**31 - 1
+
+
+class ParamEditor(QWidget):
+    """Wraps the right Qt editor for a :class:`Param`."""
+
+    edited = Signal(object)
+    """The user set a new value."""
+    invalid = Signal(str)
+    """The user typed something that cannot be a value; the argument says why."""
+
+    def __init__(self, param: Param) -> None:
+        super().__init__()
+        self.param = param
+        self.widget = self._make()
+        self.widget.setToolTip(param.help)
+        self.widget.setObjectName(f"param-{param.name}")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.widget)
+
+    def _make(self) -> QWidget:
+        p = self.param
+        if p.kind == "bool":
+            box = QCheckBox()
+            box.toggled.connect(self.edited.emit)
+            return box
+        if p.kind == "choice":
+            combo = QComboBox()
+            combo.addItems(list(p.choices))
+            combo.currentTextChanged.connect(self.edited.emit)
+            return combo
+        if p.kind == "shape":
+            line = QLineEdit()
+            line.setPlaceholderText("e.g. 28, 28, 1")
+            line.editingFinished.connect(self._shape_entered)
+            return line
+        if p.kind == "int":
+            spin = QSpinBox()
+            low = int(p.minimum) if p.minimum is not None else -INT_LIMIT
+            if p.optional:
+                low -= 1
+                spin.setSpecialValueText("auto")
+            spin.setRange(low, int(p.maximum) if p.maximum is not None else INT_LIMIT)
+            spin.valueChanged.connect(lambda v: self.edited.emit(self._from_int(v)))
+            return spin
+        spin = QDoubleSpinBox()
+        spin.setDecimals(6)
+        spin.setRange(p.minimum if p.minimum is not None else -1e9,
+                      p.maximum if p.maximum is not None else 1e9)
+        spin.setSingleStep(0.05 if (p.maximum or 0) <= 1 and p.default >= 0.01 else 0.0001)
+        spin.valueChanged.connect(self.edited.emit)
+        return spin
+
+    def _from_int(self, value: int) -> int | None:
+        if self.param.optional and value == self.widget.minimum():
+            return None
+        return value
+
+    def _shape_entered(self) -> None:
+        try:
+            shape = parse_shape(self.widget.text())
+        except ValueError as exc:
+            self.invalid.emit(str(exc))
+            return
+        self.edited.emit(shape)
+
+    def set_value(self, value: Any) -> None:
+        """Show ``value`` without emitting ``edited``; leaves alone an editor already showing it."""
+        w = self.widget
+        if isinstance(w, QLineEdit):
+            value = ", ".join(str(d) for d in value)
+        elif isinstance(w, QSpinBox | QDoubleSpinBox):
+            if value is None:
+                value = w.minimum()
+            elif not w.minimum() <= value <= w.maximum():
+                with QSignalBlocker(w):
+                    w.setRange(min(w.minimum(), value), max(w.maximum(), value))
+        show_value(w, value)
