@@ -6,8 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.core.data.types import DataError, DatasetInfo
+from studio.core.data.image_folder import too_few_classes
 from studio.core.data.sources import describe
+from studio.core.data.types import DataError, DatasetInfo
 from studio.core.model.fixes import (
     Fix,
     classifier_fixes,
@@ -20,11 +21,10 @@ from studio.core.model.fixes import (
 )
 from studio.core.model.flops import layer_flops
 from studio.core.model.graph import Graph, GraphError
-from studio.core.model.registry import REGISTRY
 from studio.core.model.layers import LayerError, Shape
 from studio.core.model.params import format_shape
+from studio.core.model.registry import REGISTRY
 from studio.core.project.document import DatasetChoice, Project
-from studio.core.data.image_folder import too_few_classes
 
 
 @dataclass(frozen=True)

@@ -16,17 +16,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from studio.core.base.messages import format_bytes
+from studio.core.base.runtime import start_tensorflow
 from studio.core.build.analysis import Analysis, analyze
-from studio.core.model.applications import APPLICATION, BASES
+from studio.core.build.keras_model import build_model, compile_model, model_endpoints
+from studio.core.build.optimizers import optimizer_slots
 from studio.core.data.types import DatasetInfo, LoadedData
+from studio.core.hardware.devices import apply_precision, device_scope
+from studio.core.model.applications import APPLICATION, BASES
 from studio.core.model.graph import Node
 from studio.core.model.layers import OPAQUE_TYPE
-from studio.core.base.messages import format_bytes
-from studio.core.build.optimizers import optimizer_slots
 from studio.core.project.document import DeviceChoice, Project
-from studio.core.base.runtime import start_tensorflow
-from studio.core.build.keras_model import build_model, compile_model, model_endpoints
-from studio.core.hardware.devices import apply_precision, device_scope
 
 if TYPE_CHECKING:
     from studio.core.hardware.devices import Devices

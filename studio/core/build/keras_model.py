@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from studio.core.base.messages import first_line
 from studio.core.build.analysis import Analysis, analyze
-from studio.core.model.applications import APPLICATION, build_application
+from studio.core.build.optimizers import KerasCall, make_optimizer, schedule_call
 from studio.core.data.types import DatasetInfo
+from studio.core.model.applications import APPLICATION, build_application
 from studio.core.model.graph import Graph, Node
 from studio.core.model.layers import OPAQUE_TYPE
-from studio.core.base.messages import first_line
-from studio.core.build.optimizers import KerasCall, make_optimizer, schedule_call
 from studio.core.project.document import TrainingSettings
 
 _MODEL_CLASSES = {"Sequential": "keras.Sequential", "Functional": "keras.Model"}
