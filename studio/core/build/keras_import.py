@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 
 from studio.core.base.archives import ArchiveRefused, check_size, read_member
+from studio.core.base.messages import first_line
 from studio.core.build.keras_model import keras_layer
 from studio.core.build.stand_ins import ShapeUnknown, as_original, stand_in_classes, with_stand_ins
 from studio.core.model.graph import Graph, Node
 from studio.core.model.layers import OPAQUE_TYPE, LayerType, Shape, code_layer_names
-from studio.core.model.registry import REGISTRY
-from studio.core.base.messages import first_line
 from studio.core.model.params import format_shape
+from studio.core.model.registry import REGISTRY
 from studio.core.project.document import Project
 
 SUFFIXES = (".keras", ".h5", ".hdf5")

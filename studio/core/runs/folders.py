@@ -16,8 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from studio.core.base.paths import workspace
 from studio.core.base.files import atomic_path, atomic_write_text
+from studio.core.base.paths import workspace
 from studio.core.project.document import Project, load_project, project_stem, save_project
 from studio.core.runs.lock import RunLock
 

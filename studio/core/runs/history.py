@@ -16,7 +16,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from studio.core.runs.lock import RunLock, is_locked
 from studio.core.runs.folders import (
     CONFIG_FILE,
     MODEL_FILE,
@@ -29,6 +28,7 @@ from studio.core.runs.folders import (
     read_metrics,
     runs_root,
 )
+from studio.core.runs.lock import RunLock, is_locked
 
 FOREIGN_STALE_SECONDS = 24 * 3600.0
 """A run of another host not updated for this long is taken to be interrupted."""

@@ -22,9 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.export.exporter import export_run
 from studio.core.export.formats import FORMATS
 from studio.gui.widgets.worker import Worker, start_worker
-from studio.core.export.exporter import export_run
 
 ERROR_STYLE = "color: #b3261e;"
 
