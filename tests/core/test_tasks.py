@@ -16,8 +16,8 @@ from studio.core.model.graph import Graph, Node
 from studio.core.project import document
 from studio.core.project.document import ProjectFileError, load_project
 from studio.core.project.templates import demo_project
-from studio.core.tasks.regression import Regression
 from studio.core.tasks.registry import TASKS, task_for
+from studio.core.tasks.regression import Regression
 
 
 class Counting(Regression):
