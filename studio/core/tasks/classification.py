@@ -20,6 +20,7 @@ class Classification(Task):
 
     name = "classification"
     title = "Classification"
+    description = "Predict one of several classes"
     label_kind = "classes"
 
     def losses(self, probabilities: Sequence[bool]) -> list[Any]:

@@ -7,6 +7,8 @@ from studio.core.tasks.regression import Regression
 from studio.core.tasks.task import Task
 
 TASKS: dict[str, Task] = {task.name: task for task in (Classification(), Regression())}
+DEFAULT_TASK = Classification.name
+"""The task a newly chosen dataset starts with."""
 
 
 def task_for(name: str) -> Task:

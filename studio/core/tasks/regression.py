@@ -24,6 +24,7 @@ class Regression(Task):
 
     name = "regression"
     title = "Regression"
+    description = "Predict a number"
     label_kind = "numbers"
     evaluation_refusal = NO_EVALUATION
 

@@ -32,6 +32,8 @@ class Task(ABC):
     """As written in the project file (``dataset.task``)."""
     title: str
     """For people: "Classification"."""
+    description: str
+    """What the model learns, in a few words, for a tooltip."""
     label_kind: str
     """What a label is, for the data readers: ``classes`` (an index into the class names) or
     ``numbers`` (a value per sample)."""
