@@ -34,7 +34,7 @@ from studio.core.data.sources import load_arrays  # noqa: E402
 from studio.core.project.document import DatasetChoice  # noqa: E402
 from studio.core.project.templates import demo_project  # noqa: E402
 from studio.core.training.trainer import train  # noqa: E402
-from studio.gui.inference import result_card  # noqa: E402
+from studio.gui.tasks import classification  # noqa: E402
 
 WARM_UP = 2
 
@@ -44,14 +44,14 @@ class PaintClock:
 
     def __init__(self) -> None:
         self.painted_at: float | None = None
-        original = result_card.ProbabilityBars.paintEvent
+        original = classification.ProbabilityBars.paintEvent
 
         def timed(bars, event) -> None:
             original(bars, event)
             if self.painted_at is None:
                 self.painted_at = time.perf_counter()
 
-        result_card.ProbabilityBars.paintEvent = timed
+        classification.ProbabilityBars.paintEvent = timed
 
 
 def time_drops(window, images: list[Path]) -> list[float]:

@@ -13,10 +13,11 @@ from PySide6.QtCore import QPoint, Qt
 
 from studio.core.data.sources import load
 from studio.core.data.types import ArraySamples
-from studio.core.inference.evaluation import REGRESSION, Evaluation
+from studio.core.inference.evaluation import Evaluation
 from studio.core.project.document import load_project, save_project
 from studio.core.runs.folders import PROJECT_FILE, read_metrics
 from studio.core.runs.history import read_run
+from studio.core.tasks.regression import NO_EVALUATION
 from studio.gui.inference.evaluation_panel import (
     COUNT_ROLE,
     MISTAKES,
@@ -233,7 +234,7 @@ def test_a_regression_run_is_not_offered_for_evaluation(qtbot, panel, run_dir):
     numbers = edited_run(run_dir, "20991231-000000-numbers", task="regression")
     panel.set_runs([read_run(numbers)])
     assert not panel.evaluate_button.isEnabled()
-    assert panel.empty.text() == REGRESSION
+    assert panel.empty.text() == NO_EVALUATION
     panel.set_runs([read_run(run_dir)])
     assert panel.evaluate_button.isEnabled()
 

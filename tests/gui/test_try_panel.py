@@ -73,7 +73,7 @@ def test_images_dropped_on_the_canvas_are_answered_with_bars(window, qtbot, run_
         assert prediction.probabilities[0] == pytest.approx(row.max(), abs=1e-5)
         assert prediction.probabilities == sorted(prediction.probabilities, reverse=True)
     card = panel.cards[0]
-    assert card.bars is not None and card.bars.labels == predictions[-1].labels
+    assert card.answer is not None and card.answer.labels == predictions[-1].labels
     assert card.thumbnail.pixmap() is not None and not card.thumbnail.pixmap().isNull()
     assert card.time.text().endswith(" ms")
 
@@ -92,7 +92,7 @@ def test_a_bad_file_in_a_drop_says_why_and_the_others_are_answered(
     by_name = {Path(p.source).name: p for p in answered.args[0]}
     assert by_name["notes.txt"].error and by_name["broken.png"].error
     assert by_name[digits["7"].name].error is None and by_name[digits["7"].name].labels
-    errors = [c for c in panel.cards if c.bars is None]
+    errors = [c for c in panel.cards if c.answer is None]
     assert len(errors) == 2
     assert all(c.thumbnail.text() == "no image" for c in errors)
 
@@ -154,7 +154,7 @@ def test_images_and_a_folder_picked_in_dialogs_are_answered(window, qtbot, run_d
     with qtbot.waitSignal(panel.answered, timeout=RUN_TIMEOUT_MS) as answered:
         qtbot.mouseClick(panel.add_button, LEFT)
     assert [p.source for p in answered.args[0]] == picked
-    assert len(panel.cards) == 2 and all(card.bars is not None for card in panel.cards)
+    assert len(panel.cards) == 2 and all(card.answer is not None for card in panel.cards)
 
     folder = digits["7"].parent
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(folder))
@@ -342,4 +342,4 @@ def test_a_table_model_answers_an_example_typed_in_its_form(window, qtbot, priva
     expected = np.asarray(model(preprocess_rows(prep, [{"width": "2.5", "height": ""}])))[0]
     assert prediction.labels[0] == prep["class_names"][int(expected.argmax())]
     assert prediction.probabilities[0] == pytest.approx(expected.max(), abs=1e-5)
-    assert panel.cards[0].bars is not None
+    assert panel.cards[0].answer is not None

@@ -10,14 +10,9 @@ from studio.core.data.image_folder import too_few_classes
 from studio.core.data.sources import describe
 from studio.core.data.types import DataError, DatasetInfo
 from studio.core.model.fixes import (
-    Fix,
-    classifier_fixes,
-    flatten_fixes,
-    regression_fixes,
-    set_activation,
+    Problem,
     set_input_dim,
     set_input_shape,
-    set_units,
 )
 from studio.core.model.flops import layer_flops
 from studio.core.model.graph import Graph, GraphError
@@ -25,18 +20,7 @@ from studio.core.model.layers import LayerError, Shape
 from studio.core.model.params import format_shape
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import DatasetChoice, Project
-
-
-@dataclass(frozen=True)
-class Problem:
-    """Something that stops training; ``node_id`` is None for whole-model problems.
-
-    ``fixes`` are changes that would solve it, offered as one-click actions.
-    """
-
-    node_id: str | None
-    message: str
-    fixes: tuple[Fix, ...] = ()
+from studio.core.tasks.registry import task_for
 
 
 @dataclass(frozen=True)
@@ -137,7 +121,7 @@ def data_problem(dataset: DatasetInfo) -> str | None:
     """What keeps the data itself from training any model, if anything: a classifier needs
     at least two classes. No change to the model can fix it, so it comes before the model's
     problems."""
-    if dataset.task != "classification" or dataset.num_classes >= 2:
+    if not task_for(dataset.task).has_classes or dataset.num_classes >= 2:
         return None
 
     # Only an image folder is described with fewer than two classes (a CSV is refused sooner).
@@ -216,104 +200,12 @@ def _data_hint(shape: Shape, samples: str) -> str:
     return "Layer Studio has no such dataset."
 
 
-def _check_regression_output(graph: Graph, dataset: DatasetInfo, out: str, result: Analysis,
-                             several: bool) -> None:
-    """A regression model ends in one number, without softmax."""
-    shape = result.nodes[out].output_shape
-    params = graph.node(out).resolved_params()
-    if params.get("activation") == "softmax":
-        message = (f"This layer ends in softmax, which turns outputs into class probabilities, "
-                   f"but {dataset.title} is a regression task: the model predicts a number.")
-        fixes: tuple[Fix, ...] = (set_activation(out, "linear"),)
-        if shape != (1,) and "units" in params:
-            fixes = (set_activation(out, "linear"), set_units(out, 1))
-    elif shape == (1,):
-        return
-    else:
-        message = (f"The model's output is {format_shape(shape)}, but a regression model for "
-                   f"{dataset.title} must output one number. End with Dense(1)."
-                   + (" (Every layer that feeds nothing is an output of the model.)"
-                      if several else ""))
-        fixes = ((set_units(out, 1),) if "units" in params and len(shape) == 1
-                 else regression_fixes(out, shape))
-    result.problems.append(Problem(out, message, fixes))
-
-
 def _check_output(graph: Graph, dataset: DatasetInfo, out: str, result: Analysis,
                   several: bool) -> None:
-    if dataset.task == "regression":
-        _check_regression_output(graph, dataset, out, result, several)
-        return
-    shape = result.nodes[out].output_shape
-    params = graph.node(out).resolved_params()
-    classes = dataset.num_classes
-    if params.get("activation") == "softmax" and shape and shape[-1] != classes:
-        result.problems.append(
-            Problem(
-                out,
-                f"This softmax classifier has {shape[-1]} outputs, but {dataset.title} has "
-                f"{classes} classes. Set units to {classes}.",
-                (set_units(out, classes),) if "units" in params else (),
-            )
-        )
-        return
-    if shape == (classes,):
-        return
-    if len(shape) > 1:
-        hint = " Add Flatten or GlobalAveragePooling2D before the last Dense layer."
-        fixes = _fixes_for_many_dims(graph, out, shape, classes, result)
-    else:
-        hint = f" End with Dense({classes}, softmax)."
-        fixes = classifier_fixes(out, shape, classes)
-    result.problems.append(
-        Problem(
-            out,
-            f"The model's output is {format_shape(shape)}, but a classifier for "
-            f"{dataset.title} must output {classes} values, one per class.{hint}"
-            + (" (Every layer that feeds nothing is an output of the model.)" if several
-               else ""),
-            fixes,
-        )
-    )
-
-
-def _fixes_for_many_dims(
-    graph: Graph, out: str, shape: Shape, classes: int, result: Analysis
-) -> tuple[Fix, ...]:
-    """Fixes for an output with several dimensions, to pin on the output's problem.
-
-    If a Dense layer before the output is fed several dimensions, that layer is the cause:
-    it gets its own problem with the fixes, and the output's problem gets none.
-    """
-    dense = _first_dense_fed_many_dims(graph, result)
-    if dense is None:
-        return classifier_fixes(out, shape, classes)
-    fixes = flatten_fixes(*dense)
-    if dense[0] == out:
-        return fixes
-    result.problems.append(_unflattened_dense_problem(*dense, fixes))
-    return ()
-
-
-def _first_dense_fed_many_dims(graph: Graph, result: Analysis) -> tuple[str, Shape] | None:
-    """The first Dense layer whose input has more than one dimension, with that input shape."""
-    for node_id in result.nodes:
-        feeds = graph.inputs_of(node_id)
-        if graph.node(node_id).type == "Dense" and len(feeds) == 1:
-            shape = result.nodes[feeds[0]].output_shape
-            if shape is not None and len(shape) > 1:
-                return node_id, shape
-    return None
-
-
-def _unflattened_dense_problem(node_id: str, shape: Shape, fixes: tuple[Fix, ...]) -> Problem:
-    kind = {2: "sequence", 3: "image"}.get(len(shape), "tensor")
-    return Problem(
-        node_id,
-        f"This Dense layer receives {_article(shape[0])} {format_shape(shape)} {kind}, so its "
-        "output keeps those dimensions. Flatten it first.",
-        fixes,
-    )
+    """The output layer ``out`` ends as the dataset's task needs."""
+    shapes = {node_id: report.output_shape for node_id, report in result.nodes.items()}
+    result.problems.extend(
+        task_for(dataset.task).check_output(graph, out, shapes, dataset, several))
 
 
 def analyze_project(project: Project,
@@ -325,10 +217,3 @@ def analyze_project(project: Project,
     except DataError as exc:
         return Analysis(problems=[Problem(None, str(exc))])
     return analyze(project.graph, info)
-
-
-def _article(number: int) -> str:
-    """``an`` before numbers said with a vowel sound (8, 11, 18, 80, 11 000), else ``a``."""
-    digits = str(number)
-    eleven = len(digits) % 3 == 2 and digits[:2] in ("11", "18")
-    return "an" if digits.startswith("8") or eleven else "a"

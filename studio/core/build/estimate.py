@@ -27,6 +27,7 @@ from studio.core.model.applications import APPLICATION, BASES
 from studio.core.model.graph import Node
 from studio.core.model.layers import OPAQUE_TYPE
 from studio.core.project.document import DeviceChoice, Project
+from studio.core.tasks.registry import task_for
 
 if TYPE_CHECKING:
     from studio.core.hardware.devices import Devices
@@ -366,8 +367,7 @@ def _micro_fit(project: Project, info: DatasetInfo, batch_size: int, device_name
 
     inputs, outputs = model_endpoints(project.graph)
     x = _synthetic_inputs(info, batch_size, np)
-    y = (np.zeros(batch_size, "int32") if info.task == "classification"
-         else np.zeros((batch_size, 1), "float32"))
+    y = task_for(info.task).synthetic_labels(batch_size)
     batch = (tuple([x] * len(inputs)) if len(inputs) > 1 else x,
              tuple([y] * len(outputs)) if len(outputs) > 1 else y)
     apply_precision(project.training.device.precision)

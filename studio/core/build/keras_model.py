@@ -12,6 +12,7 @@ from studio.core.model.applications import APPLICATION, build_application
 from studio.core.model.graph import Graph, Node
 from studio.core.model.layers import OPAQUE_TYPE
 from studio.core.project.document import TrainingSettings
+from studio.core.tasks.registry import task_for
 
 _MODEL_CLASSES = {"Sequential": "keras.Sequential", "Functional": "keras.Model"}
 """Nested models, imported whole, by the class name Keras saves them under."""
@@ -135,22 +136,17 @@ def compile_model(model: Any, graph: Graph, training: TrainingSettings,
     """Compile with the project's optimizer and learning-rate schedule, loss and metrics.
 
     ``steps_per_epoch`` (batches per epoch) times the schedules that change per step; the
-    constant and reduce-on-plateau ones do without it. A regression task learns mean
-    squared error and reports the mean absolute error. Raise ValueError if the optimizer
-    settings cannot work (``optimizers.schedule_problems`` says why).
+    constant and reduce-on-plateau ones do without it. The ``task`` gives the loss and
+    metrics. Raise ValueError if the optimizer settings cannot work
+    (``optimizers.schedule_problems`` says why).
     """
-    import keras
 
     if steps_per_epoch is None and isinstance(schedule_call(training), KerasCall):
         raise ValueError(f"The {training.schedule.kind} learning-rate schedule needs the "
                          "number of steps per epoch.")
-    if task == "regression":
-        losses = [keras.losses.MeanSquaredError() for _ in model_endpoints(graph)[1]]
-        metrics = ["mae"]
-    else:
-        losses = [keras.losses.SparseCategoricalCrossentropy(from_logits=not probabilities)
-                  for probabilities in outputs_probabilities(graph)]
-        metrics = list(training.metrics)
+    learns = task_for(task)
+    losses = learns.losses(outputs_probabilities(graph))
+    metrics = learns.metrics(training.metrics)
     several = len(losses) > 1
     model.compile(
         optimizer=make_optimizer(training, steps_per_epoch or 1),

@@ -33,6 +33,7 @@ from studio.core.base.paths import workspace
 from studio.core.data.augmentation import augmentation_layers
 from studio.core.data.types import ArraySamples, DataError, DatasetInfo, FileSamples, LoadedData
 from studio.core.project.document import DatasetChoice
+from studio.core.tasks.registry import task_for
 
 DECODE_CALLS = 2
 """Batches of files (or files, when caching) read at once: fixed, as autotuning stalls
@@ -341,7 +342,7 @@ def _array_batches(x: np.ndarray, labels: np.ndarray, form: ImageForm, batch_siz
 def _split_batches(loaded: LoadedData, indices: np.ndarray, form: ImageForm, cache: str,
                    batch_size: int, shuffle_seed: int | None):
     labels = loaded.labels[indices]
-    labels = labels.astype(np.int32 if loaded.info.task == "classification" else np.float32)
+    labels = labels.astype(task_for(loaded.info.task).label_dtype)
     samples = loaded.samples
     if isinstance(samples, ArraySamples):
         return _array_batches(samples.x[indices], labels, form, batch_size, shuffle_seed)

@@ -28,6 +28,7 @@ from studio.core.data.types import (
     Progress,
 )
 from studio.core.project.document import DatasetChoice, absolute_data_path
+from studio.core.tasks.registry import task_for
 
 ASSETS_DIR = Path(__file__).resolve().parents[3] / "assets"
 
@@ -221,7 +222,7 @@ def _load_folder(choice: DatasetChoice, on_progress: Progress, stop: threading.E
 def _splits(choice: DatasetChoice, labels: np.ndarray, info: DatasetInfo,
             validation_start: int | None = None) -> dict[str, np.ndarray]:
     """The choice's split; samples from ``validation_start`` on are the validation split."""
-    stratify = info.task == "classification"
+    stratify = task_for(info.task).has_classes
     if validation_start is None:
         return stratified_split(labels, choice.validation_split, choice.test_split,
                                 choice.seed, stratify)

@@ -15,6 +15,7 @@ import numpy as np
 from studio.core.data.tables import parse_number
 from studio.core.data.types import SPLITS, DataError, LoadedData, TableSamples
 from studio.core.project.document import DatasetChoice
+from studio.core.tasks.registry import task_for
 
 PARALLEL_CALLS = 2
 ADAPT_BATCH = 256
@@ -137,7 +138,7 @@ def table_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size: int, s
         prep = text_prep(loaded, choice)
         xs = {split: _texts(loaded, split) for split in SPLITS}
         vectorize = _vectorizer(prep)
-    y_dtype = np.float32 if loaded.info.task == "regression" else np.int32
+    y_dtype = task_for(loaded.info.task).label_dtype
     options = tf.data.Options()
     options.autotune.enabled = False
 

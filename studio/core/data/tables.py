@@ -29,6 +29,7 @@ from studio.core.data.types import (
     TextSamples,
 )
 from studio.core.project.document import DatasetChoice
+from studio.core.tasks.registry import task_for
 
 MISSING = frozenset({"", "na", "n/a", "nan", "null", "?"})
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -468,8 +469,9 @@ def _class_warnings(names: list[str], counts: list[int], rows: int) -> list[str]
 
 def _labels(data: _Rows, column: int, task: str, decimal_comma: bool
             ) -> tuple[np.ndarray, list[str], dict[str, Any], list[str]]:
-    """Labels, class names, the report's entry on them and warnings about the classes."""
-    if task == "regression":
+    """Labels, class names, the report's entry on them and warnings about the classes, read
+    as the ``task``'s kind of label says: numbers, or classes."""
+    if task_for(task).label_kind == "numbers":
         values = _regression_labels(data, column, decimal_comma)
         wide = values.astype(np.float64)  # float32 overflows on the spread of large labels
         return values, [], {"label_range": {

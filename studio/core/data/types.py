@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from studio.core.base.messages import count
+from studio.core.tasks.registry import task_for
 
 DEFAULT_IMAGE_SIZE = (64, 64)
 """The size folder images are read at when the project names none (height, width)."""
@@ -123,7 +124,7 @@ class LoadedData:
 
     def class_counts(self, split: str) -> list[int]:
         """Samples per class in a split (empty for regression)."""
-        if self.info.task != "classification":
+        if not task_for(self.info.task).has_classes:
             return []
         counts = np.bincount(self.labels[self.splits[split]], minlength=self.info.num_classes)
         return [int(n) for n in counts]
@@ -158,13 +159,13 @@ class LoadedData:
         if self.validation_split <= 0 or self.validation_start is not None:
             return []
         if self.size("validation") == 0:
-            each = ("every class has" if self.info.task == "classification"
+            each = ("every class has" if task_for(self.info.task).has_classes
                     else "the data has")
             return [f"No sample is kept for validation, as {each} a single one (training "
                     "keeps at least one): training reports no validation scores, and "
                     "settings that watch one (early stopping, best checkpoints) do nothing. "
                     "Add samples, or choose a validation folder."]
-        if self.info.task != "classification":
+        if not task_for(self.info.task).has_classes:
             return []
         totals = np.bincount(self.labels, minlength=self.info.num_classes)
         single = [self.info.class_names[i] for i in np.flatnonzero(totals == 1)]

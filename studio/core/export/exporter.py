@@ -38,6 +38,8 @@ from studio.core.export.staging import Staging
 from studio.core.inference.predictor import ModelFileError, Predictor
 from studio.core.project.document import Augmentation, ProjectFileError, load_project
 from studio.core.runs import folders as runs
+from studio.core.tasks.registry import task_for
+from studio.core.tasks.task import Task
 
 SAMPLE_LIMIT = 200
 """Validation samples the export's answers are compared on."""
@@ -147,14 +149,8 @@ def _samples(run_dir: Path, need_calibration: bool, emit: OnEvent, stop: threadi
     return validation, calibration
 
 
-def _top1(outputs: np.ndarray) -> np.ndarray:
-    if outputs.shape[-1] == 1:  # one sigmoid unit
-        return (outputs[..., 0] > 0.5).astype(np.int64)
-    return outputs.argmax(axis=-1)
-
-
 def _verify(answer: Callable[[np.ndarray], np.ndarray], expected: np.ndarray,
-            x: np.ndarray, classifier: bool, emit: OnEvent, stop: threading.Event
+            x: np.ndarray, task: Task, emit: OnEvent, stop: threading.Event
             ) -> dict[str, Any]:
     """Answer each input alone with the reloaded export, timing it, and compare with
     ``expected`` (the Keras model's outputs)."""
@@ -168,10 +164,8 @@ def _verify(answer: Callable[[np.ndarray], np.ndarray], expected: np.ndarray,
         if (i + 1) % 20 == 0 or i + 1 == len(x):
             emit({"type": "progress", "what": what, "done": i + 1, "total": len(x)})
     outputs = np.stack(got).reshape(expected.shape)
-    agreement = (float(np.mean(_top1(outputs) == _top1(expected)) * 100)
-                 if classifier else None)
     return {"max_abs_diff": float(np.max(np.abs(outputs - expected))),
-            "top1_agreement": agreement,
+            "top1_agreement": task.agreement(outputs, expected),
             "latency_ms": statistics.median(seconds[1:] or seconds) * 1000,
             "samples": len(x)}
 
@@ -252,7 +246,7 @@ def _export_into(staging: Path, run_dir: Path, form: ExportFormat, predictor: An
     _check(stop)
     try:
         answer = load_answer(form, path, predictor.prep, len(predictor.model.inputs))
-        figures = _verify(answer, expected, x, predictor.task != "regression", emit, stop)
+        figures = _verify(answer, expected, x, task_for(predictor.task), emit, stop)
     except (ExportCancelled, OSError):
         raise
     except Exception as exc:  # noqa: BLE001 - a runtime refusing its own export, in words

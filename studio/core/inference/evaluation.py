@@ -32,6 +32,7 @@ from studio.core.data.types import (
 from studio.core.inference.predictor import Predictor
 from studio.core.project.document import ProjectFileError, load_project
 from studio.core.runs import folders as runs
+from studio.core.tasks.registry import task_for
 
 BATCH_SIZE = 256
 """Samples per batch while answering (any size gives the same scores)."""
@@ -39,9 +40,6 @@ DISPLAY_SIDE = 256
 """Image files are shown at most this many pixels a side."""
 SPLIT_NAMES = ("validation", "test")
 GREY_MODES = ("1", "L", "LA", "La", "F")
-REGRESSION = ("This run predicts numbers (regression), so it has no classes to confuse: its "
-              "mean squared error (loss) and mean absolute error per epoch are in the run's "
-              "metrics.")
 NEVER_PREDICTED = ("Precision is 0 for a class the model never answered ({names}): no "
                    "answer of it was right, as none was given.")
 
@@ -187,10 +185,16 @@ def _refuse_early(project, split: str) -> None:
     """Refuse what can be told from the project alone, before reading any data."""
     if split not in SPLIT_NAMES:
         raise ValueError(f"Unknown split {split!r}: evaluate on the validation or test split.")
-    if project.dataset.task == "regression":
-        raise ValueError(REGRESSION)
+    _refuse_task(project.dataset.task)
     if split == "test" and project.dataset.test_split <= 0:
         raise DataError(_no_split("test"))
+
+
+def _refuse_task(task: str) -> None:
+    """Refuse the runs of a task that evaluation cannot score, saying why."""
+    refusal = task_for(task).evaluation_refusal
+    if refusal:
+        raise ValueError(refusal)
 
 
 def _no_split(split: str) -> str:
@@ -206,8 +210,7 @@ def _load(project, run_dir: Path, on_progress: Progress | None,
             raise EvaluationCancelled("The evaluation was cancelled.") from None
         raise DataError(f"The data {run_dir.name} was trained on cannot be read any more: "
                         f"{exc} Put it back where it was, then evaluate again.") from None
-    if loaded.info.task == "regression":
-        raise ValueError(REGRESSION)
+    _refuse_task(loaded.info.task)
     return loaded
 
 

@@ -30,6 +30,7 @@ from studio.core.data.image_pipeline import (
 )
 from studio.core.data.table_pipeline import preprocess_rows, preprocess_texts
 from studio.core.runs import folders as runs
+from studio.core.tasks.registry import task_for
 
 MODEL_SUFFIXES = (".keras", ".h5", ".hdf5")
 THUMBNAIL_SIDE = 128
@@ -66,6 +67,8 @@ class Prediction:
     labels: list[str] = field(default_factory=list)
     probabilities: list[float] = field(default_factory=list)
     value: list[float] | None = None
+    task: str = ""
+    """The task of the model that answered (empty for an input that could not be read)."""
     seconds: float = 0.0
     error: str | None = None
     thumbnail: np.ndarray | None = field(default=None, repr=False)
@@ -307,21 +310,8 @@ class Predictor:
         """Each output row as labels and probabilities (top ``top_k``) or values."""
         if not len(outputs):  # nothing was readable: no row to answer
             return []
-        if self.task == "regression":
-            return [{"value": [float(v) for v in row]} for row in outputs]
-        if outputs.shape[-1] == 1:  # one sigmoid unit: the second class's probability
-            outputs = np.concatenate([1 - outputs, outputs], axis=-1)
-        elif (outputs.min() < 0 or outputs.max() > 1
-              or not np.allclose(outputs.sum(axis=-1), 1, atol=1e-3)):
-            shifted = np.exp(outputs - outputs.max(axis=-1, keepdims=True))
-            outputs = shifted / shifted.sum(axis=-1, keepdims=True)  # logits
-        order = np.argsort(-outputs, axis=-1, kind="stable")[:, :top_k]
-        return [{"labels": [self._name(i) for i in row],
-                 "probabilities": [float(p) for p in probabilities[row]]}
-                for row, probabilities in zip(order, outputs, strict=True)]
-
-    def _name(self, index: int) -> str:
-        return self.class_names[index] if index < len(self.class_names) else str(index)
+        return [{**answer, "task": self.task}
+                for answer in task_for(self.task).answers(outputs, self.class_names, top_k)]
 
     def _answered(self, sources: Sequence[str], x: np.ndarray, top_k: int, started: float,
                   thumbnails: Sequence[np.ndarray | None]) -> list[Prediction]:

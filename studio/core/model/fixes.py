@@ -1,4 +1,4 @@
-"""One-click fixes for model problems: which changes to offer, and what each one does."""
+"""Model problems and their one-click fixes: which changes to offer, and what each one does."""
 
 from __future__ import annotations
 
@@ -17,6 +17,18 @@ class Fix:
 
     label: str
     apply: Callable[[Graph], None]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something that stops training; ``node_id`` is None for whole-model problems.
+
+    ``fixes`` are changes that would solve it, offered as one-click actions.
+    """
+
+    node_id: str | None
+    message: str
+    fixes: tuple[Fix, ...] = ()
 
 
 def _set_param(node_id: str, name: str, value: Any, label: str) -> Fix:

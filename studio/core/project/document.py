@@ -21,6 +21,7 @@ from studio.core.base.messages import QUOTE_LIMIT, count, format_bytes, quoted, 
 from studio.core.model.graph import Graph, Node
 from studio.core.model.registry import REGISTRY
 from studio.core.project.migrations import migrate
+from studio.core.tasks.registry import TASKS
 
 FORMAT_VERSION = 5
 SUFFIX = ".studio.json"
@@ -52,7 +53,6 @@ COLORS = ("auto", "grayscale", "rgb")
 RESIZE_MODES = ("squash", "crop", "pad")
 NORMALIZATIONS = ("unit", "symmetric", "standardize")
 CACHES = ("auto", "none", "memory", "disk")
-TASKS = ("classification", "regression")
 STRATEGIES = ("grid", "random", "bayes", "hyperband")
 METRICS = ("val_accuracy", "val_loss", "accuracy", "loss")
 SCALES = ("linear", "log")
@@ -339,8 +339,11 @@ def _kept_positions(positions: dict[str, Any], graph: Graph) -> dict[str, list[f
 
 @cache
 def project_schema() -> dict[str, Any]:
-    """The published JSON Schema of the project format."""
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    """The published JSON Schema of the project format, with the task names of the tasks
+    registered in this version."""
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    schema["properties"]["dataset"]["properties"]["task"]["enum"] = list(TASKS)
+    return schema
 
 
 @cache

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.data.types import SPLITS, LoadedData
+from studio.core.tasks.registry import task_for
 from studio.gui.data.samples import SPLIT_TITLES
 
 SPLIT_COLOURS = {"train": "#1a73e8", "validation": "#e8710a", "test": "#188038"}
@@ -159,7 +160,9 @@ class ClassesView(QWidget):
 
     def show_data(self, loaded: LoadedData) -> None:
         """Chart the classes of ``loaded`` (label values for regression)."""
-        if loaded.info.task == "classification":
+        task = task_for(loaded.info.task)
+        classes = task.has_classes
+        if classes:
             names = list(loaded.info.class_names)
             counts = {s: loaded.class_counts(s) for s in SPLITS}
             self.chart.setLabel("bottom", "class")
@@ -172,10 +175,10 @@ class ClassesView(QWidget):
         self.chart.show_bars(names, {SPLIT_TITLES[s]: (counts[s], SPLIT_COLOURS[s])
                                      for s in SPLITS})
         totals = [sum(c) for c in zip(*counts.values(), strict=True)]
-        self.summary.setText(balance_text(names, totals) if loaded.info.task ==
-                             "classification" else "Regression: the chart shows how the "
-                             "label values spread over each split.")
-        self._fill_table("Class" if loaded.info.task == "classification" else "From",
+        self.summary.setText(balance_text(names, totals) if classes
+                             else f"{task.title}: the chart shows how the label values "
+                             "spread over each split.")
+        self._fill_table("Class" if classes else "From",
                          names, counts, totals)
         self.stack.setCurrentIndex(1)
 

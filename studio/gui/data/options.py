@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from studio.core.data.types import DEFAULT_IMAGE_SIZE, DatasetInfo
 from studio.core.project.document import DatasetChoice
+from studio.core.tasks.registry import task_for
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import choice_box, edit_dataset, hint, show_choice
 from studio.gui.widgets.sync import show_value
@@ -174,7 +175,7 @@ class OptionsForm(QWidget):
                                        "table" if choice.source == "csv" else "image")
         self.images.setVisible(kind == "image")
         self.text.setVisible(kind == "text")
-        self.class_weights.setVisible(choice.task == "classification")
+        self.class_weights.setVisible(task_for(choice.task).has_classes)
         in_memory = choice.source in ("bundled", "keras")
         self.images.layout().setRowVisible(self.native, in_memory)
         show_value(self.native, in_memory and choice.image_size is None)

@@ -23,6 +23,7 @@ from studio.core.base.messages import count
 from studio.core.data import sources as data
 from studio.core.data.types import SPLITS, DataError, DataPending, DatasetInfo, LoadedData
 from studio.core.project.document import DatasetChoice
+from studio.core.tasks.registry import task_for
 from studio.gui.data.augmentation import AugmentationView
 from studio.gui.data.charts import ClassesView
 from studio.gui.data.health import HealthView
@@ -322,7 +323,7 @@ class DataPanel(QWidget):
         info = loaded.info
         what = {"image": "image", "table": "row", "text": "text"}[info.kind]
         text = f"Read {count(len(loaded.labels), what)}"
-        if info.task == "classification":
+        if task_for(info.task).has_classes:
             text += f" in {count(info.num_classes, 'class', 'classes')}"
         notes = loaded.notes + loaded.split_notes()
         if notes:

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from studio.core.base.messages import count
 from studio.core.data.types import SPLITS, ArraySamples, FileSamples, LoadedData, TableSamples
 from studio.core.model.params import format_shape
+from studio.core.tasks.registry import task_for
 from studio.gui.data.images import THUMBNAIL, framed, pixmap, thumbnail
 from studio.gui.widgets.jobs import LatestJob
 
@@ -42,7 +43,7 @@ def pick(loaded: LoadedData, split: str, n: int, seed: int = 0) -> np.ndarray:
     """Up to ``n`` seeded random indices of a split, the classes taking turns so that every
     class shows among the first."""
     order = np.random.default_rng(seed).permutation(loaded.splits[split])
-    if loaded.info.task == "classification" and len(order):
+    if task_for(loaded.info.task).has_classes and len(order):
         labels = loaded.labels[order]
         turn = np.zeros(len(order), np.int64)
         for label in np.unique(labels):
@@ -55,7 +56,7 @@ def pick(loaded: LoadedData, split: str, n: int, seed: int = 0) -> np.ndarray:
 def label_text(loaded: LoadedData, index: int) -> str:
     """The label of sample ``index`` as a person reads it."""
     value = loaded.labels[index]
-    if loaded.info.task == "classification":
+    if task_for(loaded.info.task).has_classes:
         return loaded.info.class_names[int(value)]
     return f"{float(value):.4g}"
 

@@ -27,6 +27,7 @@ from studio.core.data.tables import csv_columns
 from studio.core.data.types import DataError, DatasetInfo
 from studio.core.model.params import format_shape
 from studio.core.project.document import DatasetChoice, absolute_data_path
+from studio.core.tasks.registry import DEFAULT_TASK, TASKS, task_for
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import choice_box, edit_dataset, hint, narrow_box, show_choice
 
@@ -118,8 +119,7 @@ class SourceForm(QGroupBox):
                                     "GRU models); none reads the numeric columns as features")
         self.text_column.activated.connect(self._text_chosen)
         self.task = choice_box(
-            (("Classification", "classification", "Predict one of several classes"),
-             ("Regression", "regression", "Predict a number")),
+            tuple((task.title, task.name, task.description) for task in TASKS.values()),
             "Whether the label is a category or a quantity")
         self.task.activated.connect(lambda _: edit_dataset(
             doc, "Set task", task=self.task.currentData()))
@@ -172,7 +172,7 @@ class SourceForm(QGroupBox):
                  else f", {count(info.sample_shape[0], 'feature')}" if info.kind == "table"
                  else "")
         text = size[0].upper() + size[1:] + shape
-        if info.task == "regression":
+        if not task_for(info.task).has_classes:
             return f"{text}; the label is a number to predict."
         names = ", ".join(info.class_names[:CLASSES_LISTED])
         more = info.num_classes - CLASSES_LISTED
@@ -216,7 +216,7 @@ class SourceForm(QGroupBox):
         source, name = key.split(":", 1)
         edit_dataset(self.doc, f"Use {self.source.itemText(index)}", source=source, name=name,
                      path="", validation_path="", label_column="", text_column="",
-                     task="classification")
+                     task=DEFAULT_TASK)
 
     def _start_dir(self, path: str) -> str:
         if not path:
@@ -242,11 +242,11 @@ class SourceForm(QGroupBox):
         if path.is_dir():
             edit_dataset(self.doc, f"Use image folder {path.name}", source="folder",
                          path=absolute, validation_path="", label_column="", text_column="",
-                         task="classification")
+                         task=DEFAULT_TASK)
         else:
             edit_dataset(self.doc, f"Use CSV file {path.name}", source="csv", path=absolute,
                          validation_path="", label_column=_default_label(self.columns(absolute)),
-                         text_column="", task="classification")
+                         text_column="", task=DEFAULT_TASK)
 
     def _ask_validation(self) -> None:
         choice = self.doc.project.dataset

@@ -53,11 +53,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.core.inference.evaluation import REGRESSION, Evaluation, evaluate_run
+from studio.core.inference.evaluation import Evaluation, evaluate_run
 from studio.core.inference.predictor import answer_choices
 from studio.core.project.document import ProjectFileError, load_project
 from studio.core.runs.folders import PROJECT_FILE
 from studio.core.runs.history import RunSummary
+from studio.core.tasks.registry import task_for
 from studio.gui.runs.run_picker import offer_runs
 from studio.gui.widgets.forms import hint, narrow_box
 from studio.gui.widgets.images import array_pixmap
@@ -108,8 +109,9 @@ def percent(value: float) -> str:
 
 
 def run_problems(run_dir: Path) -> tuple[str | None, str | None]:
-    """From the run's project snapshot: why it cannot be evaluated at all (a regression run,
-    an unreadable snapshot) and why it has no test split; None where there is no problem."""
+    """From the run's project snapshot: why it cannot be evaluated at all (a task it cannot
+    score, such as regression; an unreadable snapshot) and why it has no test split; None
+    where there is no problem."""
     try:
         dataset = load_project(Path(run_dir) / PROJECT_FILE).dataset
     except ProjectFileError as exc:
@@ -117,7 +119,7 @@ def run_problems(run_dir: Path) -> tuple[str | None, str | None]:
         return unreadable, unreadable
     no_test = ("This run kept no test split (its test fraction was 0). To have one, set a test "
                "fraction in the Data view before training.")
-    return (REGRESSION if dataset.task == "regression" else None,
+    return (task_for(dataset.task).evaluation_refusal,
             None if dataset.test_split > 0 else no_test)
 
 

@@ -1,0 +1,81 @@
+"""The task seam: what every task (classification, regression, ...) says about itself.
+
+The rest of the core asks the project's task, through ``registry.task_for``, instead of
+branching on its name: a new task is a new module here and one line in the registry.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from studio.core.model.fixes import Problem
+from studio.core.model.graph import Graph
+from studio.core.model.layers import Shape
+
+
+class DatasetFacts(Protocol):
+    """What a task needs to know of a dataset (``DatasetInfo`` has it)."""
+
+    title: str
+    num_classes: int
+    class_names: tuple[str, ...]
+
+
+class Task(ABC):
+    """A kind of answer a model learns to give."""
+
+    name: str
+    """As written in the project file (``dataset.task``)."""
+    title: str
+    """For people: "Classification"."""
+    description: str
+    """What the model learns, in a few words, for a tooltip."""
+    label_kind: str
+    """What a label is, for the data readers: ``classes`` (an index into the class names) or
+    ``numbers`` (a value per sample)."""
+    evaluation_refusal: str | None = None
+    """Why a run of this task cannot be evaluated, or None if it can."""
+
+    @property
+    def has_classes(self) -> bool:
+        """Whether the labels are classes: they are counted, weighted and stratified."""
+        return self.label_kind == "classes"
+
+    @property
+    def label_dtype(self) -> type[np.generic]:
+        """The dtype the labels are fed to Keras in."""
+        return np.int32 if self.has_classes else np.float32
+
+    @abstractmethod
+    def losses(self, probabilities: Sequence[bool]) -> list[Any]:
+        """A Keras loss for each output; ``probabilities`` says, per output, whether it ends
+        in softmax (else it gives logits)."""
+
+    @abstractmethod
+    def metrics(self, chosen: Sequence[str]) -> list[str]:
+        """The Keras metrics each output reports, given those the person ``chosen``."""
+
+    @abstractmethod
+    def check_output(self, graph: Graph, out: str, shapes: Mapping[str, Shape | None],
+                     dataset: DatasetFacts, several: bool) -> list[Problem]:
+        """The problems of output layer ``out`` for this task on ``dataset`` (``shapes``: every
+        analysed layer's output shape; ``several``: the model has more than one output)."""
+
+    @abstractmethod
+    def answers(self, outputs: np.ndarray, class_names: Sequence[str],
+                top_k: int) -> list[dict[str, Any]]:
+        """Each row of model outputs as the answer a person reads (the fields of a
+        ``Prediction``)."""
+
+    @abstractmethod
+    def agreement(self, outputs: np.ndarray, expected: np.ndarray) -> float | None:
+        """How often an export gives the Keras model's answer, in percent (None where answers
+        are numbers and only their difference counts)."""
+
+    @abstractmethod
+    def synthetic_labels(self, size: int) -> np.ndarray:
+        """``size`` labels of the right type, for a timing run on made-up data."""

@@ -1,0 +1,1 @@
+"""What each task draws differently: one module per task, listed in ``registry``."""

@@ -1,0 +1,15 @@
+"""How a regression's answer is drawn: the predicted values."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QWidget
+
+from studio.core.inference.predictor import Prediction
+
+
+class RegressionViews:
+    """The regression task's widgets."""
+
+    def answer_widget(self, prediction: Prediction) -> QWidget:
+        """The values ``prediction`` holds."""
+        return QLabel("Predicted value: " + ", ".join(f"{v:.4g}" for v in prediction.value or ()))

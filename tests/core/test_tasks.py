@@ -1,0 +1,98 @@
+"""The task seam: every task answers the same questions, the core asks the project's task
+instead of branching on its name, and a new task plugs in with one registration."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from studio.core.build.analysis import analyze
+from studio.core.build.keras_model import build_model, compile_model
+from studio.core.data.types import DatasetInfo
+from studio.core.model.fixes import Problem
+from studio.core.model.graph import Graph, Node
+from studio.core.project import document
+from studio.core.project.document import ProjectFileError, load_project
+from studio.core.project.templates import demo_project
+from studio.core.tasks.registry import TASKS, task_for
+from studio.core.tasks.regression import Regression
+
+
+class Counting(Regression):
+    """A made-up task: the model answers a whole count."""
+
+    name = "counting"
+    title = "Counting"
+
+    def check_output(self, graph, out, shapes, dataset, several):
+        if shapes[out] == (1,):
+            return []
+        return [Problem(out, f"A counter for {dataset.title} answers one count.")]
+
+    def answers(self, outputs, class_names, top_k):
+        return [{"value": [float(round(v)) for v in row]} for row in outputs]
+
+
+@pytest.fixture
+def counting(monkeypatch):
+    """``Counting`` registered, as its one line in the registry would."""
+    monkeypatch.setitem(TASKS, Counting.name, Counting())
+    for cached in (document.project_schema, document._validator):
+        cached.cache_clear()
+    yield TASKS[Counting.name]
+    for cached in (document.project_schema, document._validator):
+        cached.cache_clear()
+
+
+def dense_graph(units: int) -> Graph:
+    return Graph.from_chain([Node("in", "Input", {"shape": [3]}),
+                             Node("out", "Dense", {"units": units})])
+
+
+COUNTS = DatasetInfo("counts.csv", "counts.csv", (3,), 0, (), 50, kind="table", task="counting")
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_every_task_answers_the_seams_questions(name):
+    task = task_for(name)
+    assert task.label_kind in ("classes", "numbers") and task.title
+    labels = task.synthetic_labels(4)
+    assert len(labels) == 4 and labels.dtype == task.label_dtype
+    assert len(task.losses([True, False])) == 2
+    outputs = np.array([[0.2, 0.8], [0.9, 0.1]])
+    answers = task.answers(outputs, ("cat", "dog"), top_k=1)
+    assert len(answers) == 2 and all(answers)
+    agreement = task.agreement(outputs, outputs)
+    assert agreement in (None, 100.0)
+
+
+def test_an_unknown_task_is_refused_in_one_line(tmp_path):
+    with pytest.raises(KeyError, match="Unknown task 'counting': choose one of classification"):
+        task_for("counting")
+    document_ = demo_project().to_dict()
+    document_["dataset"]["task"] = "counting"
+    path = tmp_path / "p.studio.json"
+    path.write_text(json.dumps(document_))
+    with pytest.raises(ProjectFileError) as refused:
+        load_project(path)
+    assert "counting" in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_new_task_plugs_in_with_its_registration_alone(counting, tmp_path):
+    project = demo_project()
+    project.dataset.task = "counting"
+    path = tmp_path / "p.studio.json"
+    path.write_text(json.dumps(project.to_dict()))
+    assert load_project(path).dataset.task == "counting"  # the schema knows it
+
+    (problem,) = analyze(dense_graph(4), COUNTS).problems  # its output check is asked
+    assert problem.message == "A counter for counts.csv answers one count."
+    assert analyze(dense_graph(1), COUNTS).ok
+
+    graph = dense_graph(1)
+    model = build_model(graph, COUNTS, "counter")
+    compile_model(model, graph, project.training, "counting")  # its loss and metrics
+    assert type(model.loss).__name__ == "MeanSquaredError"
+    assert counting.answers(np.array([[2.7]]), (), 1) == [{"value": [3.0]}]
