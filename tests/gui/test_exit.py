@@ -12,9 +12,9 @@ OPEN_WINDOW = """
 import sys
 from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QMessageBox
-from studio.core.templates import demo_project
-from studio.gui.app import create_application
-from studio.gui.main_window import MainWindow
+from studio.core.project.templates import demo_project
+from studio.gui.shell.app import create_application
+from studio.gui.shell.main_window import MainWindow
 
 QMessageBox.question = lambda *args, **kwargs: QMessageBox.StandardButton.Discard
 app = create_application()

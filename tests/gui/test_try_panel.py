@@ -274,10 +274,10 @@ def test_clicking_an_answer_shows_why_with_a_heat_map_activations_and_filters(
 def test_clicks_while_an_explanation_works_wait_and_only_the_last_one_is_explained(
     window, qtbot, run_dir, digits, monkeypatch, gate
 ):
-    from studio.core.inference import explain
+    from studio.gui.inference import explain_view
 
     running, most, explained = [], [], []
-    real = explain.explain_image
+    real = explain_view.explain_image
 
     def counted(model, x, thumbnail, *args):
         running.append(thumbnail)
@@ -295,15 +295,15 @@ def test_clicks_while_an_explanation_works_wait_and_only_the_last_one_is_explain
         assert drop_on(window.canvas.viewport(), list(digits.values()))
     # answers may arrive in more than one batch, each showing the first card again: let the
     # drop's answers and explanations end before counting those the clicks start
-    qtbot.waitUntil(lambda: not (panel.busy() or view._busy), timeout=RUN_TIMEOUT_MS)
-    monkeypatch.setattr(explain, "explain_image", counted)
+    qtbot.waitUntil(lambda: not (panel.busy() or view.job.busy()), timeout=RUN_TIMEOUT_MS)
+    monkeypatch.setattr(explain_view, "explain_image", counted)
     with qtbot.waitSignal(view.explained, timeout=RUN_TIMEOUT_MS):
         qtbot.mouseClick(panel.cards[0], LEFT)
         qtbot.waitUntil(gate.reached.is_set, timeout=RUN_TIMEOUT_MS)
         for card in panel.cards[1:3]:
             qtbot.mouseClick(card, LEFT)
         gate.open()
-    qtbot.waitUntil(lambda: not view._busy, timeout=RUN_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: not view.job.busy(), timeout=RUN_TIMEOUT_MS)
     last = panel.cards[2].prediction
     assert view.prediction is last
     assert max(most) == 1  # never two at once
