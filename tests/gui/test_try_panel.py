@@ -12,7 +12,7 @@ import keras
 import numpy as np
 import pytest
 from PIL import Image
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QCoreApplication, QPoint, Qt
 from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QFileDialog, QPushButton
 
@@ -184,6 +184,39 @@ def test_cancel_stops_a_folder_and_keeps_what_was_answered(window, qtbot, run_di
     assert panel.table_model.rowCount() == len(result.predictions)
     assert panel.progress.text().startswith("Stopped after")
     assert not panel.cancel_button.isEnabled()
+
+
+def test_a_second_folder_replaces_the_first_whose_answers_never_show(
+    window, qtbot, run_dir, digits, tmp_path, monkeypatch, started_workers, gate
+):
+    from studio.gui.inference import try_panel
+
+    first, second = tmp_path / "first", digits["7"].parent
+    first.mkdir()
+    shutil.copy(digits["3"], first / "three.png")
+    real_image_files = try_panel.image_files
+
+    def held(folder, stop):
+        if folder == first:
+            gate.hold()  # the first folder is being looked through when the second comes
+        return real_image_files(folder, stop)
+
+    monkeypatch.setattr(try_panel, "image_files", held)
+    panel = window.try_panel
+    with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS):
+        window.views.setCurrentWidget(panel)
+    done = []
+    panel.folder_done.connect(done.append)
+    panel.answer_folders([first])
+    first_batch = started_workers[-1]
+    qtbot.waitUntil(gate.reached.is_set)
+    with qtbot.waitSignal(panel.folder_done, timeout=RUN_TIMEOUT_MS):
+        panel.answer_folders([second])
+    gate.open()
+    first_batch.wait()
+    QCoreApplication.sendPostedEvents()  # whatever the first folder's job still reported
+    assert [len(result.predictions) for result in done] == [4]
+    assert panel.table_model.rowCount() == 4 and not panel.busy()
 
 
 def test_a_pasted_image_is_answered(window, qtbot, run_dir, digits):
