@@ -31,6 +31,7 @@ from studio.core.runs.folders import runs_root  # noqa: E402
 from studio.core.runs.index import INDEX_FILE, RunIndex  # noqa: E402
 from studio.gui.runs.history_panel import HistoryPanel  # noqa: E402
 from studio.gui.shell.app import create_application  # noqa: E402
+from studio.gui.widgets.jobs import shutdown_jobs  # noqa: E402
 from tests.run_folders import rewrite_record, write_runs  # noqa: E402
 
 TARGET_SECONDS = 1.0
@@ -57,7 +58,7 @@ def open_panel(root: Path) -> int:
     wait_for(panel.refreshed, timeout_s=60)
     panel.repaint()
     rows = panel.proxy.rowCount()
-    panel.shutdown()
+    shutdown_jobs(panel)
     panel.close()
     panel.deleteLater()
     return rows

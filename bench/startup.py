@@ -19,12 +19,13 @@ import sys
 from studio.core.project.templates import demo_project
 from studio.gui.shell.app import create_application
 from studio.gui.shell.main_window import MainWindow
+from studio.gui.widgets.jobs import shutdown_jobs
 app = create_application()
 window = MainWindow(demo_project())
 window.show()
 app.processEvents()
 print(time.perf_counter() - start, "tensorflow" in sys.modules)
-window.training.shutdown()
+shutdown_jobs(window)
 """
 
 

@@ -48,7 +48,7 @@ def measure(cold: bool) -> tuple[int, float, float] | None:
         warm_up(window)
     watch = AccuracyWatch(window)
     window.training.start_button.click()
-    window.training.worker.event.connect(watch.on_event)
+    window.training.job.event.connect(watch.on_event)
     wait_for(window.training.run_finished)
     close_discarding(window)
     return watch.reached

@@ -49,6 +49,22 @@ def no_thread_left_running(monkeypatch):
 
 
 @pytest.fixture
+def started_workers(monkeypatch):
+    """The list every :class:`Worker` started during the test is added to, in order."""
+    from studio.gui.widgets.worker import Worker
+
+    started: list[Worker] = []
+    original = Worker.start
+
+    def recording_start(worker):
+        started.append(worker)
+        original(worker)
+
+    monkeypatch.setattr(Worker, "start", recording_start)
+    return started
+
+
+@pytest.fixture
 def dialogs(monkeypatch):
     """Replace modal message boxes with a recorder; returns the list of (kind, title, text)."""
     shown: list[tuple[str, str, str]] = []

@@ -73,7 +73,7 @@ def make_form(qtbot, discovery, device: DeviceChoice | None = None) -> DeviceFor
 
 
 def found(qtbot, form: DeviceForm) -> DeviceForm:
-    qtbot.waitUntil(lambda: form.devices is not None and form.worker is None)
+    qtbot.waitUntil(lambda: form.devices is not None and not form.discovering.busy())
     return form
 
 

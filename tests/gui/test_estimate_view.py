@@ -14,6 +14,7 @@ from studio.gui.shell.app import create_application
 from studio.gui.training import estimate_view
 from studio.gui.training.estimate_view import EstimateView
 from studio.gui.widgets.document import ProjectDocument
+from studio.gui.widgets.jobs import shutdown_jobs
 from tests.gui.support import RUN_TIMEOUT_MS
 from tests.helpers import tiny_project
 
@@ -32,7 +33,7 @@ VIEWS: list[EstimateView] = []
 def shut_down_views():
     yield
     for view in VIEWS:
-        view.shutdown()
+        shutdown_jobs(view)
     VIEWS.clear()
 
 
@@ -44,7 +45,7 @@ def make_view(qtbot, project, devices: Devices) -> EstimateView:
     VIEWS.append(view)
     qtbot.addWidget(view)
     view.show()
-    qtbot.waitUntil(lambda: view.discovery_worker is None)
+    qtbot.waitUntil(lambda: not view.discovering.busy())
     return view
 
 
@@ -101,7 +102,7 @@ def test_measure_runs_and_shows_the_time_per_epoch(qtbot):
     assert view.measure.isEnabled()
     qtbot.mouseClick(view.measure, Qt.MouseButton.LeftButton)
     assert not view.measure.isEnabled() and view.cancel.isVisible()
-    qtbot.waitUntil(lambda: view.measure_worker is None, timeout=RUN_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: not view.measuring.busy(), timeout=RUN_TIMEOUT_MS)
     assert set(view.runs) == {"CPU"} and view.runs["CPU"].seconds_per_step > 0
     assert view.times.text().startswith("CPU: ") and "per epoch" in view.times.text()
     assert view.recommendation.isHidden()  # no GPU to compare with
@@ -131,7 +132,7 @@ def test_cancel_ends_measuring(qtbot, monkeypatch):
     qtbot.mouseClick(view.measure, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "step 1 of 6" in view.progress.format())
     qtbot.mouseClick(view.cancel, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: view.measure_worker is None)
+    qtbot.waitUntil(lambda: not view.measuring.busy())
     assert view.times.text() == "CPU: cancelled before a step was timed"
 
 
@@ -140,7 +141,7 @@ def test_with_a_cpu_and_a_gpu_both_are_measured_and_one_recommended(qtbot, monke
                         GatedMeasure({"/cpu:0": 0.5, "/gpu:0": 0.1}))
     view = make_view(qtbot, tiny_project(), small_gpu(8 * 2**30))
     qtbot.mouseClick(view.measure, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: view.measure_worker is None)
+    qtbot.waitUntil(lambda: not view.measuring.busy())
     assert set(view.runs) == {"CPU", "GPU 0"}
     assert view.recommendation.isVisible()
     assert view.recommendation.text().startswith("Use GPU 0: 5.0× faster than the CPU")

@@ -28,6 +28,7 @@ from studio.gui.inference.evaluation_panel import (
     percent,
 )
 from studio.gui.shell.app import create_application
+from studio.gui.widgets.jobs import shutdown_jobs
 from tests.gui.support import RUN_TIMEOUT_MS, copied_run
 
 LEFT = Qt.MouseButton.LeftButton
@@ -50,7 +51,7 @@ def panel(qtbot, run_dir):
     view.show()
     qtbot.waitExposed(view)
     yield view
-    view.shutdown()
+    shutdown_jobs(view)
 
 
 def edited_run(run_dir: Path, name: str, **dataset) -> Path:
@@ -271,8 +272,9 @@ def test_a_new_evaluation_replaces_one_still_running(qtbot, panel):
     assert "test samples" in panel.headline.text()
 
 
-def test_closing_stops_a_running_evaluation_and_waits_for_it(qtbot, panel):
+def test_closing_stops_a_running_evaluation_and_waits_for_it(qtbot, panel, started_workers):
     qtbot.mouseClick(panel.evaluate_button, LEFT)
-    assert panel.busy()
-    panel.shutdown()
-    assert not panel.busy()
+    (worker,) = started_workers
+    assert panel.busy() and worker.is_running()
+    shutdown_jobs(panel)
+    assert not panel.busy() and not worker.is_running()

@@ -13,6 +13,7 @@ from studio.core.runs import folders as runs
 from studio.core.runs.lock import RunLock
 from studio.gui.runs.history_panel import COLUMNS, HistoryPanel
 from studio.gui.shell.app import create_application
+from studio.gui.widgets.jobs import shutdown_jobs
 from tests.run_folders import dead_pid, now_iso, rewrite_record, write_run
 
 LEFT = Qt.MouseButton.LeftButton
@@ -43,7 +44,7 @@ def panel(qtbot, root):
     with qtbot.waitSignal(panel.refreshed, timeout=10_000):
         panel.show()
     yield panel
-    panel.shutdown()
+    shutdown_jobs(panel)
 
 
 def column(name: str) -> int:
@@ -216,8 +217,8 @@ def test_a_run_is_exported_from_the_panel_and_its_verification_shown(qtbot, cnn_
     dialog.format.setCurrentIndex(dialog.format.findData("tflite"))
     dialog.folder.setText(str(tmp_path / "out"))
     qtbot.mouseClick(dialog.export_button, LEFT)
-    assert dialog.worker is not None and not dialog.export_button.isEnabled()
-    qtbot.waitUntil(lambda: dialog.worker is None, timeout=120_000)
+    assert dialog.job.busy() and not dialog.export_button.isEnabled()
+    qtbot.waitUntil(lambda: not dialog.job.busy(), timeout=120_000)
     assert dialog.report is not None, dialog.result.text()
     assert not dialog.report.flagged
     assert (tmp_path / "out" / "model.tflite").is_file()
@@ -225,4 +226,4 @@ def test_a_run_is_exported_from_the_panel_and_its_verification_shown(qtbot, cnn_
         dialog.result.text())
     assert dialog.progress.text() == "Verified"
     dialog.close()
-    panel.shutdown()
+    shutdown_jobs(panel)

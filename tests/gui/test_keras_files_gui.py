@@ -27,7 +27,7 @@ def press_ctrl(window, qtbot, key: Qt.Key) -> None:
 
 def import_with_ctrl_i(window, qtbot) -> None:
     press_ctrl(window, qtbot, Qt.Key.Key_I)
-    qtbot.waitUntil(lambda: window.keras_files.worker is None, timeout=60_000)
+    qtbot.waitUntil(lambda: not window.keras_files.job.busy(), timeout=60_000)
 
 
 def test_importing_a_branched_keras_model_shows_it_on_the_canvas(window, qtbot, monkeypatch,
@@ -133,7 +133,7 @@ def test_trust_is_asked_for_each_file_and_never_carried_over(window, qtbot, monk
     choose_file(monkeypatch, second)
     seen = answer_next_question(qtbot, QMessageBox.StandardButton.No)
     press_ctrl(window, qtbot, Qt.Key.Key_I)
-    qtbot.waitUntil(lambda: bool(seen) and window.keras_files.worker is None, timeout=60_000)
+    qtbot.waitUntil(lambda: bool(seen) and not window.keras_files.job.busy(), timeout=60_000)
     assert window.doc.project is before
 
     window.doc.undo_stack.setClean()
@@ -150,8 +150,7 @@ def test_closing_during_an_import_shows_nothing_afterwards(window, qtbot, monkey
     choose_file(monkeypatch, path)
     before = window.doc.project
     press_ctrl(window, qtbot, Qt.Key.Key_I)
-    worker = window.keras_files.worker
-    assert worker is not None and window.close()
+    assert window.keras_files.job.busy() and window.close()
     arrived = []
     window.keras_files.imported.connect(arrived.append)
     with qtbot.assertNotEmitted(window.keras_files.imported, wait=300):

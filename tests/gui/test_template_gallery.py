@@ -62,7 +62,7 @@ def test_gallery_lists_every_template_and_opens_one_on_the_canvas(qtbot, window)
     assert set(window.scene.nodes) == set(graph.ids())
     assert set(window.scene.edges) == set(graph.edges)
     assert window.doc.undo_stack.isClean() and window.doc.path is None
-    assert window.weights.worker is None  # nothing to download
+    assert not window.weights.job.busy()  # nothing to download
 
 
 def test_opening_a_template_first_offers_to_save_unsaved_changes(qtbot, window, dialogs):
@@ -107,7 +107,7 @@ def test_offline_transfer_template_opens_and_offers_random_weights(qtbot, window
     assert application_params(window) == {
         "name": "MobileNetV2", "weights": "random", "trainable_layers": BASES["MobileNetV2"].layers}
     assert "random" in window.scene.nodes["application_1"].look.key_params
-    qtbot.waitUntil(lambda: window.weights.worker is None)
+    qtbot.waitUntil(lambda: not window.weights.job.busy())
 
 
 class StalledResponse(io.BytesIO):
@@ -145,7 +145,7 @@ def test_cancel_keeps_imagenet_weights_when_asked(qtbot, window, monkeypatch):
         qtbot.mouseClick(keep, Qt.MouseButton.LeftButton)
     assert application_params(window)["weights"] == "imagenet"
     assert not list(cache_dir().iterdir())
-    qtbot.waitUntil(lambda: window.weights.worker is None)
+    qtbot.waitUntil(lambda: not window.weights.job.busy())
 
 
 def test_cached_weights_open_without_a_download(qtbot, window, offline):
@@ -154,7 +154,7 @@ def test_cached_weights_open_without_a_download(qtbot, window, offline):
     path.write_bytes(HDF5_SIGNATURE + b"weights")
     pick(qtbot, open_gallery(qtbot, window), "efficientnetb0", double=True)
     qtbot.waitUntil(lambda: window.doc.project.name == "EfficientNetB0 transfer learning")
-    assert window.weights.worker is None and window.weights.notice is None
+    assert not window.weights.job.busy() and window.weights.notice is None
 
 
 def test_inserting_a_template_adds_it_beside_the_model_in_one_step(qtbot, window):

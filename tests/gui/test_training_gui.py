@@ -190,19 +190,19 @@ def test_a_diverging_run_fails_clearly_and_the_app_can_train_again(
 
 
 def test_closing_the_window_mid_run_stops_it_and_joins_the_thread(
-    window, qtbot, private_workspace
+    window, qtbot, private_workspace, started_workers
 ):
     panel = window.training
     with qtbot.waitSignal(panel.run_started, timeout=5_000):
         qtbot.mouseClick(panel.start_button, LEFT)
-    worker = panel.worker
-    assert worker is not None and worker.is_running()
+    assert panel.is_running() and started_workers
     # The first batch event has reached the window.
     qtbot.waitUntil(lambda: panel.curves.point_count() > 0, timeout=RUN_TIMEOUT_MS)
 
     assert window.close()
     assert not window.isVisible()
-    assert not worker.is_running()
+    assert not panel.is_running()
+    assert not any(worker.is_running() for worker in started_workers)
     assert not panel.curves.timer.isActive()
     (run_dir,) = run_folders(private_workspace / "runs")
     assert run_status(run_dir)["status"] == "stopped"

@@ -12,7 +12,7 @@ import keras
 import numpy as np
 import pytest
 from PIL import Image
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QCoreApplication, QPoint, Qt
 from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QFileDialog, QPushButton
 
@@ -186,6 +186,39 @@ def test_cancel_stops_a_folder_and_keeps_what_was_answered(window, qtbot, run_di
     assert not panel.cancel_button.isEnabled()
 
 
+def test_a_second_folder_replaces_the_first_whose_answers_never_show(
+    window, qtbot, run_dir, digits, tmp_path, monkeypatch, started_workers, gate
+):
+    from studio.gui.inference import try_panel
+
+    first, second = tmp_path / "first", digits["7"].parent
+    first.mkdir()
+    shutil.copy(digits["3"], first / "three.png")
+    real_image_files = try_panel.image_files
+
+    def held(folder, stop):
+        if folder == first:
+            gate.hold()  # the first folder is being looked through when the second comes
+        return real_image_files(folder, stop)
+
+    monkeypatch.setattr(try_panel, "image_files", held)
+    panel = window.try_panel
+    with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS):
+        window.views.setCurrentWidget(panel)
+    done = []
+    panel.folder_done.connect(done.append)
+    panel.answer_folders([first])
+    first_batch = started_workers[-1]
+    qtbot.waitUntil(gate.reached.is_set)
+    with qtbot.waitSignal(panel.folder_done, timeout=RUN_TIMEOUT_MS):
+        panel.answer_folders([second])
+    gate.open()
+    first_batch.wait()
+    QCoreApplication.sendPostedEvents()  # whatever the first folder's job still reported
+    assert [len(result.predictions) for result in done] == [4]
+    assert panel.table_model.rowCount() == 4 and not panel.busy()
+
+
 def test_a_pasted_image_is_answered(window, qtbot, run_dir, digits):
     panel = window.try_panel
     with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS):
@@ -295,7 +328,7 @@ def test_clicks_while_an_explanation_works_wait_and_only_the_last_one_is_explain
         assert drop_on(window.canvas.viewport(), list(digits.values()))
     # answers may arrive in more than one batch, each showing the first card again: let the
     # drop's answers and explanations end before counting those the clicks start
-    qtbot.waitUntil(lambda: not (panel.busy() or view._busy), timeout=RUN_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: not (panel.busy() or view.job.busy()), timeout=RUN_TIMEOUT_MS)
     monkeypatch.setattr(explain_view, "explain_image", counted)
     with qtbot.waitSignal(view.explained, timeout=RUN_TIMEOUT_MS):
         qtbot.mouseClick(panel.cards[0], LEFT)
@@ -303,7 +336,7 @@ def test_clicks_while_an_explanation_works_wait_and_only_the_last_one_is_explain
         for card in panel.cards[1:3]:
             qtbot.mouseClick(card, LEFT)
         gate.open()
-    qtbot.waitUntil(lambda: not view._busy, timeout=RUN_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: not view.job.busy(), timeout=RUN_TIMEOUT_MS)
     last = panel.cards[2].prediction
     assert view.prediction is last
     assert max(most) == 1  # never two at once

@@ -111,7 +111,7 @@ def test_open_a_keras_model_imports_it(window, qtbot, monkeypatch, tmp_path):
     model.save(path)
     choose_files(monkeypatch, path)
     qtbot.mouseClick(welcome(window, qtbot).open_model, LEFT)
-    qtbot.waitUntil(lambda: window.keras_files.worker is None, timeout=60_000)
+    qtbot.waitUntil(lambda: not window.keras_files.job.busy(), timeout=60_000)
     assert len(window.doc.project.graph.nodes) == len(model.layers)
     assert window.statusBar().currentMessage() == "Imported branched.keras"
 

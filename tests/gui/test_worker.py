@@ -60,3 +60,20 @@ def test_a_discarded_worker_runs_until_its_thread_ends(qtbot):
     assert not worker.is_running()
     QCoreApplication.sendPostedEvents()  # the queued signals, delivered to nobody
     assert received == [] and not worker.is_running()
+
+
+def test_a_discarded_worker_relays_nothing_and_is_asked_to_stop(qtbot, gate):
+    create_application()
+    received = []
+    worker = Worker(lambda on_event, stop: (on_event({"at": "start"}), gate.hold(),
+                                            on_event({"stopped": stop.is_set()}), 42))
+    for signal in (worker.event, worker.succeeded, worker.failed, worker.done):
+        signal.connect(lambda *args, signal=signal: received.append((signal, args)))
+    worker.start()
+    qtbot.waitUntil(lambda: bool(received))  # the first event arrived: it is held at the gate
+    worker.discard()
+    assert worker.stop_requested() and worker.is_running()
+    gate.open()
+    worker.wait()
+    QCoreApplication.sendPostedEvents()
+    assert len(received) == 1 and not worker.is_running()

@@ -25,7 +25,7 @@ from studio.gui.data.images import ImageGrid, fit, read_array
 from studio.gui.data.samples import pick
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import delay, hint
-from studio.gui.widgets.jobs import LatestJob
+from studio.gui.widgets.jobs import JobSlot
 from studio.gui.widgets.sync import show_value
 
 PREVIEW_SAMPLES = 6
@@ -191,7 +191,7 @@ class AugmentationView(QWidget):
         self._wanted: tuple | None = None
         self._started: tuple | None = None
         self._tensorflow_used = False
-        self.job = LatestJob(self)
+        self.job = JobSlot(self)
         self.job.succeeded.connect(self._show_preview)
         self.job.failed.connect(self._failed)
         self.timer = delay(self, DEBOUNCE_MS, self._start_preview)
@@ -232,11 +232,6 @@ class AugmentationView(QWidget):
         self.caption.setText("")
         self.status.setStyleSheet("")
         self.status.setText(message)
-
-    def shutdown(self) -> None:
-        """Wait for the preview thread (the window is closing)."""
-        self.timer.stop()
-        self.job.shutdown()
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
         """Compute a preview that was asked for while the view was hidden."""

@@ -32,7 +32,7 @@ from studio.gui.data.samples import SamplesView
 from studio.gui.data.source import ERROR_STYLE, SourceForm
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import delay, scrolling
-from studio.gui.widgets.jobs import LatestJob
+from studio.gui.widgets.jobs import JobSlot
 
 LOAD_DELAY_MS = 250
 """Wait this long after the last edit before reading the data again (typing a percentage)."""
@@ -163,7 +163,7 @@ class DataPanel(QWidget):
         self._waiting = False
         """Whether the choice shown waits to be read to be known (a CSV not read yet)."""
         self._pending = False
-        self.loader = LatestJob(self)
+        self.loader = JobSlot(self)
         self.loader.event.connect(self._progress)
         self.loader.succeeded.connect(self._loaded)
         self.loader.succeeded.connect(lambda _loaded: self._read_ended())
@@ -260,13 +260,6 @@ class DataPanel(QWidget):
         self.status.setText("Reading the data was cancelled. Press “Read again” to start over.")
         self.retry.show()
         self._read_ended(CANCELLED)
-
-    def shutdown(self) -> None:
-        """Stop every background job and wait for its thread (the window is closing)."""
-        self.timer.stop()
-        self.loader.shutdown()
-        self.samples.shutdown()
-        self.augmentation.shutdown()
 
     def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt's name
         """Accept a dragged folder or CSV file."""

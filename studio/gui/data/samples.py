@@ -28,7 +28,7 @@ from studio.core.data.types import SPLITS, ArraySamples, FileSamples, LoadedData
 from studio.core.model.params import format_shape
 from studio.core.tasks.registry import task_for
 from studio.gui.data.images import THUMBNAIL, framed, pixmap, thumbnail
-from studio.gui.widgets.jobs import LatestJob
+from studio.gui.widgets.jobs import JobSlot
 
 SAMPLES = 48
 """Images shown per split."""
@@ -136,7 +136,7 @@ class SamplesView(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addWidget(self.stack, 1)
-        self.job = LatestJob(self)
+        self.job = JobSlot(self)
         self.job.succeeded.connect(self._show_thumbnails)
         self.clear("No data yet.")
 
@@ -162,10 +162,6 @@ class SamplesView(QWidget):
             button.setChecked(button.objectName() == f"split-{split}")
         if self.loaded is not None:
             self._fill()
-
-    def shutdown(self) -> None:
-        """Wait for the thumbnail thread (the window is closing)."""
-        self.job.shutdown()
 
     def _enable(self, on: bool) -> None:
         for button in [*self.buttons.buttons(), self.shuffle]:

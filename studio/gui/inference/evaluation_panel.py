@@ -62,7 +62,7 @@ from studio.core.tasks.registry import task_for
 from studio.gui.runs.run_picker import offer_runs
 from studio.gui.widgets.forms import hint, narrow_box
 from studio.gui.widgets.images import array_pixmap
-from studio.gui.widgets.worker import Worker
+from studio.gui.widgets.jobs import JobSlot
 
 COUNT_ROLE = Qt.ItemDataRole.UserRole
 """The confusion matrix's count in a cell, as an int."""
@@ -396,10 +396,12 @@ class EvaluationPanel(QWidget):
         self.runs: list[RunSummary] = []
         self.evaluation: Evaluation | None = None
         self._picked_by_hand = False
-        self._worker: Worker | None = None
-        """The evaluation whose results will show."""
-        self._workers: list[Worker] = []
-        """Every worker whose thread may still run (a dropped one ends at its next check)."""
+        self.job = JobSlot(self)
+        """The evaluation whose results will show; a new one drops it."""
+        self.job.event.connect(self._progressed)
+        self.job.succeeded.connect(lambda evaluated: self._succeeded(*evaluated))
+        self.job.failed.connect(self._failed)
+        self.job.finished.connect(self._ended)
 
         bar = self._make_bar()
         self.status = QLabel()
@@ -581,34 +583,25 @@ class EvaluationPanel(QWidget):
         if not self.evaluate_button.isEnabled():  # F6 with nothing to evaluate
             return
         run_dir, model = self.run_box.currentData(), self.model_box.currentData()
-        if self._worker is not None:
-            self._worker.discard()
         split, what = self.split(), self._describe()
         run_path, model_path = Path(run_dir), Path(model) if model else None
 
-        def task(on_event, stop) -> Evaluation:
+        def task(on_event, stop) -> tuple[Evaluation, str]:
             return evaluate_run(run_path, split, model_path,
                                 on_progress=lambda text, done, total: on_event(
                                     {"what": text, "done": done, "total": total}),
-                                stop=stop)
+                                stop=stop), what
 
-        worker = Worker(task)
-        worker.event.connect(self._progressed)
-        worker.succeeded.connect(lambda evaluation: self._succeeded(evaluation, what))
-        worker.failed.connect(self._failed)
-        worker.done.connect(self._ended)
-        self._worker = worker
-        self._workers = [w for w in self._workers if w.is_running()] + [worker]
+        self.job.start(task)
         self.cancel_button.setEnabled(True)
         self.progress.setRange(0, 0)
         self.progress.setFormat("Starting…")
         self._set_status(f"Evaluating {what}…")
-        worker.start()
 
     def cancel(self) -> None:
         """Stop the evaluation running; the results shown before stay."""
-        if self._worker is not None:
-            self._worker.stop()
+        if self.job.busy():
+            self.job.stop()
             self.cancel_button.setEnabled(False)
             self.progress.setFormat("Stopping…")
 
@@ -621,7 +614,7 @@ class EvaluationPanel(QWidget):
 
     def _stopped(self) -> bool:
         """True (and says so) when the running evaluation was cancelled."""
-        if self._worker is None or not self._worker.stop_requested():
+        if not self.job.stop_requested():
             return False
         self._finish_progress("Cancelled")
         self._set_status("The evaluation was cancelled."
@@ -672,7 +665,6 @@ class EvaluationPanel(QWidget):
     @Slot()
     def _ended(self) -> None:
         self.cancel_button.setEnabled(False)
-        self._worker = None
 
     def _finish_progress(self, text: str) -> None:
         self.progress.setRange(0, 1)
@@ -709,7 +701,7 @@ class EvaluationPanel(QWidget):
         (without READY); an evaluation running keeps its own status."""
         if self.evaluation is None:
             self.empty.setText(text)
-        if self._worker is None:
+        if not self.job.busy():
             self._set_status("" if self.evaluation is None or text == READY else text)
 
     def _set_status(self, text: str, error: bool = False) -> None:
@@ -718,13 +710,5 @@ class EvaluationPanel(QWidget):
         self.status.setVisible(bool(text))
 
     def busy(self) -> bool:
-        """True while an evaluation's thread runs (one dropped for a newer one too, until it
-        reaches its next check)."""
-        return any(worker.is_running() for worker in self._workers)
-
-    def shutdown(self) -> None:
-        """Stop the evaluation and wait for every thread (the window is closing)."""
-        for worker in self._workers:
-            worker.discard()
-        for worker in self._workers:
-            worker.wait()
+        """True from Evaluate until the evaluation's last signal has been delivered."""
+        return self.job.busy()

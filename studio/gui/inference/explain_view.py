@@ -13,7 +13,7 @@ from studio.core.inference.explain import Explanation, explain_image
 from studio.core.inference.predictor import Prediction, Predictor
 from studio.gui.widgets.forms import hint, narrow_box
 from studio.gui.widgets.images import array_pixmap, mosaic
-from studio.gui.widgets.worker import Worker
+from studio.gui.widgets.jobs import JobSlot, Policy
 
 PICTURE = 160
 """The side of the image and heat-map pictures, in pixels."""
@@ -54,9 +54,10 @@ class ExplainView(QWidget):
         self.predictor: Predictor | None = None
         self.prediction: Prediction | None = None
         self.explanation: Explanation | None = None
-        self._worker: Worker | None = None
-        self._busy = False
-        self._stale = False
+        self.job = JobSlot(self, Policy.RERUN)
+        """One explanation at a time (each holds the interpreter for a while)."""
+        self.job.succeeded.connect(self._show)
+        self.job.failed.connect(self._failed)
         self.title = QLabel("<b>Why</b>")
         self.title.setWordWrap(True)
         self.class_box = narrow_box()
@@ -134,33 +135,18 @@ class ExplainView(QWidget):
         if predictor is None or prediction is None or self.class_box.currentData() is None:
             return
         self.note.setText("Working out why…")
-        if self._busy:
-            self._stale = True
-            return
-        self._busy, self._stale = True, False
         class_index, layer = self.class_box.currentData(), self.layer_box.currentData()
-        worker = Worker(lambda on_event, stop: _explain(predictor, prediction, class_index,
-                                                        layer))
-        worker.succeeded.connect(self._show)
-        worker.failed.connect(self._failed)
-        worker.done.connect(self._worker_done)
-        self._worker = worker
-        worker.start()
-
-    @Slot()
-    def _worker_done(self) -> None:
-        self._busy = False  # done arrives with the thread ended: another may replace it
-        if self._stale:
-            self._start()
+        self.job.start(lambda on_event, stop: _explain(predictor, prediction, class_index,
+                                                       layer))
 
     @Slot(str)
     def _failed(self, text: str) -> None:
-        if not self._stale:
+        if not self.job.waiting():
             self._clear(f"Could not explain: {text}")
 
     @Slot(object)
     def _show(self, explanation: Explanation) -> None:
-        if self._stale:
+        if self.job.waiting():  # out of date: a newer request runs next
             return
         self.explanation = explanation
         self.layer_box.clear()
@@ -202,9 +188,3 @@ class ExplainView(QWidget):
         grid = _grid(pictures)
         scale = max(1, GRID_WIDTH // grid.shape[1])
         return array_pixmap(grid, scale)
-
-    def shutdown(self) -> None:
-        """Drop work under way and wait for its thread (the window is closing)."""
-        if self._worker is not None:
-            self._worker.discard()
-            self._worker.wait()

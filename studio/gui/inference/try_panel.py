@@ -51,7 +51,7 @@ from studio.gui.inference.prediction_table import SORT_ROLE, PredictionTableMode
 from studio.gui.inference.result_card import ResultCard
 from studio.gui.runs.run_picker import offer_runs
 from studio.gui.widgets.forms import hint, narrow_box, scrolling
-from studio.gui.widgets.worker import Worker
+from studio.gui.widgets.jobs import JobSlot
 
 MAX_CARDS = 200
 """Cards kept on screen; older ones make way (a folder belongs in the table instead)."""
@@ -113,10 +113,17 @@ class TryPanel(QWidget):
         self._picked_by_hand = False
         self._pending: list[Request] = []
         self._pending_folders: list[Path] = []
-        self._loader: Worker | None = None
-        self._quick: Worker | None = None
-        self._batch: Worker | None = None
-        self._retired: list[Worker] = []
+        self.loading = JobSlot(self)
+        self.loading.succeeded.connect(lambda loaded: self._loaded(*loaded))
+        self.loading.failed.connect(lambda text: self._load_failed(self._chosen, text))
+        self.answering = JobSlot(self)
+        self.answering.succeeded.connect(self._show_answers)
+        self.answering.failed.connect(lambda text: self._set_status(text, error=True))
+        self.answering.finished.connect(self._next)
+        self.batch = JobSlot(self)
+        self.batch.event.connect(self._folder_progress)
+        self.batch.succeeded.connect(self._folder_answered)
+        self.batch.failed.connect(self._folder_failed)
 
         self.run_box = narrow_box()
         self.run_box.setObjectName("try-run")
@@ -314,22 +321,17 @@ class TryPanel(QWidget):
             return
         self._chosen, self._preprocessing = path, preprocessing
         self.predictor = None
-        self._retire(self._loader)
-        self._loader = None
+        self.loading.cancel()
         self._set_status(f"{path.name} answers once it is loaded.")
         if self.isVisible() or self._pending or self._pending_folders:
             self._load_chosen()
 
     def _load_chosen(self) -> None:
         path, preprocessing = self._chosen, self._preprocessing
-        if path is None or self.predictor is not None or self._loader is not None:
+        if path is None or self.predictor is not None or self.loading.busy():
             return
         self._set_status(f"Loading {path.name}…")
-        worker = Worker(lambda on_event, stop: _load(path, preprocessing))
-        worker.succeeded.connect(lambda result: self._loaded(path, result))
-        worker.failed.connect(lambda text: self._load_failed(path, text))
-        self._loader = worker
-        worker.start()
+        self.loading.start(lambda on_event, stop: (path, _load(path, preprocessing)))
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
         """Load the chosen model when the view first shows."""
@@ -433,20 +435,11 @@ class TryPanel(QWidget):
             self._load_chosen()
 
     def _next(self) -> None:
-        if self.predictor is None or self._quick is not None or not self._pending:
+        """Answer the oldest request waiting, once the one before has been answered."""
+        if self.predictor is None or self.answering.busy() or not self._pending:
             return
         request, predictor = self._pending.pop(0), self.predictor
-        worker = Worker(lambda on_event, stop: request(predictor))
-        worker.succeeded.connect(self._show_answers)
-        worker.failed.connect(lambda text: self._set_status(text, error=True))
-        worker.done.connect(self._quick_done)
-        self._quick = worker
-        worker.start()
-
-    @Slot()
-    def _quick_done(self) -> None:
-        self._quick = None
-        self._next()
+        self.answering.start(lambda on_event, stop: request(predictor))
 
     @Slot(object)
     def _show_answers(self, predictions: list[Prediction]) -> None:
@@ -495,7 +488,6 @@ class TryPanel(QWidget):
             self._wait_for_model()
             return
         self._pending_folders = []
-        self.cancel_folder()
         self.table_model.set_rows([])
         self.export_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
@@ -511,12 +503,7 @@ class TryPanel(QWidget):
                                   lambda what, done, total: on_event(
                                       {"what": what, "done": done, "total": total}), stop)
 
-        worker = Worker(task)
-        worker.event.connect(self._folder_progress)
-        worker.succeeded.connect(self._folder_answered)
-        worker.failed.connect(self._folder_failed)
-        self._batch = worker
-        worker.start()
+        self.batch.start(task)
 
     @Slot(object)
     def _folder_progress(self, event: dict) -> None:
@@ -553,13 +540,11 @@ class TryPanel(QWidget):
 
     def _batch_ended(self) -> None:
         self.cancel_button.setEnabled(False)
-        worker, self._batch = self._batch, None
-        self._retire(worker)
 
     def cancel_folder(self) -> None:
         """Stop the folder being answered; what was answered so far is shown."""
-        if self._batch is not None:
-            self._batch.stop()
+        if self.batch.busy():
+            self.batch.stop()
             self.progress.setFormat("Stopping…")
 
     def export_dialog(self) -> None:
@@ -615,27 +600,9 @@ class TryPanel(QWidget):
         self.status.setStyleSheet(ERROR_STYLE if error else "")
         self.status.setText(text)
 
-    def _retire(self, worker: Worker | None) -> None:
-        """Drop what ``worker`` still reports; keep it until its thread ends."""
-        self._retired = [w for w in self._retired if w.is_running()]
-        if worker is not None:
-            worker.discard()
-            self._retired.append(worker)
-
     def busy(self) -> bool:
         """True while a model loads or answers."""
-        return any(w is not None and w.is_running()
-                   for w in (self._loader, self._quick, self._batch))
-
-    def shutdown(self) -> None:
-        """Stop all background work and wait for it (the window is closing)."""
-        self.explain.shutdown()
-        for worker in (self._loader, self._quick, self._batch, *self._retired):
-            if worker is not None:
-                worker.discard()
-        for worker in (self._loader, self._quick, self._batch, *self._retired):
-            if worker is not None:
-                worker.wait()
+        return any(job.busy() for job in (self.loading, self.answering, self.batch))
 
 
 def _load(path: Path, preprocessing: dict[str, Any] | None) -> Predictor | PreprocessingMissing:

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from studio.core.export.exporter import export_run
 from studio.core.export.formats import FORMATS
-from studio.gui.widgets.worker import Worker, start_worker
+from studio.gui.widgets.jobs import JobSlot
 
 ERROR_STYLE = "color: #b3261e;"
 
@@ -52,7 +52,11 @@ class ExportDialog(QDialog):
     def __init__(self, run_dir: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.run_dir = Path(run_dir)
-        self.worker: Worker | None = None
+        self.job = JobSlot(self)
+        self.job.event.connect(self._progressed)
+        self.job.succeeded.connect(self._exported)
+        self.job.failed.connect(self._failed)
+        self.job.finished.connect(self._done)
         self.report = None
         """The last export's report, once one succeeded."""
         self.setWindowTitle(f"Export {self.run_dir.name}")
@@ -103,7 +107,7 @@ class ExportDialog(QDialog):
 
     def start(self) -> None:
         """Export in the background into the chosen folder."""
-        if self.worker is not None or not self.folder.text().strip():
+        if self.job.busy() or not self.folder.text().strip():
             return
         self.report = None
         self.export_button.setEnabled(False)
@@ -112,11 +116,8 @@ class ExportDialog(QDialog):
         self.progress.setFormat("Exporting…")
         self.result.setStyleSheet("")
         self.result.setText("Exporting and verifying…")
-        self.worker = start_worker(
-            _export_task(self.run_dir, self.format.currentData(),
-                         Path(self.folder.text().strip())),
-            event=self._progressed, succeeded=self._exported, failed=self._failed,
-            done=self._done)
+        self.job.start(_export_task(self.run_dir, self.format.currentData(),
+                                    Path(self.folder.text().strip())))
 
     @Slot(object)
     def _progressed(self, event: dict) -> None:
@@ -143,7 +144,6 @@ class ExportDialog(QDialog):
 
     @Slot()
     def _done(self) -> None:
-        self.worker = None
         self.progress.setRange(0, 1)
         self.progress.setValue(1 if self.report is not None else 0)
         self.export_button.setEnabled(True)
@@ -151,8 +151,8 @@ class ExportDialog(QDialog):
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         """Close cancels a running export (its folder is left as it was)."""
-        if self.worker is not None:
-            self.worker.stop()
+        if self.job.busy():
+            self.job.stop()
             event.ignore()
             return
         super().closeEvent(event)

@@ -52,8 +52,8 @@ from studio.core.runs.history import (
 )
 from studio.core.runs.index import RunIndex
 from studio.gui.runs.export_dialog import ExportDialog
+from studio.gui.widgets.jobs import JobSlot, Policy
 from studio.gui.widgets.plot_style import epoch_plot
-from studio.gui.widgets.worker import Worker
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 MAX_OVERLAID = 12
@@ -274,10 +274,14 @@ class HistoryPanel(QWidget):
         super().__init__()
         self._root_provider = root_provider
         self._index: RunIndex | None = None
-        self._worker: Worker | None = None
+        self.listing = JobSlot(self, Policy.RERUN)
+        """Lists the runs; a refresh asked for meanwhile lists them again once it ends."""
+        self.listing.succeeded.connect(self._show)
+        self.listing.failed.connect(self._show_failure)
+        self.listing.started.connect(self._listing_started)
+        self.listing.finished.connect(self._finished)
         self.export_dialog: ExportDialog | None = None
         """The export dialog opened last."""
-        self._again = False
         self._listed = False
         """A listing arrived from the worker under way."""
         self.model = RunTableModel()
@@ -451,36 +455,22 @@ class HistoryPanel(QWidget):
         """Sync the run index with the folders on a worker thread and show the runs."""
         self._run(())
 
-    def shutdown(self) -> None:
-        """Drop any listing or export under way and wait for their threads (when the window
-        closes)."""
-        exporting = self.export_dialog.worker if self.export_dialog is not None else None
-        for worker in (self._worker, exporting):
-            if worker is not None:
-                worker.discard()
-                worker.wait()
-        self._worker = None
-
     def showEvent(self, event) -> None:
         """Show runs other processes started or ended since the panel was last shown."""
         super().showEvent(event)
         self.refresh()
 
     def _run(self, delete: Sequence[str]) -> None:
-        if self._worker is not None:
-            self._again = True
-            return
         root = Path(self._root_provider())
         if self._index is None or self._index.root != root:
             self._index = RunIndex(root)
         index = self._index
-        self._worker = Worker(lambda on_event, stop: list_runs(index, delete))
-        self._worker.succeeded.connect(self._show)
-        self._worker.failed.connect(self._show_failure)
-        self._worker.done.connect(self._finished)
+        self.listing.start(lambda on_event, stop: list_runs(index, delete))
+
+    @Slot()
+    def _listing_started(self) -> None:
         self.refresh_action.setEnabled(False)
         self._update_actions()
-        self._worker.start()
 
     @Slot(object)
     def _show(self, listing: Listing) -> None:
@@ -500,15 +490,11 @@ class HistoryPanel(QWidget):
 
     @Slot()
     def _finished(self) -> None:
-        self._worker = None
         self.refresh_action.setEnabled(True)
         self._update_actions()
         if self._listed:
             self._listed = False
             self.refreshed.emit()
-        if self._again:
-            self._again = False
-            self.refresh()
 
     def _filter(self, text: str | None = None, status: str | None = None) -> None:
         self.proxy.set_filter(text, status)
@@ -530,7 +516,7 @@ class HistoryPanel(QWidget):
         self.export_action.setEnabled(one is not None and one.has_model())
         self.resume_action.setEnabled(one is not None and one.status in RESUMABLE
                                       and one.has_checkpoint())
-        self.delete_action.setEnabled(bool(chosen) and self._worker is None)
+        self.delete_action.setEnabled(bool(chosen) and not self.listing.busy())
 
     @Slot()
     def overlay_curves(self) -> None:
@@ -618,7 +604,7 @@ class HistoryPanel(QWidget):
     def delete_selected(self) -> None:
         """Ask, then delete the selected runs and their files on the worker thread."""
         chosen = self.selected_runs()
-        if not chosen or self._worker is not None:
+        if not chosen or self.listing.busy():
             return
         what = (f"{chosen[0].id} with its model," if len(chosen) == 1 else
                 f"these {len(chosen)} runs with their models,")

@@ -69,7 +69,7 @@ from studio.gui.widgets.dimension_dialog import (
 )
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import scrolling
-from studio.gui.widgets.worker import Worker, start_worker
+from studio.gui.widgets.jobs import JobSlot
 
 ERROR_STYLE = "color: #b3261e;"
 TARGET_ROLE = Qt.ItemDataRole.UserRole
@@ -149,8 +149,18 @@ class SearchPanel(QWidget):
         super().__init__()
         self.doc = doc
         self.cores = cores or os.cpu_count() or 1
-        self.worker: Worker | None = None
-        self.measurer: Worker | None = None
+        self.job = JobSlot(self)
+        self.job.event.connect(self._on_event)
+        self.job.succeeded.connect(self._on_succeeded)
+        self.job.failed.connect(self._on_failed)
+        self.job.finished.connect(self._on_done)
+        self.measuring = JobSlot(self)
+        self.measuring.succeeded.connect(
+            lambda seconds: self._measured.__setitem__(self._measuring_key, seconds))
+        self.measuring.failed.connect(
+            lambda _: self._measured.__setitem__(self._measuring_key, None))
+        self.measuring.finished.connect(self.refresh)
+        self._measuring_key = ""
         self.pool: WorkerPool | None = None
         """Worker processes started while the tab shows a search that can start, so that
         Start does not wait for TensorFlow to load in them; kept for the next search."""
@@ -460,7 +470,7 @@ class SearchPanel(QWidget):
         trials = f"{count:,} trial{'s' if count != 1 else ''}"
         per_epoch = self.seconds_per_epoch()
         if per_epoch is None:
-            measuring = " (measuring…)" if self.measurer is not None else ""
+            measuring = " (measuring…)" if self.measuring.busy() else ""
             return f"{trials}, time unknown until measured{measuring}"
         seconds = estimated_seconds(project, search, per_epoch, self.cores)
         return f"{trials}, {estimate_words(seconds)}"
@@ -486,17 +496,11 @@ class SearchPanel(QWidget):
         project = self.doc.project.copy()
         key = _measured_key(project)
         info = self.doc.dataset()
-        if (self.measurer is not None or info is None or key in self._measured
+        if (self.measuring.busy() or info is None or key in self._measured
                 or self.seconds_per_epoch() is not None or self.reasons()):
             return
-        self.measurer = start_worker(
-            _measure_task(project, info), done=self._measure_done,
-            succeeded=lambda seconds: self._measured.__setitem__(key, seconds),
-            failed=lambda _: self._measured.__setitem__(key, None))
-        self.refresh()
-
-    def _measure_done(self) -> None:
-        self.measurer = None
+        self._measuring_key = key
+        self.measuring.start(_measure_task(project, info))
         self.refresh()
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
@@ -511,7 +515,7 @@ class SearchPanel(QWidget):
         """Let idle workers go when the tab is left (their memory is the app's)."""
         super().hideEvent(event)
         if not self.is_running():
-            self._close_pool()
+            self.close_pool()
 
     def warm_workers(self) -> None:
         """Start as many worker processes as trials run at once (TensorFlow loads in them in
@@ -519,10 +523,11 @@ class SearchPanel(QWidget):
         workers = self.doc.project.search.workers
         if self.is_running() or (self.pool is not None and self.pool.size == workers):
             return
-        self._close_pool()
+        self.close_pool()
         self.pool = WorkerPool(workers)
 
-    def _close_pool(self) -> None:
+    def close_pool(self) -> None:
+        """Let the worker processes go (the tab is left or the window closes)."""
         if self.pool is not None:
             self.pool.close(timeout=0)  # idle workers hold nothing: never wait for them
             self.pool = None
@@ -530,8 +535,8 @@ class SearchPanel(QWidget):
     # Running.
 
     def is_running(self) -> bool:
-        """True while a search's thread is alive."""
-        return self.worker is not None
+        """True from Start until the search's last signal has been delivered."""
+        return self.job.busy()
 
     def start(self) -> None:
         """Search a snapshot of the project in a new search folder; its trials are runs in
@@ -570,8 +575,7 @@ class SearchPanel(QWidget):
         self.progress.setFormat("Starting…")
         self.status.setStyleSheet("")
         self.status.setText(text)
-        self.worker = start_worker(task, event=self._on_event, succeeded=self._on_succeeded,
-                                   failed=self._on_failed, done=self._on_done)
+        self.job.start(task)
         self.refresh()
         self.search_started.emit()
 
@@ -610,19 +614,10 @@ class SearchPanel(QWidget):
 
     def stop(self) -> None:
         """Stop the search: running trials end, finished ones are kept."""
-        if self.worker is not None:
-            self.worker.stop()
+        if self.job.busy():
+            self.job.stop()
             self.stop_button.setEnabled(False)
             self.progress.setFormat("Stopping…")
-
-    def shutdown(self) -> None:
-        """Stop any search or measurement and wait for their threads (the window closes)."""
-        for worker in (self.worker, self.measurer):
-            if worker is not None:
-                worker.discard()
-                worker.wait()
-        self._close_pool()
-        self.curves.timer.stop()
 
     @Slot(object)
     def _on_event(self, event: dict) -> None:
@@ -667,7 +662,7 @@ class SearchPanel(QWidget):
         planned = max(self.planned, len(trials), 1)
         self.progress.setRange(0, planned)
         self.progress.setValue(ended)
-        if self.worker is not None and not self.worker.stop_requested():
+        if self.job.busy() and not self.job.stop_requested():
             self.progress.setFormat(f"{ended} of {planned} trials done · {running} running")
         best = self.best_trial()
         if best is not None:
@@ -708,7 +703,6 @@ class SearchPanel(QWidget):
 
     @Slot()
     def _on_done(self) -> None:
-        self.worker = None
         self.curves.redraw()
         self._latest = None
         if self.outcome != "failed":

@@ -14,7 +14,7 @@ from studio.core.data.types import DataError
 from studio.core.export.python_code import export_code
 from studio.core.project.document import project_stem
 from studio.gui.widgets.document import ProjectDocument
-from studio.gui.widgets.worker import Worker
+from studio.gui.widgets.jobs import JobSlot
 
 MODEL_FILTER = "Keras models (*.keras *.h5);;All files (*)"
 
@@ -41,7 +41,10 @@ class KerasFiles(QObject):
         super().__init__(parent)
         self.window = parent
         self.doc = doc
-        self.worker: Worker | None = None
+        self.job = JobSlot(self)
+        self.job.succeeded.connect(self._succeeded)
+        self.job.failed.connect(self._failed)
+        self.job.finished.connect(self._done)
         self._path = Path()
         self._refusal: Exception | None = None
 
@@ -53,22 +56,12 @@ class KerasFiles(QObject):
 
     def import_path(self, path: Path, trust: bool = False) -> None:
         """Import ``path`` in the background; ``imported`` carries the result."""
-        if self.worker is not None:
+        if self.job.busy():
             return
         self._path = path
         self._refusal = None
         self.message.emit(f"Importing {path.name}…")
-        self.worker = Worker(_import_task(path, trust))
-        self.worker.succeeded.connect(self._succeeded)
-        self.worker.failed.connect(self._failed)
-        self.worker.done.connect(self._done)
-        self.worker.start()
-
-    def shutdown(self) -> None:
-        """Drop an import in progress and wait for it; called when the window closes."""
-        if self.worker is not None:
-            self.worker.discard()
-            self.worker.wait()
+        self.job.start(_import_task(path, trust))
 
     @Slot(object)
     def _succeeded(self, result) -> None:
@@ -86,7 +79,6 @@ class KerasFiles(QObject):
     def _done(self) -> None:
         """Ask about a file holding code only now, with the worker gone: a question asked
         while its signals are still arriving would be answered for the wrong import."""
-        self.worker = None
         refusal, self._refusal = self._refusal, None
         if refusal is None:
             return

@@ -40,6 +40,7 @@ from studio.gui.shell.welcome import WelcomePage
 from studio.gui.training.panel import TrainingPanel
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import scrolling
+from studio.gui.widgets.jobs import shutdown_jobs
 
 FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
 
@@ -467,14 +468,10 @@ class MainWindow(QMainWindow):
         if not self._confirm_discard():
             event.ignore()
             return
-        self.training.shutdown()
-        self.runs.shutdown()
-        self.data_panel.shutdown()
-        self.keras_files.shutdown()
-        self.weights.shutdown()
-        self.try_panel.shutdown()
-        self.evaluation.shutdown()
-        self.search.shutdown()
+        shutdown_jobs(self)  # every slot of every panel and dialog is a child of the window
+        self.search.close_pool()
+        for curves in (self.training.curves, self.search.curves):
+            curves.timer.stop()  # nothing more arrives to draw
         if self._inspector_put_away:
             self.inspector_dock.show()  # put away for a view: the next session shows it
         QSettings().setValue("window/geometry", self.saveGeometry())

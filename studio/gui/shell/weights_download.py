@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QMessageBox, QProgressDialog, QPushButton, QWidget
 
 from studio.core.model.applications import fetch_weights, missing_weights, use_random_weights
 from studio.gui.widgets.document import ProjectDocument
-from studio.gui.widgets.worker import Worker, start_worker
+from studio.gui.widgets.jobs import JobSlot
 
 MEGABYTE = 1 << 20
 
@@ -40,7 +40,11 @@ class WeightsDownload(QObject):
         super().__init__(parent)
         self.doc = doc
         self._parent = parent
-        self.worker: Worker | None = None
+        self.job = JobSlot(self)
+        self.job.event.connect(self._on_progress)
+        self.job.succeeded.connect(self._on_ready)
+        self.job.failed.connect(self._on_failed)
+        self.job.finished.connect(self._on_done)
         self.progress: QProgressDialog | None = None
         self.notice: QMessageBox | None = None
         self.random_button: QPushButton | None = None
@@ -49,7 +53,7 @@ class WeightsDownload(QObject):
     def fetch_missing(self) -> None:
         """Start downloading the weights the project needs, if any are missing."""
         names = missing_weights(self.doc.project.graph)
-        if not names or self.worker is not None:
+        if not names or self.job.busy():
             return
         self.progress = QProgressDialog(self._label(names[0]), "Cancel", 0, 0, self._parent)
         self.progress.setWindowTitle("ImageNet weights")
@@ -59,16 +63,8 @@ class WeightsDownload(QObject):
         self.progress.setAutoClose(False)
         self.progress.canceled.connect(self._cancel)
         self._names = names
-        self.worker = start_worker(_fetch_all(names), event=self._on_progress,
-                                   succeeded=self._on_ready, failed=self._on_failed,
-                                   done=self._on_done)
+        self.job.start(_fetch_all(names))
         self.progress.show()
-
-    def shutdown(self) -> None:
-        """Cancel a download and wait for its thread; called when the window closes."""
-        if self.worker is not None:
-            self.worker.discard()
-            self.worker.wait()
 
     @staticmethod
     def _label(name: str, done: int = 0, total: int = 0) -> str:
@@ -77,8 +73,7 @@ class WeightsDownload(QObject):
 
     @Slot()
     def _cancel(self) -> None:
-        if self.worker is not None:
-            self.worker.stop()
+        self.job.stop()
 
     @Slot(object)
     def _on_progress(self, event: dict) -> None:
@@ -118,7 +113,6 @@ class WeightsDownload(QObject):
 
     @Slot()
     def _on_done(self) -> None:
-        self.worker = None
         if self.progress is not None:
             self.progress.close()
             self.progress.deleteLater()

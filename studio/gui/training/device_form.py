@@ -19,8 +19,8 @@ from studio.core.hardware.devices import (
     with_device,
 )
 from studio.gui.widgets.document import ProjectDocument
+from studio.gui.widgets.jobs import JobSlot
 from studio.gui.widgets.sync import show_value
-from studio.gui.widgets.worker import Worker
 
 LOOKING = "Looking for devices…"
 PRECISION_LABELS = {
@@ -134,25 +134,20 @@ class DeviceForm(QWidget):
         layout.addRow(self.summary)
         layout.addRow(self.warning)
 
-        self.worker: Worker | None = Worker(_discover(discovery))
-        self.worker.succeeded.connect(self._found)
-        self.worker.failed.connect(self._not_found)
-        self.worker.done.connect(self._looked)
+        self.discovering = JobSlot(self)
+        self.discovering.succeeded.connect(self._found)
+        self.discovering.failed.connect(self._not_found)
+        self._discover = _discover(discovery)
+        """Looking for devices, until it has started (it runs once)."""
         doc.changed.connect(self.refresh)
         self.refresh()
 
     def look_for_devices(self) -> None:
         """Start looking for devices on the worker thread (it loads TensorFlow, so the window
         calls this once it shows)."""
-        if self.worker is not None and not self.worker.is_running():
-            self.worker.start()
-
-    def stop(self) -> None:
-        """Drop a discovery still running and wait for its thread (when the window closes)."""
-        if self.worker is not None:
-            self.worker.discard()
-            self.worker.wait()
-            self.worker = None
+        task, self._discover = self._discover, None
+        if task is not None:
+            self.discovering.start(task)
 
     def _found(self, devices: Devices) -> None:
         self.devices = devices
@@ -166,9 +161,6 @@ class DeviceForm(QWidget):
             return
         self._found(Devices(cpu=cpu))
         self.summary.setText(f"{self.summary.text()} Looking for GPUs failed: {message}")
-
-    def _looked(self) -> None:
-        self.worker = None
 
     def refresh(self) -> None:
         """Show the project's device choice and what this machine offers."""

@@ -35,7 +35,7 @@ from studio.core.hardware.devices import (
 from studio.core.project.document import DeviceChoice, Project
 from studio.gui.editor.model_summary import format_flops
 from studio.gui.widgets.document import ProjectDocument
-from studio.gui.widgets.worker import Worker, start_worker
+from studio.gui.widgets.jobs import JobSlot
 
 WARNING_STYLE = "color: #b3261e;"
 PARTS = (
@@ -149,7 +149,11 @@ class EstimateView(QWidget):
         self._times_text = ""
         self._times_failed = False
         self._cpu_only = Devices(cpu_info())
-        self.measure_worker: Worker | None = None
+        self.measuring = JobSlot(self)
+        self.measuring.event.connect(self._on_event)
+        self.measuring.succeeded.connect(self._on_measured)
+        self.measuring.failed.connect(self._on_failed)
+        self.measuring.finished.connect(self.refresh)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -160,18 +164,21 @@ class EstimateView(QWidget):
 
         for widget in (self.progress, self.cancel, self.times, self.recommendation):
             widget.hide()
-        self.discovery_worker: Worker | None = Worker(lambda on_event, stop: discovery.discover())
-        self.discovery_worker.succeeded.connect(self.set_devices)
-        self.discovery_worker.failed.connect(lambda message: self.set_devices(self._cpu_only))
-        self.discovery_worker.done.connect(self._discovered)
+        self.discovering = JobSlot(self)
+        self.discovering.succeeded.connect(self.set_devices)
+        self.discovering.failed.connect(lambda message: self.set_devices(self._cpu_only))
+        self.discovering.finished.connect(self.refresh)
+        self._discover = lambda on_event, stop: discovery.discover()
+        """Looking for devices, until it has started (it runs once)."""
         doc.changed.connect(self.refresh)
         self.refresh()
 
     def look_for_devices(self) -> None:
         """Start looking for devices on a worker thread (it loads TensorFlow, so the window
         calls this once it shows); until then the estimate is for the CPU."""
-        if self.discovery_worker is not None and not self.discovery_worker.is_running():
-            self.discovery_worker.start()
+        task, self._discover = self._discover, None
+        if task is not None:
+            self.discovering.start(task)
 
     def _model_box(self) -> QGroupBox:
         self.params = _label("params", "Weights and biases; those of frozen layers do not learn")
@@ -258,18 +265,6 @@ class EstimateView(QWidget):
         self.devices = devices
         self.refresh()
 
-    def _discovered(self) -> None:
-        self.discovery_worker = None
-        self.refresh()
-
-    def shutdown(self) -> None:
-        """Drop discovery and measuring still running and wait for their threads."""
-        for worker in (self.discovery_worker, self.measure_worker):
-            if worker is not None:
-                worker.discard()
-                worker.wait()
-        self.discovery_worker = self.measure_worker = None
-
     def refresh(self) -> None:
         """Estimate again from the document (cheap: the analysis and arithmetic only)."""
         project = self.doc.project
@@ -351,7 +346,7 @@ class EstimateView(QWidget):
                                  "color: palette(placeholder-text);" if stale else "")
 
     def _show_measure_state(self, model_ok: bool) -> None:
-        running = self.measure_worker is not None
+        running = self.measuring.busy()
         info = self.doc.dataset() if model_ok else None
         self.measure.setEnabled(not running and info is not None)
         if not model_ok:
@@ -389,7 +384,7 @@ class EstimateView(QWidget):
     def start_measuring(self) -> None:
         """Measure the time per epoch on a worker thread."""
         info = self.doc.dataset()
-        if self.measure_worker is not None or info is None:
+        if self.measuring.busy() or info is None:
             return
         project = self.doc.project.copy()
         self._measured_for = _measured(project)
@@ -400,20 +395,18 @@ class EstimateView(QWidget):
         self.progress.setValue(0)
         self.progress.setFormat("Starting…")
         task = _measure_task(project, info, project.training.batch_size, self._targets())
-        self.measure_worker = start_worker(task, event=self._on_event,
-                                           succeeded=self._on_measured,
-                                           failed=self._on_failed, done=self._on_done)
+        self.measuring.start(task)
         self.refresh()
 
     def cancel_measuring(self) -> None:
         """Stop measuring after the current step."""
-        if self.measure_worker is not None:
-            self.measure_worker.stop()
+        if self.measuring.busy():
+            self.measuring.stop()
             self.progress.setFormat("Cancelling…")
 
     @Slot(object)
     def _on_event(self, event: dict) -> None:
-        if event["type"] == "progress" and not self.measure_worker.stop_requested():
+        if event["type"] == "progress" and not self.measuring.stop_requested():
             self.progress.setValue(round(event["done"] / max(event["total"], 1)
                                          * PROGRESS_STEPS))
             self.progress.setFormat(f"Measuring on {event['label']}: step {event['done']} of "
@@ -443,11 +436,6 @@ class EstimateView(QWidget):
     def _on_failed(self, message: str) -> None:
         self._times_text = f"Measuring failed: {message}"
         self._times_failed = True
-
-    @Slot()
-    def _on_done(self) -> None:
-        self.measure_worker = None
-        self.refresh()
 
 
 def _duration(seconds: float) -> str:

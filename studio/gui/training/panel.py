@@ -35,9 +35,9 @@ from studio.gui.training.optimizer_form import NOMINAL_STEPS_PER_EPOCH, Optimize
 from studio.gui.training.stopping_form import StoppingForm
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import scrolling
+from studio.gui.widgets.jobs import JobSlot
 from studio.gui.widgets.search_button import SearchButton
 from studio.gui.widgets.sync import show_value
-from studio.gui.widgets.worker import Worker, start_worker
 
 PROGRESS_STEPS = 1000
 
@@ -103,8 +103,13 @@ class TrainingPanel(QWidget):
         super().__init__()
         self.doc = doc
         self.discovery = discovery
-        self.worker: Worker | None = None
-        self.warmup: Worker | None = None
+        self.job = JobSlot(self)
+        self.job.event.connect(self._on_event)
+        self.job.succeeded.connect(self._on_succeeded)
+        self.job.failed.connect(self._on_failed)
+        self.job.finished.connect(self._on_done)
+        self.warmup = JobSlot(self)
+        self.warmup.finished.connect(self._warmed_up)
         self.run_dir = ""
         self.last_error = ""
         self.outcome = ""
@@ -202,20 +207,17 @@ class TrainingPanel(QWidget):
         self.refresh()
 
     def is_running(self) -> bool:
-        """True while a run's thread is alive."""
-        return self.worker is not None
+        """True from Start until the run's last signal has been delivered."""
+        return self.job.busy()
 
     def warm_up(self) -> None:
         """Load TensorFlow and look for devices in the background, so the first Start is
         quick (called once the window shows)."""
         self.device_form.look_for_devices()
         self.estimate_view.look_for_devices()
-        self.warmup = Worker(_warm_up)
-        self.warmup.done.connect(self._warmed_up)
-        self.warmup.start()
+        self.warmup.start(_warm_up)
 
     def _warmed_up(self) -> None:
-        self.warmup = None
         if not gc.get_freeze_count():
             # TensorFlow and Keras leave a few hundred thousand long-lived objects; a full
             # collection walking them held the GUI for up to 0.2 s (bench/gui_stalls.py).
@@ -288,32 +290,21 @@ class TrainingPanel(QWidget):
         self.progress.setFormat("Starting: loading TensorFlow and data…")
         self.status.setStyleSheet("")
         self.status.setText(text)
-        self.worker = start_worker(task, event=self._on_event, succeeded=self._on_succeeded,
-                                   failed=self._on_failed, done=self._on_done)
+        self.job.start(task)
         self.refresh()
         self.run_started.emit()
 
     def stop(self) -> None:
         """Ask the run to stop after the current batch."""
-        if self.worker is not None:
-            self.worker.stop()
+        if self.job.busy():
+            self.job.stop()
             self.stop_button.setEnabled(False)
             self.progress.setFormat("Stopping…")
-
-    def shutdown(self) -> None:
-        """Stop any run and wait for every thread; called when the window closes."""
-        for worker in (self.worker, self.warmup):
-            if worker is not None:
-                worker.discard()
-                worker.wait()
-        self.device_form.stop()
-        self.estimate_view.shutdown()
-        self.curves.timer.stop()
 
     @Slot(object)
     def _on_event(self, event: dict) -> None:
         kind = event["type"]
-        if kind == "progress" and not self.worker.stop_requested():
+        if kind == "progress" and not self.job.stop_requested():
             total = max(event["total"], 1)
             self.progress.setFormat(f"{event['what']}: {event['done']:,} of {event['total']:,}")
             self.progress.setValue(round(event["done"] / total * PROGRESS_STEPS))
@@ -331,7 +322,7 @@ class TrainingPanel(QWidget):
             self.curves.add_rate(x, event["learning_rate"])
             self.usage.setText(usage_text(event))
             self.progress.setValue(round(event["progress"] * PROGRESS_STEPS))
-            if not self.worker.stop_requested():
+            if not self.job.stop_requested():
                 self.progress.setFormat(
                     f"Epoch {event['epoch']}/{self.epochs_total} · batch {event['step']}/"
                     f"{event['steps']} · {event['samples_per_sec']:,.0f} samples/s · "
@@ -382,7 +373,6 @@ class TrainingPanel(QWidget):
 
     @Slot()
     def _on_done(self) -> None:
-        self.worker = None
         self.curves.redraw()
         self.refresh()
         self.run_finished.emit(self.outcome)

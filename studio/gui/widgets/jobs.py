@@ -1,36 +1,108 @@
-"""Background jobs of the Data view where only the newest request matters."""
+"""Job slots: the one way a panel runs background work, and stops all of it when the window
+closes."""
 
 from __future__ import annotations
+
+from enum import Enum
 
 from PySide6.QtCore import QObject, Signal
 
 from studio.gui.widgets.worker import Task, Worker
 
 
-class LatestJob(QObject):
-    """Runs one task at a time on a :class:`Worker`; starting another discards the one before.
+class Policy(Enum):
+    """What a slot does with a job asked for while another runs."""
 
-    A discarded task is asked to stop and nothing it reports arrives any more; its thread is
-    kept until it ends, and ``shutdown`` waits for every thread.
+    REPLACE = "replace"
+    """The new job starts at once; the running one is asked to stop and nothing more it
+    reports arrives (its thread is kept until it ends)."""
+    RERUN = "rerun"
+    """The new job waits, replacing any job waiting before it, and starts once the running
+    job's last signal has been delivered."""
+
+
+class JobSlot(QObject):
+    """Runs one job at a time on a :class:`Worker` and relays the signals of the job that
+    counts. A slot is a child of the widget it serves, so the window finds every slot under
+    it: :func:`shutdown_jobs` stops them all.
+
+    The slot is busy from ``start`` until its job's ``done`` has been delivered, so no check
+    sees a job that has ended without saying how.
     """
 
     event = Signal(object)
-    """A dict the current task reported."""
+    """A dict the current job reported."""
     succeeded = Signal(object)
-    """The current task's result."""
+    """The current job's result."""
     failed = Signal(str)
-    """The current task raised; its message."""
+    """The current job raised; its message."""
+    started = Signal()
+    """A job started (one that waited, too)."""
     finished = Signal()
-    """The current task ended, whichever way (after ``succeeded`` or ``failed``)."""
+    """The current job ended, whichever way (after ``succeeded`` or ``failed``); the slot is
+    no longer busy, and a job that waited starts after this."""
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject, policy: Policy = Policy.REPLACE) -> None:
         super().__init__(parent)
+        self.policy = policy
         self._current: Worker | None = None
+        self._waiting: Task | None = None
         self._retired: list[Worker] = []
+        self._closed = False
 
     def start(self, task: Task) -> None:
-        """Run ``task(on_event, stop)`` in the background instead of any earlier task."""
+        """Run ``task(on_event, stop)`` in the background, as the slot's policy says; nothing
+        starts once the slot is shut down."""
+        if self._closed:
+            return
+        if self._current is not None and self.policy is Policy.RERUN:
+            self._waiting = task
+            return
         self.cancel()
+        self._launch(task)
+
+    def busy(self) -> bool:
+        """True from ``start`` until the current job's last signal has been delivered."""
+        return self._current is not None
+
+    def waiting(self) -> bool:
+        """True while a job waits for the current one to end (what the current one reports
+        is then out of date)."""
+        return self._waiting is not None
+
+    def stop(self) -> None:
+        """Ask the current job to stop at its next check; it still reports how it ended."""
+        if self._current is not None:
+            self._current.stop()
+
+    def stop_requested(self) -> bool:
+        """True once the current job has been asked to stop."""
+        return self._current is not None and self._current.stop_requested()
+
+    def cancel(self) -> None:
+        """Drop the waiting job, and stop the current one and drop whatever it still
+        reports."""
+        self._waiting = None
+        if self._current is not None:
+            self._current.discard()
+            self._retired.append(self._current)
+            self._current = None
+        self._retired = [worker for worker in self._retired if worker.is_running()]
+
+    def close(self) -> None:
+        """Cancel, and start nothing more (the window is closing)."""
+        self._closed = True
+        self.cancel()
+
+    def wait(self) -> None:
+        """Block until every thread the slot started has ended (the current job's signals
+        still arrive afterwards, unless the slot was closed)."""
+        current = [self._current] if self._current is not None else []
+        for worker in [*self._retired, *current]:
+            worker.wait()
+        self._retired.clear()
+
+    def _launch(self, task: Task) -> None:
         worker = Worker(task)
         worker.event.connect(self.event)
         worker.succeeded.connect(self.succeeded)
@@ -38,30 +110,24 @@ class LatestJob(QObject):
         worker.done.connect(lambda: self._ended(worker))
         self._current = worker
         worker.start()
-
-    def busy(self) -> bool:
-        """True while a task that has not been discarded is running."""
-        return self._current is not None
-
-    def cancel(self) -> None:
-        """Stop the current task and drop whatever it still reports."""
-        if self._current is not None:
-            self._current.discard()
-            self._retired.append(self._current)
-            self._current = None
-        ended = [w for w in self._retired if not w.is_running()]
-        for worker in ended:
-            worker.wait()
-            self._retired.remove(worker)
-
-    def shutdown(self) -> None:
-        """Cancel and wait until every thread has ended (the window is closing)."""
-        self.cancel()
-        for worker in self._retired:
-            worker.wait()
-        self._retired.clear()
+        self.started.emit()
 
     def _ended(self, worker: Worker) -> None:
-        if worker is self._current:
-            self._current = None
-            self.finished.emit()
+        if worker is not self._current:
+            return
+        self._current = None
+        self.finished.emit()
+        waiting, self._waiting = self._waiting, None
+        if waiting is not None and self._current is None:  # a receiver may have started one
+            self._launch(waiting)
+
+
+def shutdown_jobs(owner: QObject) -> None:
+    """Stop every job of every slot under ``owner``, drop what they still report, and wait
+    for their threads (the window is closing): the slots ask their jobs to stop first, so
+    the jobs end together."""
+    slots = owner.findChildren(JobSlot)
+    for slot in slots:
+        slot.close()
+    for slot in slots:
+        slot.wait()

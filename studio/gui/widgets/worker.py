@@ -124,17 +124,3 @@ class Worker(QObject):
         if not self._discarded:
             self.done.emit()
 
-
-def start_worker(task: Task, *, event: Callable[[dict], Any] | None = None,
-                 succeeded: Callable[[Any], Any] | None = None,
-                 failed: Callable[[str], Any] | None = None,
-                 done: Callable[[], Any] | None = None) -> Worker:
-    """A Worker running ``task``, started, with the given receivers connected to its signals
-    of the same names."""
-    worker = Worker(task)
-    for signal, receiver in ((worker.event, event), (worker.succeeded, succeeded),
-                             (worker.failed, failed), (worker.done, done)):
-        if receiver is not None:
-            signal.connect(receiver)
-    worker.start()
-    return worker
