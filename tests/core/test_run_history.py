@@ -17,7 +17,6 @@ from studio.core.runs.history import (
     delete_run,
     effective_status,
     find_run,
-    format_duration,
     read_metrics,
     read_run,
 )
@@ -156,7 +155,3 @@ def test_find_run_by_path_id_or_unique_prefix(tmp_path):
         find_run(project, "2026")
     with pytest.raises(RunNotFoundError, match="no run nope"):
         find_run(project, "nope")
-
-
-def test_durations_read_plainly():
-    assert [format_duration(s) for s in (4.4, 65, 7380)] == ["4 s", "1 min 05 s", "2 h 03 min"]

@@ -15,6 +15,7 @@ import copy
 import math
 from typing import Any
 
+from studio.core.base.messages import unknown_choice
 from studio.core.model.params import Param
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import (
@@ -236,14 +237,13 @@ def problems(project: Project, search: SearchSettings) -> list[str]:
         except SearchSpaceError as exc:
             found.append(str(exc))
     if search.strategy not in STRATEGIES:
-        found.append(f"Unknown strategy {search.strategy!r}: use one of "
-                     f"{', '.join(STRATEGIES)}.")
+        found.append(unknown_choice("strategy", search.strategy, STRATEGIES))
     elif search.strategy != "grid" and search.trials < 1:
         found.append("The number of trials must be at least 1.")
     if search.workers < 1:
         found.append("At least one trial must run at a time.")
     if search.metric not in METRICS:
-        found.append(f"Unknown metric {search.metric!r}: use one of {', '.join(METRICS)}.")
+        found.append(unknown_choice("metric", search.metric, METRICS))
     if not found and search.strategy == "grid" and grid_size(project, search) > MAX_GRID_POINTS:
         found.append(f"The grid has {grid_size(project, search):,} combinations, more than "
                      f"{MAX_GRID_POINTS:,}: use fewer values, or random or Bayesian search.")

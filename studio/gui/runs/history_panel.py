@@ -42,11 +42,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.base.messages import format_duration
 from studio.core.runs.history import (
     RunInUseError,
     RunSummary,
     config_diff,
-    format_duration,
     format_started,
     read_metrics,
 )

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.base.messages import count, format_duration
 from studio.core.build.estimate import measure_epoch_time
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import METRICS, Project, SearchSettings
@@ -76,17 +77,6 @@ TARGET_ROLE = Qt.ItemDataRole.UserRole
 EMPTY_HINT = ("Nothing is searched yet. Click the\nmagnifier beside a layer parameter\n"
               "or a training setting, or Add… below.")
 MEASURE_DEVICES = ["/CPU:0"]
-
-
-def estimate_words(seconds: float) -> str:
-    """A rough duration: ``about 40 s``, ``about 2 min``, ``about 1 h 20 min``."""
-    if seconds < 60:
-        return f"about {max(1, round(seconds))} s"
-    minutes = round(seconds / 60)
-    if minutes < 60:
-        return f"about {minutes} min"
-    hours, minutes = divmod(minutes, 60)
-    return f"about {hours} h {minutes:02d} min"
 
 
 def latest_seconds_per_epoch(root: Path) -> float | None:
@@ -456,14 +446,13 @@ class SearchPanel(QWidget):
         project, search = self.doc.project, self.doc.project.search
         if reasons:
             return "The number of trials is known once the search space is valid."
-        count = trial_count(project, search)
-        trials = f"{count:,} trial{'s' if count != 1 else ''}"
+        trials = count(trial_count(project, search), "trial")
         per_epoch = self.seconds_per_epoch()
         if per_epoch is None:
             measuring = " (measuring…)" if self.measurer is not None else ""
             return f"{trials}, time unknown until measured{measuring}"
         seconds = estimated_seconds(project, search, per_epoch, self.cores)
-        return f"{trials}, {estimate_words(seconds)}"
+        return f"{trials}, about {format_duration(seconds, 'rough')}"
 
     def seconds_per_epoch(self) -> float | None:
         """Seconds an epoch takes: of the newest run in the project's runs, else as measured
