@@ -17,6 +17,7 @@ from studio.core.runs.history import (
     delete_run,
     effective_status,
     find_run,
+    latest_seconds_per_epoch,
     read_metrics,
     read_run,
 )
@@ -155,3 +156,11 @@ def test_find_run_by_path_id_or_unique_prefix(tmp_path):
         find_run(project, "2026")
     with pytest.raises(RunNotFoundError, match="no run nope"):
         find_run(project, "nope")
+
+
+def test_the_time_per_epoch_is_the_newest_runs_that_trained_an_epoch(tmp_path):
+    assert latest_seconds_per_epoch(tmp_path) is None
+    rewrite_record(write_run(tmp_path, 0, epochs=4), seconds=20.0)
+    rewrite_record(write_run(tmp_path, 1, epochs=2), seconds=5.0)
+    write_run(tmp_path, 2, epochs=0)  # stopped before its first epoch: says nothing
+    assert latest_seconds_per_epoch(tmp_path) == 2.5

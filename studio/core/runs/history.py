@@ -226,6 +226,15 @@ def run_folders(root: Path) -> list[Path]:
     return sorted(path for path, _ in iter_run_folders(root))
 
 
+def latest_seconds_per_epoch(root: Path) -> float | None:
+    """Seconds per epoch of the newest run under ``root`` that trained an epoch, or None."""
+    for path in reversed(run_folders(root)):
+        run = read_run(path)
+        if run.epochs > 0 and run.seconds > 0:
+            return run.seconds / run.epochs
+    return None
+
+
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     if not isinstance(value, dict):
         return {prefix: value}

@@ -37,6 +37,8 @@ TRAINING_TARGETS = ("learning_rate", "batch_size", "optimizer", "epochs", "momen
 """Training settings that can be searched, as paths under ``training``."""
 TRAINING_PREFIX = "training."
 LAYER_PREFIX = "layer."
+SEARCHABLE_KINDS = ("int", "float", "choice", "bool")
+"""The kinds of layer parameter a search can vary (a shape cannot)."""
 
 
 class SearchSpaceError(ValueError):
@@ -91,10 +93,15 @@ def param_for(project: Project, target: str) -> Param:
             param = REGISTRY[project.graph.node(node_id).type].param(name)
         except KeyError:
             raise SearchSpaceError(f"The layer {node_id!r} has no parameter {name!r}.") from None
-        if param.kind == "shape":
+        if param.kind not in SEARCHABLE_KINDS:
             raise SearchSpaceError(f"{node_id}'s {param.label.lower()} cannot be searched.")
         return param
     raise SearchSpaceError(f"{target!r} is neither a training setting nor a layer parameter.")
+
+
+def searchable_params(layer_type: str) -> list[Param]:
+    """The parameters of layers of type ``layer_type`` that a search can vary."""
+    return [p for p in REGISTRY[layer_type].params if p.kind in SEARCHABLE_KINDS]
 
 
 def target_label(target: str) -> str:

@@ -33,8 +33,8 @@ from studio.core.hardware.devices import (
     cpu_info,
     training_devices,
 )
+from studio.core.model.flops import format_flops
 from studio.core.project.document import DeviceChoice, Project
-from studio.gui.editor.model_summary import format_flops
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.worker import Worker, start_worker
 
