@@ -141,6 +141,10 @@ class HistoryPanel(QWidget):
         self.message.setObjectName("history-message")
         self.message.setWordWrap(True)
 
+        self._build_layout()
+        self._update_actions()
+
+    def _build_layout(self) -> None:
         top = QHBoxLayout()
         top.addWidget(self.filter_edit, 1)
         top.addWidget(self.status_combo)
@@ -169,7 +173,6 @@ class HistoryPanel(QWidget):
         splitter.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
-        self._update_actions()
 
     def _action(self, text: str, name: str, slot: Callable[[], None], tip: str) -> QAction:
         action = QAction(text, self)
