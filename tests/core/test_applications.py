@@ -22,10 +22,9 @@ from studio.core.model.applications import (
     build_application,
     cache_dir,
     fetch_weights,
-    missing_weights,
-    use_random_weights,
 )
 from studio.core.model.layers import LayerError
+from studio.core.model.weights import missing_weights, use_random_weights
 from studio.core.project.templates import from_template
 
 ODD_SHAPE = (35, 71, 3)
