@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from studio.core.base.events import Progress
 from studio.core.data.types import (
     DataError,
     DataPending,
     DatasetInfo,
-    Progress,
     TableSamples,
     TextSamples,
 )

@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studio.core.base.events import OnEvent
+from studio.core.base.events import progress_events as _progress_reporter
 from studio.core.base.messages import first_line, unwritable
 from studio.core.base.runtime import start_tensorflow
 from studio.core.build.estimate import estimate, oom_advice
@@ -22,7 +24,7 @@ from studio.core.build.keras_model import build_model, compile_model, model_endp
 from studio.core.build.optimizers import reduce_only_across_devices, schedule_callbacks
 from studio.core.data import sources as data
 from studio.core.data.pipelines import make_pipelines
-from studio.core.data.types import DataError, DatasetInfo, LoadedData, Progress
+from studio.core.data.types import DataError, DatasetInfo, LoadedData
 from studio.core.hardware.devices import (
     DeviceDiscovery,
     DeviceError,
@@ -53,7 +55,6 @@ from studio.core.training.callbacks import (
 )
 from studio.core.training.live_metrics import (
     DivergedError,
-    EventCallback,
     live_metrics_callback,
     plain_metrics,
 )
@@ -87,7 +88,7 @@ class _Plan:
 def train(
     project: Project,
     run_root: Path,
-    on_event: EventCallback | None = None,
+    on_event: OnEvent | None = None,
     stop: threading.Event | None = None,
     *,
     epochs: int | None = None,
@@ -129,7 +130,7 @@ def _new_run_folder(root: Path, project: Project) -> RunFolder:
 
 def resume(
     run_dir: Path,
-    on_event: EventCallback | None = None,
+    on_event: OnEvent | None = None,
     stop: threading.Event | None = None,
     *,
     epochs: int | None = None,
@@ -172,7 +173,7 @@ def resume(
         return _run(folder, project, plan, on_event, stop, report_every, discovery)
 
 
-def _run(folder: RunFolder, project: Project, plan: _Plan, on_event: EventCallback | None,
+def _run(folder: RunFolder, project: Project, plan: _Plan, on_event: OnEvent | None,
          stop: threading.Event | None, report_every: int,
          discovery: DeviceDiscovery | None) -> RunResult:
     """One session of a run: load the data, build or reload the model and fit."""
@@ -303,13 +304,6 @@ def _early_note(stopper: Any, settings) -> str:
     rule = settings.early_stopping
     return (f"Stopped early after epoch {stopper.stopped_epoch + 1}: "
             f"{rule.monitor.replace('_', ' ')} did not improve for {rule.patience} epochs.")
-
-
-def _progress_reporter(on_event: EventCallback) -> Progress:
-    """Data loading progress (a download, a folder scan) as ``progress`` events."""
-    def report(what: str, done: int, total: int) -> None:
-        on_event({"type": "progress", "what": what, "done": done, "total": total})
-    return report
 
 
 def _explain(exc: Exception, project: Project, plan: _Plan, folder: RunFolder,

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.base.events import Event
 from studio.core.build.estimate import measure_epoch_time
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import METRICS, Project, SearchSettings
@@ -620,7 +621,7 @@ class SearchPanel(QWidget):
             self.progress.setFormat("Stopping…")
 
     @Slot(object)
-    def _on_event(self, event: dict) -> None:
+    def _on_event(self, event: Event) -> None:
         kind = event["type"]
         trials = self.table.trials
         if kind == "search_start":
