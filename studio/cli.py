@@ -15,7 +15,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from studio.core.base.events import DoneEvent, Event
-from studio.core.base.messages import unwritable
+from studio.core.base.messages import count, unwritable
 from studio.core.base.runtime import configure_environment
 
 COMMANDS = ("new", "train", "export-code", "import", "data", "runs", "infer", "search",
@@ -474,7 +474,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
         print(json.dumps([run.to_dict() for run in found], indent=2))
     elif found:
         print(runs_table(found))
-        print(f"{len(found)} run{'s' * (len(found) != 1)} in {root}")
+        print(f"{count(len(found), 'run')} in {root}")
     else:
         print(f"No runs yet in {root}.")
     return 0

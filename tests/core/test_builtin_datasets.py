@@ -212,7 +212,7 @@ def test_builtins_in_display_order_with_their_real_class_names():
 
 
 def test_an_unknown_name_lists_the_choices():
-    message = "Unknown Keras dataset 'svhn'; available: mnist, fashion_mnist, cifar10, cifar100."
+    message = "Unknown Keras dataset 'svhn': choose one of mnist, fashion_mnist, cifar10, cifar100."
     with pytest.raises(DataError, match=message):
         builtin_info("svhn")
     with pytest.raises(DataError, match=message):

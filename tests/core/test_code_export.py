@@ -19,8 +19,8 @@ from studio.core.build.optimizers import make_optimizer
 from studio.core.data import sources as data
 from studio.core.data.types import SPLITS
 from studio.core.export.python_code import export_code
-from studio.core.model.applications import use_random_weights
 from studio.core.model.graph import Graph, Node
+from studio.core.model.weights import use_random_weights
 from studio.core.project.document import Project, Schedule
 from studio.core.project.templates import demo_project, from_template
 from tests.helpers import tiny_project, two_tower_project

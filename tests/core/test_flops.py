@@ -6,7 +6,7 @@ import pytest
 
 from studio.core.build.analysis import analyze
 from studio.core.data.sources import MNIST_10K
-from studio.core.model.flops import FLOPS_RULES, layer_flops
+from studio.core.model.flops import FLOPS_RULES, format_flops, layer_flops
 from studio.core.model.graph import Graph, Node
 from studio.core.model.registry import REGISTRY
 from studio.core.project.templates import demo_project
@@ -82,3 +82,8 @@ def flops(layer: str, inputs: list[tuple[int, ...]], **params) -> int:
 )
 def test_rules(layer, inputs, params, expected):
     assert flops(layer, inputs, **params) == expected
+
+
+def test_flops_read_with_a_prefix():
+    assert [format_flops(n) for n in (950, 4_620_000, 1_500, 2_000_000_000)] == [
+        "950 FLOPs", "4.62 MFLOPs", "1.5 kFLOPs", "2 GFLOPs"]

@@ -17,7 +17,7 @@ from studio.core.runs.history import (
     delete_run,
     effective_status,
     find_run,
-    format_duration,
+    latest_seconds_per_epoch,
     read_metrics,
     read_run,
 )
@@ -158,5 +158,9 @@ def test_find_run_by_path_id_or_unique_prefix(tmp_path):
         find_run(project, "nope")
 
 
-def test_durations_read_plainly():
-    assert [format_duration(s) for s in (4.4, 65, 7380)] == ["4 s", "1 min 05 s", "2 h 03 min"]
+def test_the_time_per_epoch_is_the_newest_runs_that_trained_an_epoch(tmp_path):
+    assert latest_seconds_per_epoch(tmp_path) is None
+    rewrite_record(write_run(tmp_path, 0, epochs=4), seconds=20.0)
+    rewrite_record(write_run(tmp_path, 1, epochs=2), seconds=5.0)
+    write_run(tmp_path, 2, epochs=0)  # stopped before its first epoch: says nothing
+    assert latest_seconds_per_epoch(tmp_path) == 2.5

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from studio.core.model.graph import Node
 from studio.core.project.document import (
     Dimension,
     Project,
@@ -20,7 +21,9 @@ from studio.core.search.space import (
     current_value,
     estimated_seconds,
     layer_target,
+    param_for,
     problems,
+    searchable_params,
     target_label,
     training_target,
     trial_count,
@@ -137,3 +140,12 @@ def test_the_search_is_saved_with_the_project(project, tmp_path):
     save_project(project, path)
     assert load_project(path).search == project.search
     assert project.search.minimize
+
+
+def test_what_a_search_can_vary_is_one_fact_for_the_menus_and_the_checks():
+    assert [p.name for p in searchable_params("Dense")][:2] == ["units", "activation"]
+    assert searchable_params("Reshape") == []  # its target shape is a shape: not searchable
+    project = demo_project()
+    project.graph.nodes.append(Node("reshape_1", "Reshape", {"target_shape": [-1]}))
+    with pytest.raises(SearchSpaceError, match="target shape cannot be searched"):
+        param_for(project, layer_target("reshape_1", "target_shape"))

@@ -4,16 +4,24 @@ of invalid spaces; settings, removal and Apply best as single undo steps."""
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
+from studio.core.base.messages import format_duration
 from studio.core.model.graph import Graph, Node
 from studio.core.project.document import Dimension, Project, save_project
 from studio.core.search.runner import SearchSession
+from studio.core.search.space import estimated_seconds
+from studio.gui.search import estimate
+from studio.gui.search.panel import SearchPanel
 from studio.gui.search.parallel_coordinates import axis_for, metric_axis
+from studio.gui.widgets.document import ProjectDocument
+from studio.gui.widgets.jobs import shutdown_jobs
 from tests.gui.support import RUN_TIMEOUT_MS, click_row, isolate_settings, run_folders, show_tab
+from tests.run_folders import write_run
 
 LEFT = Qt.MouseButton.LeftButton
 SEARCH_TIMEOUT_MS = 4 * RUN_TIMEOUT_MS
@@ -113,8 +121,9 @@ def test_a_two_by_two_grid_runs_four_finished_trials_and_applies_the_best(
     qtbot.mouseDClick(panel.table.viewport(), LEFT, pos=rect.center())
     assert [r.id for r in window.runs.selected_runs()] == [Path(best["run_dir"]).name]
     assert not window.runs_dock.visibleRegion().isEmpty()
-    # The newest run now says how long an epoch takes.
-    assert re.fullmatch(r"4 trials, about \d+ (s|min)", panel.estimate.text())
+    # The newest run now says how long an epoch takes (read off the GUI thread).
+    qtbot.waitUntil(lambda: bool(re.fullmatch(r"4 trials, about \d+ (s|min)",
+                                              panel.estimate.text())))
     assert panel.status.text().startswith(f"Best: trial {best['number']}, validation accuracy")
 
     steps = window.doc.undo_stack.count()
@@ -320,3 +329,31 @@ def test_the_trial_table_says_why_a_trial_failed_and_highlights_only_a_finished_
 
     table.sortByColumn(3, Qt.SortOrder.AscendingOrder)  # by the metric, lowest first
     assert [row[0] for row in table.row_texts()] == ["1", "2", "0"]
+
+
+def test_the_newest_runs_time_is_read_off_the_gui_thread(qtbot, private_workspace, gate,
+                                                         monkeypatch):
+    write_run(private_workspace / "runs", 0, epochs=4)
+    readers = []
+    real = estimate.latest_seconds_per_epoch
+
+    def held(root):
+        readers.append(threading.current_thread())
+        gate.hold()
+        return real(root)
+
+    monkeypatch.setattr(estimate, "latest_seconds_per_epoch", held)
+    project = hidden_layer_project()
+    project.search.dimensions = [Dimension("training.learning_rate", values=[0.01, 0.001])]
+    panel = SearchPanel(ProjectDocument(project))
+    qtbot.addWidget(panel)
+    assert gate.reached.wait(RUN_TIMEOUT_MS / 1000)
+    assert readers and readers[0] is not threading.main_thread()
+    assert panel.estimate.text() == "2 trials, time unknown until measured (measuring…)"
+    assert not panel.measuring.busy()  # a run may say it: nothing is measured meanwhile
+    gate.open()
+    seconds = estimated_seconds(project, project.search, 1.5, panel.cores)  # 1.5 s an epoch
+    qtbot.waitUntil(lambda: panel.estimate.text() ==
+                    f"2 trials, about {format_duration(seconds, 'rough')}")
+    assert not panel.measuring.busy()
+    shutdown_jobs(panel)

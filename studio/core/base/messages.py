@@ -1,11 +1,15 @@
-"""Short text for plain-language messages: exceptions from libraries, counted nouns, sizes."""
+"""Short text for plain-language messages: exceptions from libraries, counted nouns, sizes,
+durations, and names that are not among the choices."""
 
 from __future__ import annotations
 
 import errno
 import reprlib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar
+
+T = TypeVar("T")
 
 QUOTE_LIMIT = 80
 """How many characters of a value a message quotes."""
@@ -32,9 +36,50 @@ def quoted(value: Any, limit: int = QUOTE_LIMIT) -> str:
     return shortened(short.repr(value), limit)
 
 
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """``one`` for 1, else ``many`` (``one`` with an ``s`` by default): ``was`` or ``were``."""
+    return one if n == 1 else (many or one + "s")
+
+
 def count(n: int, one: str, many: str | None = None) -> str:
     """``1 image``, ``2,000 images``: a number with its noun in the right form."""
-    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+    return f"{n:,} {plural(n, one, many)}"
+
+
+def unknown_choice(what: str, name: Any, choices: Iterable[str]) -> str:
+    """``Unknown export format 'pdf': choose one of keras, onnx.``"""
+    return f"Unknown {what} {quoted(name)}: choose one of {', '.join(choices)}."
+
+
+def look_up(table: Mapping[str, T], name: str, what: str, error: type[Exception]) -> T:
+    """``table[name]``; raise ``error`` naming the choices (the table's keys) if it has none."""
+    try:
+        return table[name]
+    except (KeyError, TypeError):  # TypeError: an unhashable name read from a file
+        raise error(unknown_choice(what, name, table)) from None
+
+
+def format_duration(seconds: float,
+                    style: Literal["words", "fine", "rough", "clock"] = "words") -> str:
+    """A duration for people. ``words``: ``42 s``, ``3 min 05 s``, ``2 h 04 min``; ``fine``
+    gives tenths under a minute (``0.42 s``, ``12.3 s``), as ``words`` above; ``rough``
+    rounds to minutes from a minute on (``40 s``, ``2 min``, ``1 h 20 min``); ``clock``:
+    ``2:05``, ``1:02:03``. A negative duration counts as zero."""
+    seconds = max(0.0, seconds)
+    if style == "fine" and seconds < 60:
+        return f"{seconds:.2g} s" if seconds < 1 else f"{seconds:.1f} s"
+    if style == "rough":
+        if seconds < 60:
+            return f"{max(1, round(seconds))} s"
+        hours, minutes = divmod(round(seconds / 60), 60)
+        return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    if style == "clock":
+        return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    return f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"
 
 
 def unwritable(folder: Path, exc: OSError) -> str:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from studio.core.base.messages import plural
 from studio.core.data.image_folder import too_few_classes
 from studio.core.data.sources import describe
 from studio.core.data.types import DataError, DatasetInfo
@@ -69,7 +70,7 @@ class Analysis:
         first = self.problems[0]
         where = f"{first.node_id}: " if first.node_id else ""
         more = len(self.problems) - 1
-        tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+        tail = f" (and {more} more {plural(more, 'problem')})" if more else ""
         return f"{where}{first.message}{tail}"
 
 

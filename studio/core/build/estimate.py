@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from studio.core.base.events import OnEvent
 from studio.core.base.messages import format_bytes
@@ -23,15 +23,12 @@ from studio.core.build.analysis import Analysis, analyze
 from studio.core.build.keras_model import build_model, compile_model, model_endpoints
 from studio.core.build.optimizers import optimizer_slots
 from studio.core.data.types import DatasetInfo, LoadedData
-from studio.core.hardware.devices import apply_precision, device_scope
+from studio.core.hardware.devices import Devices, apply_precision, device_scope
 from studio.core.model.applications import APPLICATION, BASES
 from studio.core.model.graph import Node
 from studio.core.model.layers import OPAQUE_TYPE
 from studio.core.project.document import DeviceChoice, Project
 from studio.core.tasks.registry import task_for
-
-if TYPE_CHECKING:
-    from studio.core.hardware.devices import Devices
 
 FLOAT_BYTES = 4
 """Weights, gradients and optimizer state are float32, also under mixed precision."""

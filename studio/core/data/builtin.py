@@ -24,6 +24,7 @@ import numpy as np
 from studio.core.base.downloads import DownloadError, download, file_digest
 from studio.core.base.events import Progress
 from studio.core.base.files import atomic_file
+from studio.core.base.messages import look_up
 from studio.core.base.paths import workspace
 from studio.core.data.types import DataError, DatasetInfo
 
@@ -179,11 +180,7 @@ _LOCKS = {name: threading.Lock() for name in BUILTINS}
 
 
 def _builtin(name: str) -> Builtin:
-    try:
-        return _BY_NAME[name]
-    except KeyError:
-        raise DataError(f"Unknown Keras dataset {name!r}; available: "
-                        f"{', '.join(BUILTINS)}.") from None
+    return look_up(_BY_NAME, name, "Keras dataset", DataError)
 
 
 def builtin_info(name: str) -> DatasetInfo:

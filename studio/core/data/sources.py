@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from studio.core.base.events import Progress
+from studio.core.base.messages import look_up
 from studio.core.data.builtin import builtin_info, load_builtin
 from studio.core.data.image_folder import class_folders, health_report, scan_folder
 from studio.core.data.tables import read_table, table_info
@@ -47,12 +48,7 @@ DATASETS: dict[str, DatasetInfo] = {MNIST_10K.name: MNIST_10K}
 
 
 def _bundled_info(choice: DatasetChoice) -> DatasetInfo:
-    try:
-        return DATASETS[choice.name]
-    except KeyError:
-        raise DataError(
-            f"Unknown dataset {choice.name!r}; available: {', '.join(DATASETS)}."
-        ) from None
+    return look_up(DATASETS, choice.name, "dataset", DataError)
 
 
 def _builtin_info(choice: DatasetChoice) -> DatasetInfo:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from studio.core.base.events import Progress
+from studio.core.base.messages import count, plural
 from studio.core.data.types import (
     DataError,
     DataPending,
@@ -104,14 +105,6 @@ def too_large(cell: str, decimal_comma: bool = False) -> bool:
 def _quoted(names: list[str], limit: int = 20) -> str:
     shown = ", ".join(repr(n) for n in names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
-
-
-def _either(n: int, one: str, many: str) -> str:
-    return one if n == 1 else many
-
-
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {_either(n, one, many)}"
 
 
 def _decode(path: Path) -> tuple[str, str]:
@@ -229,8 +222,8 @@ def _read_rows(path: Path, on_progress: Progress, stop: threading.Event) -> _Row
     ragged = Counter[str]()
     first_ragged = 0
     try:
-        for count, record in enumerate(reader):
-            if count % PROGRESS_EVERY == 0:
+        for number, record in enumerate(reader):
+            if number % PROGRESS_EVERY == 0:
                 if stop.is_set():
                     raise DataError(f"Reading {path.name} was cancelled.")
                 on_progress(what, reader.line_num, total)
@@ -259,8 +252,8 @@ def _read_rows(path: Path, on_progress: Progress, stop: threading.Event) -> _Row
     n_ragged = sum(ragged.values())
     if n_ragged:
         kinds = " or ".join(f"{kind} fields" for kind in sorted(ragged))
-        notes.append(f"{_plural(n_ragged, 'row has', 'rows have')} {kinds} than the header's "
-                     f"{len(names)} and {_either(n_ragged, 'was', 'were')} skipped; the first "
+        notes.append(f"{count(n_ragged, 'row has', 'rows have')} {kinds} than the header's "
+                     f"{len(names)} and {plural(n_ragged, 'was', 'were')} skipped; the first "
                      f"is line {first_ragged}.")
     if not rows:
         if n_ragged:
@@ -291,8 +284,8 @@ def _drop_missing(data: _Rows, column: int, what: str, reason: str) -> None:
     if not dropped:
         return
     first = data.lines[next(i for i, row in enumerate(data.rows) if is_missing(row[column]))]
-    data.notes.append(f"{_plural(dropped, 'row has', 'rows have')} no {what} in "
-                      f"{data.header[column]!r} and {_either(dropped, 'was', 'were')} "
+    data.notes.append(f"{count(dropped, 'row has', 'rows have')} no {what} in "
+                      f"{data.header[column]!r} and {plural(dropped, 'was', 'were')} "
                       f"skipped; the first is line {first}.")
     data.rows = [data.rows[i] for i in kept]
     data.lines = [data.lines[i] for i in kept]
@@ -321,7 +314,7 @@ def _regression_labels(data: _Rows, column: int, decimal_comma: bool) -> np.ndar
         raise DataError(f"Regression needs a number (within ±{FLOAT32_MAX:.3g}) in every row "
                         f"of the label column "
                         f"{data.header[column]!r} of {data.path.name}, but "
-                        f"{_plural(len(bad), 'row holds', 'rows hold')} something else "
+                        f"{count(len(bad), 'row holds', 'rows hold')} something else "
                         f"({shown}{', …' if len(bad) > EXAMPLES else ''}). Fix those rows, or "
                         "choose classification.")
     return np.array(numbers, dtype=np.float32)
@@ -373,17 +366,17 @@ def _features(data: _Rows, columns: list[int], decimal_comma: bool
             if texts:
                 row = feature.text[0]
                 data.notes.append(
-                    f"Column {feature.name!r} holds {_plural(texts, 'cell', 'cells')} that "
-                    f"{_either(texts, 'is', 'are')} not a number (e.g. "
+                    f"Column {feature.name!r} holds {count(texts, 'cell', 'cells')} that "
+                    f"{plural(texts, 'is', 'are')} not a number (e.g. "
                     f"{data.rows[row][column]!r} on line {data.lines[row]}); "
-                    f"{_either(texts, 'it counts', 'they count')} as missing.")
+                    f"{plural(texts, 'it counts', 'they count')} as missing.")
             if feature.too_large:
                 row, large = feature.too_large[0], len(feature.too_large)
                 data.notes.append(
-                    f"Column {feature.name!r} holds {_plural(large, 'number', 'numbers')} "
+                    f"Column {feature.name!r} holds {count(large, 'number', 'numbers')} "
                     f"too large for the model's 32-bit floats (over {FLOAT32_MAX:.3g}, e.g. "
                     f"{data.rows[row][column]!r} on line {data.lines[row]}); "
-                    f"{_either(large, 'it counts', 'they count')} as missing.")
+                    f"{plural(large, 'it counts', 'they count')} as missing.")
         else:
             reason = "mostly text" if numbers else ("text" if texts else "empty")
             left_out.append({"column": feature.name, "reason": reason})
@@ -399,10 +392,10 @@ def _note_left_out(data: _Rows, left_out: list[dict[str, str]]) -> None:
         if not names:
             continue
         n = len(names)
-        why = (_either(n, "it is empty", "they are empty") if reason == "empty" else
-               f"{_either(n, 'it', 'they')} {_either(n, *reasons[reason])}, not numbers")
-        data.notes.append(f"{_either(n, 'Column', 'Columns')} {_quoted(names)} "
-                          f"{_either(n, 'is', 'are')} left out: {why}.")
+        why = (plural(n, "it is empty", "they are empty") if reason == "empty" else
+               f"{plural(n, 'it', 'they')} {plural(n, *reasons[reason])}, not numbers")
+        data.notes.append(f"{plural(n, 'Column', 'Columns')} {_quoted(names)} "
+                          f"{plural(n, 'is', 'are')} left out: {why}.")
 
 
 def _table_samples(data: _Rows, label: int, decimal_comma: bool
@@ -420,17 +413,17 @@ def _table_samples(data: _Rows, label: int, decimal_comma: bool
     if missing:
         total = sum(missing.values())
         parts = ", ".join(f"{name}: {n}" for name, n in missing.items())
-        data.notes.append(f"{_plural(total, 'value is', 'values are')} missing ({parts}); "
+        data.notes.append(f"{count(total, 'value is', 'values are')} missing ({parts}); "
                           "each is filled with its column's mean over the training rows.")
     commas = sum(f.decimal_commas for f in kept)
     if commas:
-        data.notes.append(f"{_plural(commas, 'number', 'numbers')} with a decimal comma "
+        data.notes.append(f"{count(commas, 'number', 'numbers')} with a decimal comma "
                           "(like 1,5) were read as decimals.")
     constant = [f.name for f in kept if np.nanmax(f.values) == np.nanmin(f.values)]
     n = len(constant)
-    warnings = [f"{_either(n, 'Column', 'Columns')} {_quoted(constant)} "
-                f"{_either(n, 'has', 'have')} the same value in every row, so "
-                f"{_either(n, 'it tells', 'they tell')} the model nothing."] if n else []
+    warnings = [f"{plural(n, 'Column', 'Columns')} {_quoted(constant)} "
+                f"{plural(n, 'has', 'have')} the same value in every row, so "
+                f"{plural(n, 'it tells', 'they tell')} the model nothing."] if n else []
     features = np.stack([f.values for f in kept], axis=1).astype(np.float32)
     names = [f.name for f in kept]
     report = {"features": names, "left_out": left_out, "missing_values": missing}
@@ -442,7 +435,7 @@ def _text_samples(data: _Rows, label: int, text: int
     others = [name for i, name in enumerate(data.header) if i not in (label, text)]
     if others:
         data.notes.append(f"Only the text column {data.header[text]!r} and the label are used; "
-                          f"{_plural(len(others), 'other column is', 'other columns are')} "
+                          f"{count(len(others), 'other column is', 'other columns are')} "
                           f"left out ({_quoted(others)}).")
     report = {"features": [data.header[text]],
               "left_out": [{"column": name, "reason": "not used for text"} for name in others],
@@ -459,7 +452,7 @@ def _class_warnings(names: list[str], counts: list[int], rows: int) -> list[str]
                    f"{small_name!r} only {small}. Consider class weights.")
     single = [name for name, n in zip(names, counts, strict=True) if n == 1]
     if single:
-        out.append(f"{_plural(len(single), 'class has', 'classes have')} a single row "
+        out.append(f"{count(len(single), 'class has', 'classes have')} a single row "
                    f"({_quoted(single, EXAMPLES)}): too few to both learn and check it.")
     if len(names) > MANY_CLASSES and len(names) > rows // 2:
         out.append(f"The label column holds {len(names)} different values in {rows} rows; if "

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from studio.core.base.events import OnEvent, progress_events
-from studio.core.base.messages import count, first_line, unwritable
+from studio.core.base.messages import count, first_line, look_up, unwritable
 from studio.core.data import sources as data
 from studio.core.data.pipelines import make_pipelines
 from studio.core.data.types import DataError
@@ -90,11 +90,7 @@ def _check(stop: threading.Event) -> None:
 
 def export_format(name: str) -> ExportFormat:
     """The format called ``name``, or ExportError listing those there are."""
-    try:
-        return FORMATS[name]
-    except KeyError:
-        raise ExportError(f"Unknown export format {name!r}: choose one of "
-                          f"{', '.join(FORMATS)}.") from None
+    return look_up(FORMATS, name, "export format", ExportError)
 
 
 def _predictor(run_dir: Path):

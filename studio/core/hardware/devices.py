@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+from studio.core.base.messages import count, unknown_choice
 from studio.core.base.runtime import start_tensorflow
 from studio.core.project.document import DeviceChoice
 
@@ -233,8 +234,7 @@ def describe_devices(devices: Devices) -> str:
     if not devices.gpus:
         return text + ". No GPU found."
     names = "; ".join(gpu_label(gpu).partition(": ")[2] for gpu in devices.gpus)
-    count = len(devices.gpus)
-    return f"{text}. {count} GPU{'s' if count > 1 else ''}: {names}."
+    return f"{text}. {count(len(devices.gpus), 'GPU')}: {names}."
 
 
 def no_gpu_reason() -> str:
@@ -406,7 +406,7 @@ def apply_precision(precision: str) -> None:
     """Make ``precision`` Keras's global dtype policy for models built from now on; with a
     mixed policy, give the output layer ``dtype="float32"`` to keep outputs in float32."""
     if precision not in PRECISIONS:
-        raise DeviceError(f"Unknown precision {precision!r}; pick one of {', '.join(PRECISIONS)}.")
+        raise DeviceError(unknown_choice("precision", precision, PRECISIONS))
     import keras
 
     keras.mixed_precision.set_global_policy(precision)

@@ -67,16 +67,18 @@ class Prediction:
     labels: list[str] = field(default_factory=list)
     probabilities: list[float] = field(default_factory=list)
     value: list[float] | None = None
-    task: str = ""
-    """The task of the model that answered (empty for an input that could not be read)."""
     seconds: float = 0.0
     error: str | None = None
     thumbnail: np.ndarray | None = field(default=None, repr=False)
     """The image as the model saw it (uint8, at most THUMBNAIL_SIDE a side), for showing."""
+    task: str = ""
+    """The task of the model that answered, which says how to draw the answer (empty for an
+    input that could not be read)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The prediction as JSON-ready values (without the thumbnail)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "thumbnail"}
+        """The answer as JSON-ready values (without what is only for showing it)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name not in ("thumbnail", "task")}
 
 
 def _shape_text(shape: Sequence[int | None]) -> str:

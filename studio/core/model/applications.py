@@ -13,15 +13,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from studio.core.base.downloads import DownloadError, download
 from studio.core.base.paths import workspace
 from studio.core.model.layers import LayerError, LayerType, Shape
 from studio.core.model.params import Param, format_shape
-
-if TYPE_CHECKING:  # the graph module imports the registry, which imports this module
-    from studio.core.model.graph import Graph
 
 MIN_SIZE = 32
 """The smallest height and width the bases accept."""
@@ -263,22 +260,3 @@ def build_application(params: dict[str, Any], input_shape: Shape,
     scaled = keras.layers.Rescaling(info.input_scale, list(info.input_offset),
                                     name="input_scaling")(inputs)
     return keras.Model(inputs, base(scaled), name=name)
-
-
-def missing_weights(graph: Graph) -> list[str]:
-    """Bases in ``graph`` that start from ImageNet weights not downloaded yet."""
-    missing = []
-    for node in graph.nodes:
-        if node.type == APPLICATION.name:
-            params = APPLICATION.resolved(node.params)
-            if params["weights"] == "imagenet" and cached_weights(params["name"]) is None:
-                missing.append(params["name"])
-    return list(dict.fromkeys(missing))
-
-
-def use_random_weights(graph: Graph) -> None:
-    """Start every Application in ``graph`` from random weights, with all its layers learning."""
-    for node in graph.nodes:
-        if node.type == APPLICATION.name:
-            name = APPLICATION.resolved(node.params)["name"]
-            node.params.update(weights="random", trainable_layers=BASES[name].layers)

@@ -103,3 +103,14 @@ def layer_flops(
 ) -> int:
     """Operations per sample for one layer; ``params`` must have defaults filled in."""
     return FLOPS_RULES[layer_type](params, inputs, output, weights)
+
+
+_FLOPS_PREFIXES = ((1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def format_flops(flops: int) -> str:
+    """``4_620_000`` gives ``4.62 MFLOPs``."""
+    for size, prefix in _FLOPS_PREFIXES:
+        if flops >= size:
+            return f"{flops / size:.3g} {prefix}FLOPs"
+    return f"{flops} FLOPs"

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from studio.core.base.messages import quoted
+from studio.core.base.messages import count, quoted
 from studio.core.model.params import Param, format_shape
 
 Shape = tuple[int, ...]
@@ -148,7 +148,7 @@ def _rank(inputs: list[Shape], rank: int, layer: str, what: str) -> Shape:
     if len(shape) != rank:
         raise LayerError(
             f"{layer} expects {what}, but its input has shape {format_shape(shape)} "
-            f"({len(shape)} dimension{'s' if len(shape) != 1 else ''})."
+            f"({count(len(shape), 'dimension')})."
             + (" Add a Reshape layer first, e.g. to 28, 28, 1." if rank == 3 else "")
             + (" Add Flatten or GlobalAveragePooling2D first." if rank == 1 else "")
         )

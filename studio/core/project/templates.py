@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from studio.core.base.messages import look_up
 from studio.core.model.graph import Graph, Node
 from studio.core.project.document import Project
 
@@ -234,9 +235,7 @@ TEMPLATES: dict[str, Template] = {
 
 def from_template(name: str) -> Project:
     """A new project from the template called ``name``; raise KeyError if there is none."""
-    if name not in TEMPLATES:
-        raise KeyError(f"Unknown template {name!r}; choose from {', '.join(TEMPLATES)}.")
-    template = TEMPLATES[name]
+    template = look_up(TEMPLATES, name, "template", KeyError)
     return Project(name=template.title, graph=template.build())
 
 

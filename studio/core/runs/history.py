@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from studio.core.base.messages import format_duration
 from studio.core.runs.folders import (
     CONFIG_FILE,
     MODEL_FILE,
@@ -225,6 +226,15 @@ def run_folders(root: Path) -> list[Path]:
     return sorted(path for path, _ in iter_run_folders(root))
 
 
+def latest_seconds_per_epoch(root: Path) -> float | None:
+    """Seconds per epoch of the newest run under ``root`` that trained an epoch, or None."""
+    for path in reversed(run_folders(root)):
+        run = read_run(path)
+        if run.epochs > 0 and run.seconds > 0:
+            return run.seconds / run.epochs
+    return None
+
+
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     if not isinstance(value, dict):
         return {prefix: value}
@@ -284,16 +294,6 @@ def find_run(root_or_project: Path, run: str | Path) -> Path:
         raise RunNotFoundError(f"{run!s} matches {len(matches)} runs ({names}); give more of "
                                "its id.")
     raise RunNotFoundError(f"There is no run {run!s} in {root}.")
-
-
-def format_duration(seconds: float) -> str:
-    """``42 s``, ``3 min 05 s`` or ``2 h 04 min``."""
-    seconds = max(0, round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
 def format_started(iso: str) -> str:

@@ -15,6 +15,7 @@ import copy
 import math
 from typing import Any
 
+from studio.core.base.messages import unknown_choice
 from studio.core.model.params import Param
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import (
@@ -36,6 +37,8 @@ TRAINING_TARGETS = ("learning_rate", "batch_size", "optimizer", "epochs", "momen
 """Training settings that can be searched, as paths under ``training``."""
 TRAINING_PREFIX = "training."
 LAYER_PREFIX = "layer."
+SEARCHABLE_KINDS = ("int", "float", "choice", "bool")
+"""The kinds of layer parameter a search can vary (a shape cannot)."""
 
 
 class SearchSpaceError(ValueError):
@@ -90,10 +93,15 @@ def param_for(project: Project, target: str) -> Param:
             param = REGISTRY[project.graph.node(node_id).type].param(name)
         except KeyError:
             raise SearchSpaceError(f"The layer {node_id!r} has no parameter {name!r}.") from None
-        if param.kind == "shape":
+        if param.kind not in SEARCHABLE_KINDS:
             raise SearchSpaceError(f"{node_id}'s {param.label.lower()} cannot be searched.")
         return param
     raise SearchSpaceError(f"{target!r} is neither a training setting nor a layer parameter.")
+
+
+def searchable_params(layer_type: str) -> list[Param]:
+    """The parameters of layers of type ``layer_type`` that a search can vary."""
+    return [p for p in REGISTRY[layer_type].params if p.kind in SEARCHABLE_KINDS]
 
 
 def target_label(target: str) -> str:
@@ -236,14 +244,13 @@ def problems(project: Project, search: SearchSettings) -> list[str]:
         except SearchSpaceError as exc:
             found.append(str(exc))
     if search.strategy not in STRATEGIES:
-        found.append(f"Unknown strategy {search.strategy!r}: use one of "
-                     f"{', '.join(STRATEGIES)}.")
+        found.append(unknown_choice("strategy", search.strategy, STRATEGIES))
     elif search.strategy != "grid" and search.trials < 1:
         found.append("The number of trials must be at least 1.")
     if search.workers < 1:
         found.append("At least one trial must run at a time.")
     if search.metric not in METRICS:
-        found.append(f"Unknown metric {search.metric!r}: use one of {', '.join(METRICS)}.")
+        found.append(unknown_choice("metric", search.metric, METRICS))
     if not found and search.strategy == "grid" and grid_size(project, search) > MAX_GRID_POINTS:
         found.append(f"The grid has {grid_size(project, search):,} combinations, more than "
                      f"{MAX_GRID_POINTS:,}: use fewer values, or random or Bayesian search.")

@@ -32,6 +32,32 @@ def plain_metrics(logs: dict[str, Any] | None) -> dict[str, float]:
     return values
 
 
+def check_loss(loss: float, epoch: int, step: int, learning_rate: float) -> None:
+    """Raise DivergedError, saying what to try, if ``loss`` (after batch ``step`` of the
+    0-based ``epoch``) is NaN or infinite: training diverged and goes no further."""
+    if not math.isfinite(loss):
+        raise DivergedError(
+            f"The loss became {loss} in epoch {epoch + 1}, batch {step}: training "
+            f"diverged. Try a lower learning rate (for example {learning_rate / 10:g} "
+            f"instead of {learning_rate:g}), or check that the inputs are scaled."
+        )
+
+
+def pace(epoch: int, step: int, elapsed: float, *, epochs: int, initial_epoch: int,
+         samples: int, batch_size: int) -> dict[str, float]:
+    """How far a run is after batch ``step`` of the 0-based ``epoch``, ``elapsed`` seconds
+    into this session (which began at ``initial_epoch``): ``progress`` over all ``epochs``
+    (0 to 1), ``samples_per_sec`` in this session, and ``eta_sec``, the seconds left."""
+    seen = min(step * batch_size, samples)
+    done = (epoch - initial_epoch) * samples + seen
+    rate = done / max(elapsed, 1e-9)
+    return {
+        "progress": (epoch * samples + seen) / (epochs * samples),
+        "samples_per_sec": rate,
+        "eta_sec": ((epochs - initial_epoch) * samples - done) / rate,
+    }
+
+
 def live_metrics_callback(
     on_event: OnEvent,
     record_epoch: Callable[[dict[str, float]], None],
@@ -70,24 +96,14 @@ def live_metrics_callback(
                 return
             values = plain_metrics(logs)
             learning_rate = current_learning_rate(self.model.optimizer)
-            loss = values.get("loss", 0.0)
-            if not math.isfinite(loss):
-                raise DivergedError(
-                    f"The loss became {loss} in epoch {self.epoch + 1}, batch {step}: training "
-                    f"diverged. Try a lower learning rate (for example {learning_rate / 10:g} "
-                    f"instead of {learning_rate:g}), or check that the inputs are scaled."
-                )
-            done = (self.epoch - initial_epoch) * samples + min(step * batch_size, samples)
-            rate = done / max(time.perf_counter() - self.start, 1e-9)
+            check_loss(values.get("loss", 0.0), self.epoch, step, learning_rate)
             on_event({
                 "type": "batch",
                 "epoch": self.epoch + 1,
                 "step": step,
                 "steps": steps,
-                "progress": (self.epoch * samples + min(step * batch_size, samples))
-                / (epochs * samples),
-                "samples_per_sec": rate,
-                "eta_sec": ((epochs - initial_epoch) * samples - done) / rate,
+                **pace(self.epoch, step, time.perf_counter() - self.start, epochs=epochs,
+                       initial_epoch=initial_epoch, samples=samples, batch_size=batch_size),
                 "learning_rate": learning_rate,
                 **self.sampler.sample(),
                 **values,

@@ -15,15 +15,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studio.core.base.events import OnEvent
-from studio.core.base.events import progress_events as _progress_reporter
+from studio.core.base.events import OnEvent, progress_events
 from studio.core.base.messages import first_line, unwritable
 from studio.core.base.runtime import start_tensorflow
 from studio.core.build.estimate import estimate, oom_advice
 from studio.core.build.keras_model import build_model, compile_model, model_endpoints
 from studio.core.build.optimizers import reduce_only_across_devices, schedule_callbacks
 from studio.core.data import sources as data
-from studio.core.data.pipelines import make_pipelines
+from studio.core.data.pipelines import Pipelines, make_pipelines
 from studio.core.data.types import DataError, DatasetInfo, LoadedData
 from studio.core.hardware.devices import (
     DeviceDiscovery,
@@ -173,79 +172,119 @@ def resume(
         return _run(folder, project, plan, on_event, stop, report_every, discovery)
 
 
+@dataclass
+class _Session:
+    """What one session of a run has set up so far: a failure is explained with the devices
+    found, and the early-stopping callback says whether it ended the run."""
+
+    devices: Devices | None = None
+    stopper: Any = None
+
+
+@dataclass
+class _Prepared:
+    """The data, its pipelines and the devices a session fits on, ready to train."""
+
+    loaded: LoadedData
+    pipes: Pipelines
+    names: list[str]
+
+
 def _run(folder: RunFolder, project: Project, plan: _Plan, on_event: OnEvent | None,
          stop: threading.Event | None, report_every: int,
          discovery: DeviceDiscovery | None) -> RunResult:
-    """One session of a run: load the data, build or reload the model and fit."""
+    """One session of a run: prepare (data, devices, records), fit, and record how it ended,
+    a failure explained in plain words."""
     on_event = on_event or (lambda event: None)
     stop = stop or threading.Event()
     settings = project.training
     folder.epochs_planned = plan.epochs
-    stopper = devices = None
+    session = _Session()
     try:
         folder.write_status("running")
-        note = start_tensorflow()
-        if note:
-            on_event({"type": "note", "text": note})
-        loaded = data.load(project.dataset, _progress_reporter(on_event), stop)
-        for text in loaded.notes + loaded.split_notes():
-            on_event({"type": "note", "text": text})
-        import keras
-
-        devices = (discovery or TensorFlowDiscovery()).discover()
-        names = training_devices(settings.device, devices)
-        apply_determinism(settings.device.deterministic, settings.seed)
-        keras.utils.set_random_seed(settings.seed)
-        apply_precision(settings.device.precision)
-        inputs, outputs = model_endpoints(project.graph)
-        pipes = make_pipelines(loaded, project.dataset, plan.batch_size, settings.seed,
-                               len(inputs), len(outputs))
-        folder.write_config(_config(project, plan, loaded, names))
-        folder.write_preprocessing(pipes.preprocessing)
-        with device_scope(names) as replicas:
-            model = _model(project, loaded.info, plan, pipes.steps)
-            samples = loaded.size("train")
-            on_event({
-                "type": "start",
-                "run_dir": str(folder.path),
-                "epochs": plan.epochs,
-                "initial_epoch": plan.initial_epoch,
-                "steps": pipes.steps,
-                "samples": samples,
-                "params": int(model.count_params()),
-                "devices": ", ".join(names),
-                "replicas": replicas,
-                "history": json.dumps(folder.rows),
-            })
-            live = live_metrics_callback(on_event, folder.add_epoch, stop, plan.epochs,
-                                         plan.initial_epoch, pipes.steps, samples,
-                                         plan.batch_size, report_every)
-            stopper = early_stopping_callback(settings.early_stopping, folder.rows)
-            callbacks = [live, *_schedule_callbacks(settings),
-                         checkpoint_callback(settings.checkpoints, folder, on_event),
-                         tensorboard_callback(folder.path / LOGS)]
-            if stopper is not None:
-                callbacks.insert(1, stopper)
-            if not stop.is_set():
-                model.fit(epochs=plan.epochs, initial_epoch=plan.initial_epoch, verbose=0,
-                          callbacks=callbacks, **pipes.fit_arguments())
-                folder.save_model(model)
-            if pipes.test is not None and len(folder.rows) == plan.epochs:
-                scores = plain_metrics(model.evaluate(pipes.test, verbose=0, return_dict=True))
-                folder.test_metrics = scores
-                on_event({"type": "test", **scores})
+        prepared = _prepare(session, folder, project, plan, on_event, stop, discovery)
+        _fit(session, prepared, folder, project, plan, on_event, stop, report_every)
     except DataError as exc:
         if not stop.is_set():  # else loading was cancelled: the run simply stopped
             _fail(folder, str(exc))
     except Exception as exc:  # noqa: BLE001 - every failure is recorded and explained
         _fail(folder, str(exc) if isinstance(exc, TrainingError | DivergedError | DeviceError)
-              else _explain(exc, project, plan, folder, devices))
+              else _explain(exc, project, plan, folder, session.devices))
     finally:
         apply_precision("float32")
+    stopper = session.stopper
     note = _early_note(stopper, settings) if stopper is not None else ""
     status = "finished" if len(folder.rows) == plan.epochs or note else "stopped"
     folder.write_status(status)
     return RunResult(folder.path, status, folder.rows, note)
+
+
+def _prepare(session: _Session, folder: RunFolder, project: Project, plan: _Plan,
+             on_event: OnEvent, stop: threading.Event,
+             discovery: DeviceDiscovery | None) -> _Prepared:
+    """Start TensorFlow, load the data, find the devices, seed and set the precision, make
+    the pipelines, and write the run's config and preprocessing."""
+    settings = project.training
+    note = start_tensorflow()
+    if note:
+        on_event({"type": "note", "text": note})
+    loaded = data.load(project.dataset, progress_events(on_event), stop)
+    for text in loaded.notes + loaded.split_notes():
+        on_event({"type": "note", "text": text})
+    import keras
+
+    session.devices = (discovery or TensorFlowDiscovery()).discover()
+    names = training_devices(settings.device, session.devices)
+    apply_determinism(settings.device.deterministic, settings.seed)
+    keras.utils.set_random_seed(settings.seed)
+    apply_precision(settings.device.precision)
+    inputs, outputs = model_endpoints(project.graph)
+    pipes = make_pipelines(loaded, project.dataset, plan.batch_size, settings.seed,
+                           len(inputs), len(outputs))
+    folder.write_config(_config(project, plan, loaded, names))
+    folder.write_preprocessing(pipes.preprocessing)
+    return _Prepared(loaded, pipes, names)
+
+
+def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Project,
+         plan: _Plan, on_event: OnEvent, stop: threading.Event, report_every: int) -> None:
+    """Build or reload the model on the devices and fit it, saving it and scoring the test
+    split once every epoch has run."""
+    settings = project.training
+    loaded, pipes, names = prepared.loaded, prepared.pipes, prepared.names
+    with device_scope(names) as replicas:
+        model = _model(project, loaded.info, plan, pipes.steps)
+        samples = loaded.size("train")
+        on_event({
+            "type": "start",
+            "run_dir": str(folder.path),
+            "epochs": plan.epochs,
+            "initial_epoch": plan.initial_epoch,
+            "steps": pipes.steps,
+            "samples": samples,
+            "params": int(model.count_params()),
+            "devices": ", ".join(names),
+            "replicas": replicas,
+            "history": json.dumps(folder.rows),
+        })
+        live = live_metrics_callback(on_event, folder.add_epoch, stop, plan.epochs,
+                                     plan.initial_epoch, pipes.steps, samples,
+                                     plan.batch_size, report_every)
+        session.stopper = stopper = early_stopping_callback(settings.early_stopping,
+                                                            folder.rows)
+        callbacks = [live, *_schedule_callbacks(settings),
+                     checkpoint_callback(settings.checkpoints, folder, on_event),
+                     tensorboard_callback(folder.path / LOGS)]
+        if stopper is not None:
+            callbacks.insert(1, stopper)
+        if not stop.is_set():
+            model.fit(epochs=plan.epochs, initial_epoch=plan.initial_epoch, verbose=0,
+                      callbacks=callbacks, **pipes.fit_arguments())
+            folder.save_model(model)
+        if pipes.test is not None and len(folder.rows) == plan.epochs:
+            scores = plain_metrics(model.evaluate(pipes.test, verbose=0, return_dict=True))
+            folder.test_metrics = scores
+            on_event({"type": "test", **scores})
 
 
 def _model(project: Project, info: DatasetInfo, plan: _Plan, steps: int) -> Any:

@@ -9,6 +9,7 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QPen, QTransform
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsScene, QGraphicsSceneMouseEvent
 
+from studio.core.base.messages import count
 from studio.core.build.analysis import Analysis
 from studio.core.model.describe import key_params
 from studio.core.model.graph import GraphError, Node
@@ -28,10 +29,6 @@ from studio.gui.editor.canvas_items import SELECTED_COLOUR, EdgeItem, NodeItem, 
 from studio.gui.widgets.document import ProjectDocument
 
 PASTE_OFFSET = 40.0
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'s' if count != 1 else ''}"
 
 
 def _checked_fragment(data: Any) -> Project:
@@ -189,8 +186,8 @@ class CanvasScene(QGraphicsScene):
             project.graph.dissolve(ids)
             project.prune_positions()
 
-        what = [_plural(len(ids), "layer")] if ids else []
-        what += [_plural(len(edges), "connection")] if edges else []
+        what = [count(len(ids), "layer")] if ids else []
+        what += [count(len(edges), "connection")] if edges else []
         self._edit("Delete " + " and ".join(what), change)
 
     def fragment_of_selection(self) -> dict[str, Any] | None:
@@ -241,7 +238,7 @@ class CanvasScene(QGraphicsScene):
                 x, y = piece.positions.get(old, (0.0, 0.0))
                 project.positions[new] = [x + PASTE_OFFSET, y + PASTE_OFFSET]
 
-        if not self._edit(text or f"Paste {_plural(len(piece.graph.nodes), 'layer')}", change):
+        if not self._edit(text or f"Paste {count(len(piece.graph.nodes), 'layer')}", change):
             return []
         self.select_ids(list(names.values()))
         return list(names.values())
@@ -257,7 +254,7 @@ class CanvasScene(QGraphicsScene):
         def change(project: Project) -> None:
             project.positions = {**stored, **moved}
 
-        self._edit(f"Move {_plural(len(moved), 'layer')}", change)
+        self._edit(f"Move {count(len(moved), 'layer')}", change)
 
     def lay_out(self) -> None:
         """Arrange every node top to bottom, as one undoable step."""

@@ -7,12 +7,10 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QPushButton, QVBoxLayout, QWi
 from studio.core.model.fixes import Fix
 from studio.core.model.params import format_shape
 from studio.core.model.registry import REGISTRY
-from studio.core.search.space import layer_target
+from studio.core.search.space import SEARCHABLE_KINDS, layer_target
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.param_editors import ParamEditor
 from studio.gui.widgets.search_button import SearchButton, with_search_button
-
-SEARCHABLE_KINDS = ("int", "float", "choice", "bool")
 
 
 class Inspector(QWidget):

@@ -4,17 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel
 
+from studio.core.model.flops import format_flops
 from studio.gui.widgets.document import ProjectDocument
-
-_PREFIXES = ((1e9, "G"), (1e6, "M"), (1e3, "k"))
-
-
-def format_flops(flops: int) -> str:
-    """``4_620_000`` gives ``4.62 MFLOPs``."""
-    for size, prefix in _PREFIXES:
-        if flops >= size:
-            return f"{flops / size:.3g} {prefix}FLOPs"
-    return f"{flops} FLOPs"
 
 
 class ModelSummary(QLabel):

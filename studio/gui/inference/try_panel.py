@@ -1,66 +1,45 @@
 """The Try view: pick a run (and checkpoint) or a model file, then drop, paste or pick images
-and see what the model answers; a folder runs as a batch into a sortable table."""
+and see what the model answers; a folder runs as a batch into a sortable table. The view
+runs the model in the background; the model chooser, the image cards, the folder batch and
+the typed example are parts of their own."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QAction, QGuiApplication, QImage, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFileDialog,
-    QFormLayout,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
-    QProgressBar,
     QPushButton,
-    QScrollArea,
     QSpinBox,
-    QSplitter,
-    QTableView,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from studio.core.base.events import progress_events
 from studio.core.data.image_folder import IMAGE_EXTENSIONS
-from studio.core.inference.batch import (
-    BatchResult,
-    image_files,
-    predict_folder,
-    write_predictions_csv,
-)
-from studio.core.inference.predictor import (
-    Prediction,
-    Predictor,
-    PreprocessingMissing,
-    answer_choices,
-)
+from studio.core.inference.batch import BatchResult, image_files, predict_folder
+from studio.core.inference.predictor import Prediction, Predictor, PreprocessingMissing
 from studio.core.runs.history import RunSummary
 from studio.gui.data.preprocessing_dialog import PreprocessingDialog
-from studio.gui.inference.explain_view import ExplainView
-from studio.gui.inference.prediction_table import SORT_ROLE, PredictionTableModel
-from studio.gui.inference.result_card import ResultCard
-from studio.gui.runs.run_picker import offer_runs
-from studio.gui.widgets.forms import hint, narrow_box, scrolling
+from studio.gui.inference.example_form import ExampleForm, Request
+from studio.gui.inference.folder_batch import FolderBatch
+from studio.gui.inference.image_cards import ImageCards
+from studio.gui.inference.model_chooser import ModelChooser
 from studio.gui.widgets.jobs import JobSlot
 
-MAX_CARDS = 200
-"""Cards kept on screen; older ones make way (a folder belongs in the table instead)."""
 ERROR_STYLE = "color: #b3261e;"
-MODEL_FILTER = "Keras models (*.keras *.h5)"
 IMAGE_FILTER = "Images (" + " ".join(f"*{s}" for s in sorted(IMAGE_EXTENSIONS)) + ")"
-EMPTY_TEXT = ("Drop images or a folder anywhere on the window, paste an image (Ctrl+V) or "
-              "pick files with “Add images…” to see what the model answers.")
-Request = Callable[[Predictor], list[Prediction]]
 
 
 def local_paths(mime) -> list[Path]:
@@ -106,11 +85,8 @@ class TryPanel(QWidget):
         super().__init__()
         self.setObjectName("try-panel")
         self.predictor: Predictor | None = None
-        self.runs: list[RunSummary] = []
-        self.cards: list[ResultCard] = []
         self._chosen: Path | None = None
         self._preprocessing: dict[str, Any] | None = None
-        self._picked_by_hand = False
         self._pending: list[Request] = []
         self._pending_folders: list[Path] = []
         self.loading = JobSlot(self)
@@ -121,21 +97,13 @@ class TryPanel(QWidget):
         self.answering.failed.connect(lambda text: self._set_status(text, error=True))
         self.answering.finished.connect(self._next)
         self.batch = JobSlot(self)
-        self.batch.event.connect(self._folder_progress)
         self.batch.succeeded.connect(self._folder_answered)
         self.batch.failed.connect(self._folder_failed)
 
-        self.run_box = narrow_box()
-        self.run_box.setObjectName("try-run")
-        self.run_box.setToolTip("The run whose model answers")
-        self.run_box.activated.connect(self._run_picked)
-        self.model_box = narrow_box()
-        self.model_box.setObjectName("try-model")
-        self.model_box.setToolTip("The run's final model, or one of its checkpoints")
-        self.model_box.activated.connect(self._model_picked)
-        self.open_button = QPushButton("Open model file…")
-        self.open_button.setToolTip("Answer with a .keras or .h5 model file instead of a run")
-        self.open_button.clicked.connect(self.open_model_dialog)
+        self.chooser = ModelChooser()
+        self.chooser.picked.connect(self.choose)
+        self.run_box, self.model_box = self.chooser.run_box, self.chooser.model_box
+        self.open_button = self.chooser.open_button
         self.top_k = QSpinBox()
         self.top_k.setRange(1, 20)
         self.top_k.setValue(5)
@@ -151,10 +119,7 @@ class TryPanel(QWidget):
         self.clear_button.setToolTip("Remove the answers shown")
         self.clear_button.clicked.connect(self.clear)
         top = QHBoxLayout()
-        top.addWidget(QLabel("Answer with"))
-        top.addWidget(self.run_box, 2)
-        top.addWidget(self.model_box, 1)
-        top.addWidget(self.open_button)
+        top.addWidget(self.chooser, 3)
         top.addSpacing(12)
         top.addWidget(self.top_k)
         top.addWidget(self.add_button)
@@ -164,73 +129,23 @@ class TryPanel(QWidget):
         self.status.setObjectName("try-status")
         self.status.setWordWrap(True)
 
-        self.empty = hint(EMPTY_TEXT)
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.card_list = QWidget()
-        self.card_layout = QVBoxLayout(self.card_list)
-        self.card_layout.addWidget(self.empty)
-        self.card_layout.addStretch(1)
-        cards = QScrollArea()
-        cards.setObjectName("try-cards")
-        cards.setWidgetResizable(True)
-        cards.setWidget(self.card_list)
-
-        self.table_model = PredictionTableModel()
-        proxy = QSortFilterProxyModel(self)
-        proxy.setSourceModel(self.table_model)
-        proxy.setSortRole(SORT_ROLE)
-        self.table = QTableView()
-        self.table.setObjectName("try-table")
-        self.table.setModel(proxy)
-        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-        self.table.setSortingEnabled(True)  # in file order until a header is clicked
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().hide()
-        self.table.setAlternatingRowColors(True)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        for column, width in enumerate((200, 110, 90, 200, 80)):
-            self.table.setColumnWidth(column, width)
-        self.progress = QProgressBar()
-        self.progress.setObjectName("try-progress")
-        self.progress.setTextVisible(True)
-        self.progress.setFormat("No folder yet")
-        self.progress.setValue(0)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("Stop answering the folder; the answers so far are kept")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(self.cancel_folder)
-        self.export_button = QPushButton("Export CSV…")
-        self.export_button.setToolTip("Save the table as a CSV file")
-        self.export_button.setEnabled(False)
-        self.export_button.clicked.connect(self.export_dialog)
-        batch_bar = QHBoxLayout()
-        batch_bar.addWidget(self.progress, 1)
-        batch_bar.addWidget(self.cancel_button)
-        batch_bar.addWidget(self.export_button)
-        folder = QWidget()
-        folder_layout = QVBoxLayout(folder)
-        folder_layout.addLayout(batch_bar)
-        folder_layout.addWidget(self.table, 1)
-
-        self.form = QWidget()
-        self.form_box = QVBoxLayout(self.form)
-        self.form_page: QWidget | None = None
-        self.form_fields: dict[str, QLineEdit] = {}
-        self.text_box: QPlainTextEdit | None = None
-
-        self.explain = ExplainView()
-        answers = QSplitter()
-        answers.addWidget(cards)
-        answers.addWidget(scrolling(self.explain))
-        answers.setStretchFactor(0, 3)
-        answers.setStretchFactor(1, 2)
-        answers.setChildrenCollapsible(False)
+        self.images = ImageCards(lambda: self.predictor)
+        self.images.selected.connect(self.selected)
+        self.cards, self.explain = self.images.cards, self.images.explain
+        self.folder = FolderBatch()
+        self.batch.event.connect(self.folder.show_progress)
+        self.folder.message.connect(self.message)
+        self.folder.problem.connect(lambda text: self._set_status(text, error=True))
+        self.folder.cancel_button.clicked.connect(self.cancel_folder)
+        self.table_model, self.table = self.folder.table_model, self.folder.table
+        self.progress, self.cancel_button = self.folder.progress, self.folder.cancel_button
+        self.export_button = self.folder.export_button
+        self.form = ExampleForm()
+        self.form.asked.connect(self.predict_form)
 
         self.tabs = QTabWidget()
-        self.tabs.addTab(answers, "Images")
-        self.tabs.addTab(folder, "Folder")
+        self.tabs.addTab(self.images, "Images")
+        self.tabs.addTab(self.folder, "Folder")
         self.tabs.setTabToolTip(1, "A folder's images answered as a batch, in a table")
         self.tabs.addTab(self.form, "Example")
         self.tabs.setTabToolTip(2, "Type one example for a model trained on a table or texts")
@@ -257,61 +172,28 @@ class TryPanel(QWidget):
     def set_runs(self, runs: Sequence[RunSummary]) -> None:
         """Offer the runs that have a model or a checkpoint (newest first); the newest
         answers until the person picks a run, a checkpoint or a model file."""
-        self.runs = [r for r in runs if r.has_model() or r.has_checkpoint()]
-        run = self._run_of(self._chosen)
-        index = offer_runs(self.run_box, self.runs, str(run.path) if run else None)
-        if self._chosen is not None and run is None and self._picked_by_hand:
-            self.run_box.insertItem(0, f"File: {self._chosen.name}", str(self._chosen))
-            self.run_box.setCurrentIndex(0)
-            index = 0
-        self.run_box.setEnabled(bool(self.runs) or index == 0)
-        if self.runs and (not self._picked_by_hand or index < 0):
-            self._picked_by_hand = False
-            self._fill_models(Path(self.runs[0].path))
-        elif self._chosen is None and (self._pending or self._pending_folders):
+        if self.chooser.set_runs(runs, self._chosen):
+            return
+        if self._chosen is None and (self._pending or self._pending_folders):
             self._pending.clear()
             self._pending_folders = []
             self._set_status("Nothing can answer yet: train a model, or open a model file.",
                              error=True)
 
-    def _run_of(self, path: Path | None) -> RunSummary | None:
-        """The listed run ``path`` (a model or checkpoint) belongs to, if any."""
-        if path is None:
-            return None
-        return next((r for r in self.runs if Path(r.path) in path.parents), None)
+    @property
+    def runs(self) -> list[RunSummary]:
+        """The runs offered: those with a model or a checkpoint."""
+        return self.chooser.runs
 
-    @Slot(int)
-    def _run_picked(self, index: int) -> None:
-        data = self.run_box.itemData(index)
-        if data and Path(data).is_dir():
-            self._picked_by_hand = True
-            self._fill_models(Path(data))
+    @property
+    def form_fields(self) -> dict[str, QLineEdit]:
+        """The typed example's field per column (a table model's)."""
+        return self.form.form_fields
 
-    def _fill_models(self, run_dir: Path) -> None:
-        self.model_box.clear()
-        for text, path in answer_choices(run_dir):
-            self.model_box.addItem(text, str(path))
-        self.model_box.setEnabled(self.model_box.count() > 0)
-        if self.model_box.count():
-            self.choose(Path(self.model_box.itemData(0)))
-
-    @Slot(int)
-    def _model_picked(self, index: int) -> None:
-        data = self.model_box.itemData(index)
-        if data:
-            self._picked_by_hand = True
-            self.choose(Path(data))
-
-    def open_model_dialog(self) -> None:
-        """Pick a model file to answer with."""
-        name, _ = QFileDialog.getOpenFileName(self, "Open a model to answer with", "",
-                                              MODEL_FILTER)
-        if name:
-            self._picked_by_hand = True
-            self.choose(Path(name))
-            self.model_box.clear()
-            self.model_box.setEnabled(False)
-            self.set_runs(self.runs)
+    @property
+    def text_box(self) -> QPlainTextEdit | None:
+        """The typed example's text (a text model's)."""
+        return self.form.text_box
 
     def choose(self, path: Path, preprocessing: dict[str, Any] | None = None) -> None:
         """Answer with the model at ``path`` (a run's model or checkpoint, or a model file).
@@ -350,7 +232,7 @@ class TryPanel(QWidget):
                                         "prepared is needed to answer correctly.")
             return
         self.predictor = result
-        where = self._describe(path)
+        where = self.chooser.describe(path)
         self._set_status(f"Answering with {where}.")
         self._show_form(result)
         self.model_ready.emit(where)
@@ -411,15 +293,8 @@ class TryPanel(QWidget):
 
     def predict_form(self) -> None:
         """Answer the example typed in the Example tab."""
-        predictor = self.predictor
-        if predictor is None:
-            return
-        if self.text_box is not None:
-            text = self.text_box.toPlainText()
-            self._ask(lambda p: p.predict_texts([text], self.top_k.value()))
-        else:
-            row = {name: box.text() for name, box in self.form_fields.items()}
-            self._ask(lambda p: p.predict_rows([row], self.top_k.value()))
+        if self.predictor is not None:
+            self._ask(self.form.request(self.top_k.value()))
 
     def _ask(self, request: Request) -> None:
         self._pending.append(request)
@@ -443,39 +318,17 @@ class TryPanel(QWidget):
 
     @Slot(object)
     def _show_answers(self, predictions: list[Prediction]) -> None:
-        self.empty.hide()
-        for prediction in predictions:
-            card = ResultCard(prediction)
-            card.clicked.connect(self._card_clicked)
-            self.card_layout.insertWidget(0, card)
-            self.cards.insert(0, card)
-        for card in self.cards[MAX_CARDS:]:
-            card.deleteLater()
-        del self.cards[MAX_CARDS:]
+        self.images.add(predictions)
         failed = sum(1 for p in predictions if p.error)
         if failed:
             self.message.emit(f"{failed} of {len(predictions)} could not be answered: "
                               "see the cards for why.")
-        if predictions and not predictions[0].error:
-            self._card_clicked(self.cards[len(predictions) - 1])
         self.answered.emit(predictions)
-
-    @Slot(object)
-    def _card_clicked(self, card: ResultCard) -> None:
-        for other in self.cards:
-            other.set_selected(other is card)
-        if self.predictor is not None and card.prediction.error is None:
-            self.explain.show_prediction(self.predictor, card.prediction)
-        self.selected.emit(card.prediction)
 
     def clear(self) -> None:
         """Remove every card and the table."""
-        for card in self.cards:
-            card.deleteLater()
-        self.cards.clear()
-        self.empty.show()
-        self.table_model.set_rows([])
-        self.export_button.setEnabled(False)
+        self.images.clear()
+        self.folder.clear()
 
     # folders
 
@@ -488,54 +341,28 @@ class TryPanel(QWidget):
             self._wait_for_model()
             return
         self._pending_folders = []
-        self.table_model.set_rows([])
-        self.export_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.progress.setRange(0, 0)
-        self.progress.setFormat("Looking for images…")
+        self.folder.begin()
         top_k, predictor = self.top_k.value(), self.predictor
 
         def task(on_event, stop) -> BatchResult:
             paths = [p for folder in folders for p in image_files(folder, stop)]
             if stop.is_set():
                 return BatchResult(stopped=True)
-            return predict_folder(predictor, paths, top_k,
-                                  lambda what, done, total: on_event(
-                                      {"what": what, "done": done, "total": total}), stop)
+            return predict_folder(predictor, paths, top_k, progress_events(on_event), stop)
 
         self.batch.start(task)
 
     @Slot(object)
-    def _folder_progress(self, event: dict) -> None:
-        total = max(event["total"], 1)
-        self.progress.setRange(0, total)
-        self.progress.setValue(event["done"])
-        self.progress.setFormat(f"{event['what']}: {event['done']:,} of {event['total']:,}")
-
-    @Slot(object)
     def _folder_answered(self, result: BatchResult) -> None:
         self._batch_ended()
-        self.table_model.set_rows(result.predictions)
-        self.export_button.setEnabled(bool(result.predictions))
-        count = len(result.predictions)
-        failed = sum(1 for p in result.predictions if p.error)
-        rate = count / result.seconds if result.seconds > 0 else 0.0
-        done = "Stopped after" if result.stopped else "Answered"
-        text = f"{done} {count:,} images in {result.seconds:.1f} s ({rate:,.0f} per second)"
-        if failed:
-            text += f"; {failed:,} could not be read (see Problem)"
-        self.progress.setRange(0, 1)
-        self.progress.setValue(1)
-        self.progress.setFormat(text)
+        text = self.folder.show_result(result)
         self.message.emit(text)
         self.folder_done.emit(result)
 
     @Slot(str)
     def _folder_failed(self, text: str) -> None:
         self._batch_ended()
-        self.progress.setRange(0, 1)
-        self.progress.setValue(0)
-        self.progress.setFormat("The folder was not answered")
+        self.folder.show_failure()
         self._set_status(text, error=True)
 
     def _batch_ended(self) -> None:
@@ -549,52 +376,17 @@ class TryPanel(QWidget):
 
     def export_dialog(self) -> None:
         """Save the table as CSV."""
-        name, _ = QFileDialog.getSaveFileName(self, "Save the answers", "answers.csv",
-                                              "CSV files (*.csv)")
-        if name:
-            try:
-                write_predictions_csv(self.table_model.rows, Path(name))
-            except OSError as exc:
-                self._set_status(f"Could not save {name}: {exc.strerror or exc}", error=True)
-            else:
-                self.message.emit(f"Saved {len(self.table_model.rows):,} answers in {name}")
+        self.folder.export_dialog()
 
     # showing
 
     def _show_form(self, predictor: Predictor | None) -> None:
         """The Example tab for table and text models; hidden for image models."""
-        kind = predictor.kind if predictor is not None else "image"
-        if self.form_page is not None:
-            self.form_page.deleteLater()
-        self.form_page, self.form_fields, self.text_box = QWidget(), {}, None
-        form = QFormLayout(self.form_page)
-        if kind == "table":
-            for column in predictor.prep["columns"]:
-                box = QLineEdit()
-                box.setPlaceholderText("empty: the training mean")
-                self.form_fields[column] = box
-                form.addRow(column, box)
-        elif kind == "text":
-            self.text_box = QPlainTextEdit()
-            self.text_box.setPlaceholderText("Type a text to classify")
-            form.addRow(self.text_box)
-        predict = QPushButton("Predict")
-        predict.setObjectName("try-predict")
-        predict.setToolTip("Answer the example typed above (Ctrl+Return)")
-        predict.setShortcut("Ctrl+Return")
-        predict.clicked.connect(self.predict_form)
-        form.addRow(predict)
-        self.form_box.addWidget(self.form_page)
+        kind = self.form.show_for(predictor)
         self.tabs.setTabVisible(2, kind != "image")
         self.tabs.setTabVisible(1, kind == "image")
         if kind != "image":
             self.tabs.setCurrentIndex(2)
-
-    def _describe(self, path: Path) -> str:
-        run = self._run_of(path)
-        if run is None:
-            return str(path)
-        return f"{run.id}, {self.model_box.currentText().lower() or path.name}"
 
     def _set_status(self, text: str, error: bool = False) -> None:
         self.status.setStyleSheet(ERROR_STYLE if error else "")

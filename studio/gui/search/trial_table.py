@@ -10,6 +10,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyMod
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
+from studio.core.base.messages import format_duration
 from studio.core.search.space import target_label
 from studio.gui.widgets.dimension_dialog import format_value
 
@@ -25,20 +26,6 @@ STATUS_WORDS = {"running": "running…", "finished": "finished", "failed": "fail
 def metric_words(metric: str) -> str:
     """``val_accuracy`` as ``validation accuracy``."""
     return metric.replace("val_", "validation ").replace("_", " ")
-
-
-def duration_text(seconds: float | None) -> str:
-    """``42 s``, ``3 min 05 s``, ``1 h 02 min``."""
-    if seconds is None:
-        return ""
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, secs = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} min {secs:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
 
 
 def best_of(values: list[float], minimize: bool) -> float | None:
@@ -197,7 +184,7 @@ class TrialModel(QAbstractTableModel):
         if column == 1:
             return STATUS_WORDS.get(value, str(value))
         if column == len(self.targets) + 3:
-            return duration_text(value)
+            return "" if value is None else format_duration(value)
         if column == len(self.targets) + 2:
             return "" if value is None else f"{value:.4f}"
         return "" if value is None else format_value(value)

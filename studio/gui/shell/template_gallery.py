@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from studio.core.build.analysis import Analysis, analyze_project
 from studio.core.data.sources import describe
-from studio.core.model.applications import missing_weights
+from studio.core.model.weights import missing_weights
 from studio.core.project.templates import TEMPLATES, from_template
 
 NAME_ROLE = Qt.ItemDataRole.UserRole

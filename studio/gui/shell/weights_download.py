@@ -8,7 +8,8 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QMessageBox, QProgressDialog, QPushButton, QWidget
 
 from studio.core.base.events import DownloadEvent, OnEvent
-from studio.core.model.applications import fetch_weights, missing_weights, use_random_weights
+from studio.core.model.applications import fetch_weights
+from studio.core.model.weights import missing_weights, use_random_weights
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.jobs import JobSlot
 from studio.gui.widgets.worker import Task

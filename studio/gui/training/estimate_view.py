@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.base.events import Event, ProgressEvent
+from studio.core.base.messages import count, format_duration, plural
 from studio.core.build.estimate import (
     Estimate,
     MicroRun,
@@ -33,8 +34,8 @@ from studio.core.hardware.devices import (
     cpu_info,
     training_devices,
 )
+from studio.core.model.flops import format_flops
 from studio.core.project.document import DeviceChoice, Project
-from studio.gui.editor.model_summary import format_flops
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.jobs import JobSlot
 
@@ -332,8 +333,8 @@ class EstimateView(QWidget):
             notes.append(est.note)
         unknown = len(project.graph.nodes) - len(analysis.nodes)
         if unknown:
-            notes.append(f"{unknown} layer{'s' if unknown > 1 else ''} with an unknown shape "
-                         f"{'are' if unknown > 1 else 'is'} not counted.")
+            notes.append(f"{count(unknown, 'layer')} with an unknown shape "
+                         f"{plural(unknown, 'is', 'are')} not counted.")
         self.note.setText(" ".join(notes))
         self.note.setVisible(bool(notes))
 
@@ -431,20 +432,10 @@ class EstimateView(QWidget):
         speed = f"{run.samples_per_second:,.0f} samples/s"
         if run.seconds_per_epoch is None:
             return f"{run.seconds_per_step * 1000:.1f} ms per step ({speed})"
-        return f"{_duration(run.seconds_per_epoch)} per epoch ({speed})"
+        return f"{format_duration(run.seconds_per_epoch, 'fine')} per epoch ({speed})"
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
         self._times_text = f"Measuring failed: {message}"
         self._times_failed = True
 
-
-def _duration(seconds: float) -> str:
-    """``0.42 s``, ``12.3 s``, ``4 min 05 s``, ``1 h 02 min``."""
-    if seconds < 60:
-        return f"{seconds:.2g} s" if seconds < 1 else f"{seconds:.1f} s"
-    minutes, secs = divmod(round(seconds), 60)
-    if minutes < 60:
-        return f"{minutes} min {secs:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"

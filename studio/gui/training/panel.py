@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.base.events import Event
+from studio.core.base.messages import format_duration
 from studio.core.base.runtime import start_tensorflow
 from studio.core.build.estimate import format_bytes
 from studio.core.build.optimizers import schedule_curve
@@ -41,12 +42,6 @@ from studio.gui.widgets.search_button import SearchButton
 from studio.gui.widgets.sync import show_value
 
 PROGRESS_STEPS = 1000
-
-
-def _clock(seconds: float) -> str:
-    minutes, secs = divmod(int(round(seconds)), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 def _train_task(project, root, discovery):
@@ -327,7 +322,7 @@ class TrainingPanel(QWidget):
                 self.progress.setFormat(
                     f"Epoch {event['epoch']}/{self.epochs_total} · batch {event['step']}/"
                     f"{event['steps']} · {event['samples_per_sec']:,.0f} samples/s · "
-                    f"ETA {_clock(event['eta_sec'])}"
+                    f"ETA {format_duration(event['eta_sec'], 'clock')}"
                 )
         elif kind == "epoch":
             self.curves.add_epoch(event["epoch"], event)

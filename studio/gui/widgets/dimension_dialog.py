@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.base.messages import count
 from studio.core.model.params import Param
 from studio.core.project.document import Dimension, Project
 from studio.core.search.space import (
@@ -290,10 +291,9 @@ class DimensionDialog(QDialog):
             self.ok.setEnabled(False)
             self.ok.setToolTip(str(exc))
             return
-        count = f"{len(points)} value{'s' if len(points) != 1 else ''}"
         sampled = " (random and Bayesian search pick anywhere in the range)" if ranged else ""
         self.preview.setStyleSheet("")
-        self.preview.setText(f"{count}: {format_points(points)}{sampled}")
+        self.preview.setText(f"{count(len(points), 'value')}: {format_points(points)}{sampled}")
         self.ok.setEnabled(True)
         self.ok.setToolTip("Search these values")
 

@@ -1,0 +1,112 @@
+"""The details of the runs chosen in the run history: their curves overlaid, or the settings
+that differ between two."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QWidget,
+)
+
+from studio.core.base.messages import count, plural
+from studio.core.runs.history import RunSummary, config_diff, read_metrics
+from studio.gui.widgets.plot_style import epoch_plot
+
+MAX_OVERLAID = 12
+"""Curves of at most this many runs are overlaid at once."""
+CURVE_COLORS = ("#1a73e8", "#e8710a", "#188038", "#d93025", "#9334e6", "#12b5cb",
+                "#e52592", "#795548", "#5f6368", "#f9ab00")
+
+
+def _value_text(value: Any) -> str:
+    if value is None:
+        return "—"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+class RunDetails(QTabWidget):
+    """Two tabs: the curves of several runs, and the differences between two."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("history-details")
+        self.accuracy_plot = epoch_plot("Validation accuracy", left="accuracy",
+                                         legend_offset=(-10, -10))
+        self.accuracy_plot.setYRange(0, 1, padding=0.02)
+        self.loss_plot = epoch_plot("Loss (solid: validation, dashed: training)", left="loss",
+                                     legend_offset=(-10, 10))
+        curves = QWidget()
+        curves_layout = QHBoxLayout(curves)
+        curves_layout.setContentsMargins(0, 0, 0, 0)
+        curves_layout.addWidget(self.accuracy_plot)
+        curves_layout.addWidget(self.loss_plot)
+        self.differences = QTableWidget(0, 3)
+        self.differences.setObjectName("history-differences")
+        self.differences.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.differences.verticalHeader().hide()
+        self.differences.horizontalHeader().setStretchLastSection(True)
+        self.differences.setHorizontalHeaderLabels(["Setting", "", ""])
+        self.differences.setColumnWidth(0, 220)
+        self.differences.setColumnWidth(1, 240)
+        self.addTab(curves, "Curves")
+        self.addTab(self.differences, "Differences")
+
+    def overlay(self, chosen: list[RunSummary]) -> str:
+        """Draw the curves of ``chosen`` (at most ``MAX_OVERLAID``) together, one colour per
+        run; what was drawn, in words."""
+        shown = chosen[:MAX_OVERLAID]
+        for plot in (self.accuracy_plot, self.loss_plot):
+            plot.clear()
+        empty = 0
+        for i, run in enumerate(shown):
+            rows = read_metrics(run.path)
+            empty += not rows
+            color = CURVE_COLORS[i % len(CURVE_COLORS)]
+            epochs = [row["epoch"] for row in rows]
+            accuracy = "val_accuracy" if any("val_accuracy" in r for r in rows) else "accuracy"
+            self._curve(self.accuracy_plot, rows, epochs, accuracy, run.id, color)
+            self._curve(self.loss_plot, rows, epochs, "val_loss", run.id, color)
+            self._curve(self.loss_plot, rows, epochs, "loss", None, color, dashed=True)
+        self.setCurrentIndex(0)
+        drawn, more = len(shown) - empty, len(chosen) - len(shown)
+        notes = [f"Curves of {count(drawn, 'run')}."]
+        if empty:
+            notes.append(f"{empty} ended before {plural(empty, 'its', 'their')} first epoch.")
+        if more:
+            notes.append(f"{more} more selected are left out (at most {MAX_OVERLAID}).")
+        return " ".join(notes)
+
+    @staticmethod
+    def _curve(plot: pg.PlotWidget, rows: list[dict[str, float]], epochs: list[int],
+               key: str, name: str | None, color: str, dashed: bool = False) -> None:
+        points = [(x, row[key]) for x, row in zip(epochs, rows, strict=True) if key in row]
+        if not points:
+            return
+        style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
+        xs, ys = zip(*points, strict=True)
+        plot.plot(list(xs), list(ys), name=name, pen=pg.mkPen(color, width=2, style=style),
+                  symbol=None if dashed else "o", symbolSize=5, symbolBrush=color,
+                  symbolPen=None)
+
+    def compare(self, a: RunSummary, b: RunSummary) -> str:
+        """List the settings that differ between runs ``a`` and ``b``; how many, in words."""
+        found = config_diff(a.path, b.path)
+        self.differences.setHorizontalHeaderLabels(["Setting", a.id, b.id])
+        self.differences.setRowCount(len(found))
+        for row, values in enumerate(found):
+            for column, value in enumerate(values):
+                item = QTableWidgetItem(value if column == 0 else _value_text(value))
+                item.setToolTip(item.text())
+                self.differences.setItem(row, column, item)
+        self.setCurrentIndex(1)
+        return (f"{count(len(found), 'setting')} differ." if found else
+                "The two runs have the same settings.")

@@ -1,0 +1,235 @@
+"""The search space and strategy of the Search tab: the dimensions searched (added, edited and
+removed as undo steps) and the strategy, trial count, parallelism, seed and metric."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QPushButton,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.core.project.document import METRICS
+from studio.core.search.space import (
+    STRATEGY_NAMES,
+    TRAINING_TARGETS,
+    SearchSpaceError,
+    check_dimension,
+    layer_target,
+    searchable_params,
+    target_label,
+    training_target,
+)
+from studio.gui.search.trial_table import metric_words
+from studio.gui.widgets.dimension_dialog import (
+    DimensionDialog,
+    format_points,
+    open_dimension_dialog,
+    remove_dimension,
+)
+from studio.gui.widgets.document import ProjectDocument
+
+TARGET_ROLE = Qt.ItemDataRole.UserRole
+EMPTY_HINT = ("Nothing is searched yet. Click the\nmagnifier beside a layer parameter\n"
+              "or a training setting, or Add… below.")
+
+
+def _spin(low: int, high: int, tip: str, name: str) -> QSpinBox:
+    spin = QSpinBox()
+    spin.setRange(low, high)
+    spin.setToolTip(tip)
+    spin.setObjectName(name)
+    return spin
+
+
+class SpaceEditor(QWidget):
+    """Edits the document's search settings; every change is an undo step of the document."""
+
+    def __init__(self, doc: ProjectDocument, cores: int) -> None:
+        super().__init__()
+        self.doc = doc
+        self.dimensions = QListWidget()
+        self.dimensions.setObjectName("search-dimensions")
+        self.dimensions.setToolTip("The values the search varies. Double-click or Enter to "
+                                   "change one, Delete to remove it")
+        self.dimensions.itemActivated.connect(lambda item: self.edit_dimension())
+        self.dimensions.currentRowChanged.connect(self._selection_changed)
+        self.add_button = QToolButton()
+        self.add_button.setText("Add…")
+        self.add_button.setObjectName("search-add")
+        self.add_button.setToolTip("Make a training setting or a layer parameter a search "
+                                   "dimension (or use the magnifier beside it)")
+        self.add_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.add_menu = QMenu(self)
+        self.add_menu.aboutToShow.connect(self._fill_add_menu)
+        self.add_button.setMenu(self.add_menu)
+        self.edit_button = QPushButton("Edit…")
+        self.edit_button.setObjectName("search-edit")
+        self.edit_button.setToolTip("Change the values of the selected dimension (Enter)")
+        self.edit_button.clicked.connect(self.edit_dimension)
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.setObjectName("search-remove")
+        self.remove_button.setToolTip("Stop searching the selected value (Delete)")
+        self.remove_button.clicked.connect(self.remove_selected)
+        remove_key = QAction(self.dimensions)
+        remove_key.setShortcut(QKeySequence.StandardKey.Delete)
+        remove_key.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        remove_key.triggered.connect(self.remove_selected)
+        self.dimensions.addAction(remove_key)
+        self.dialog: DimensionDialog | None = None
+        """The dimension dialog opened last from this tab."""
+
+        self.strategy = QComboBox()
+        self.strategy.setObjectName("search-strategy")
+        for key, name in STRATEGY_NAMES.items():
+            self.strategy.addItem(name, key)
+        self.strategy.setToolTip(
+            "Grid tries every combination; Random samples the ranges; Bayesian (TPE) samples "
+            "where earlier trials did well; Hyperband also stops poor trials early")
+        self.strategy.currentIndexChanged.connect(
+            lambda: self._edit("strategy", self.strategy.currentData(), "strategy"))
+        self.trials = _spin(1, 100_000, "How many trials random, Bayesian and Hyperband search "
+                            "run (a grid runs every combination)", "search-trials")
+        self.trials.valueChanged.connect(lambda v: self._edit("trials", v, "number of trials"))
+        self.workers = _spin(1, cores, "How many trials run at once, each in its own "
+                             "process with its share of the CPU cores", "search-workers")
+        self.workers.valueChanged.connect(lambda v: self._edit("workers", v, "trials at once"))
+        self.seed = _spin(0, 2**31 - 1, "Seeds the sampler: the same seed samples the same "
+                          "trials", "search-seed")
+        self.seed.valueChanged.connect(lambda v: self._edit("seed", v, "search seed"))
+        self.metric_box = QComboBox()
+        self.metric_box.setObjectName("search-metric")
+        for name in METRICS:
+            self.metric_box.addItem(metric_words(name).capitalize(), name)
+        self.metric_box.setToolTip("What the search optimises: accuracies are maximised, losses "
+                               "minimised")
+        self.metric_box.currentIndexChanged.connect(
+            lambda: self._edit("metric", self.metric_box.currentData(), "search metric"))
+        self._build_layout()
+
+    def _build_layout(self) -> None:
+        dimension_buttons = QHBoxLayout()
+        for button in (self.add_button, self.edit_button, self.remove_button):
+            dimension_buttons.addWidget(button)
+        dimension_buttons.addStretch(1)
+        form = QFormLayout()
+        for label, widget in (("Strategy", self.strategy), ("Trials", self.trials),
+                              ("At once", self.workers), ("Seed", self.seed),
+                              ("Optimise", self.metric_box)):
+            form.addRow(label, widget)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        title = QLabel("Search space")
+        title.setStyleSheet("font-weight: bold;")
+        column.addWidget(title)
+        column.addWidget(self.dimensions, 1)
+        column.addLayout(dimension_buttons)
+        column.addLayout(form)
+        self.dimensions.setMinimumHeight(70)
+
+    def _edit(self, field: str, value: Any, label: str) -> None:
+        if getattr(self.doc.project.search, field) != value:
+            self.doc.edit(f"Set {label}", lambda p: setattr(p.search, field, value),
+                          merge_key=f"search.{field}")
+
+    def _fill_add_menu(self) -> None:
+        """Every value that can be searched: the training settings, then each layer's."""
+        self.add_menu.clear()
+        project = self.doc.project
+        training = self.add_menu.addMenu("Training")
+        for path in TRAINING_TARGETS:
+            self._add_entry(training, training_target(path))
+        for node in project.graph.nodes:
+            params = searchable_params(node.type)
+            if params:
+                menu = self.add_menu.addMenu(node.id)
+                for param in params:
+                    self._add_entry(menu, layer_target(node.id, param.name), param.label)
+
+    def _add_entry(self, menu: QMenu, target: str, label: str = "") -> None:
+        action = menu.addAction(label or target_label(target))
+        action.triggered.connect(lambda: self.open_dialog(target))
+
+    def open_dialog(self, target: str) -> DimensionDialog:
+        """Ask for the values of ``target`` to search (one undo step on OK)."""
+        self.dialog = open_dimension_dialog(self.window(), self.doc, target)
+        return self.dialog
+
+    def selected_target(self) -> str:
+        """The target of the selected dimension, or empty."""
+        item = self.dimensions.currentItem()
+        return (item.data(TARGET_ROLE) or "") if item is not None else ""
+
+    def edit_dimension(self) -> None:
+        """Change the values of the selected dimension."""
+        if self.selected_target():
+            self.open_dialog(self.selected_target())
+
+    def remove_selected(self) -> None:
+        """Stop searching the selected dimension (one undo step)."""
+        if self.selected_target():
+            remove_dimension(self.doc, self.selected_target())
+
+    def _selection_changed(self) -> None:
+        chosen = bool(self.selected_target())
+        self.edit_button.setEnabled(chosen)
+        self.remove_button.setEnabled(chosen)
+
+    def _show_dimensions(self) -> None:
+        project = self.doc.project
+        selected = self.selected_target()
+        self.dimensions.clear()
+        for dimension in project.search.dimensions:
+            label = target_label(dimension.target)
+            item = QListWidgetItem()
+            item.setData(TARGET_ROLE, dimension.target)
+            try:
+                points = check_dimension(project, dimension)
+            except SearchSpaceError as exc:
+                item.setText(f"{label}: cannot be searched")
+                item.setForeground(QBrush(QColor("#b3261e")))
+                item.setToolTip(str(exc))
+            else:
+                ranged = " (range)" if dimension.is_range else ""
+                item.setText(f"{label}: {format_points(points, 6)}{ranged}")
+                item.setToolTip(f"{len(points)} values: {format_points(points, 50)}")
+            self.dimensions.addItem(item)
+            if dimension.target == selected:
+                self.dimensions.setCurrentItem(item)
+        if not project.search.dimensions:
+            hint = QListWidgetItem(EMPTY_HINT)
+            hint.setFlags(Qt.ItemFlag.NoItemFlags)
+            self.dimensions.addItem(hint)
+        self._selection_changed()
+
+    def refresh(self) -> None:
+        """Show the document's search space and settings."""
+        search = self.doc.project.search
+        self._show_dimensions()
+        for combo, value in ((self.strategy, search.strategy), (self.metric_box, search.metric)):
+            if combo.currentData() != value:
+                combo.blockSignals(True)
+                combo.setCurrentIndex(combo.findData(value))
+                combo.blockSignals(False)
+        for spin, value in ((self.trials, search.trials), (self.workers, search.workers),
+                            (self.seed, search.seed)):
+            if spin.value() != value:
+                spin.blockSignals(True)
+                spin.setValue(value)
+                spin.blockSignals(False)
+        self.trials.setEnabled(search.strategy != "grid")
+        self.trials.setToolTip(self.trials.toolTip().split(" (now ")[0] + (
+            " (now a grid: every combination)" if search.strategy == "grid" else ""))
