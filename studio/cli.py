@@ -14,6 +14,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
+from studio.core.base.events import DoneEvent, Event
 from studio.core.base.messages import count, unwritable
 from studio.core.base.runtime import configure_environment
 
@@ -257,7 +258,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             return train(project, runs_root(args.project), on_event, stop,
                          epochs=args.epochs, batch_size=args.batch_size)
 
-    def on_event(event: dict) -> None:
+    def on_event(event: Event) -> None:
         nonlocal epochs
         if event["type"] in ("batch", "progress"):
             return
@@ -280,8 +281,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     except TrainingError as exc:
         raise CliError(str(exc)) from None
     if args.json:
-        print(json.dumps({"type": "done", "status": result.status, "note": result.note,
-                          "run_dir": str(result.run_dir)}), flush=True)
+        done: DoneEvent = {"type": "done", "status": result.status, "note": result.note,
+                           "run_dir": str(result.run_dir)}
+        print(json.dumps(done), flush=True)
     else:
         print(f"Run {result.status}: {result.run_dir}")
         if result.note:
@@ -683,7 +685,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     start = _search_runner(args)
     metric = ""
 
-    def on_event(event: dict) -> None:
+    def on_event(event: Event) -> None:
         nonlocal metric
         if event["type"] == "search_start":
             from studio.core.search.state import read_state

@@ -73,9 +73,9 @@ def ends_held_until_starts(pool: WorkerPool, monkeypatch, starts: int) -> None:
         if held and time.monotonic() - held[0][0] > HOLD_SECONDS:
             raise TimeoutError(f"{len(started)} of {starts} trials started")
         message = real(timeout)
-        if message is not None and message["kind"] == "start":
+        if message is not None and message["type"] == "start":
             started.add(message["number"])
-        if message is not None and message["kind"] == "end" and len(started) < starts:
+        if message is not None and message["type"] == "end" and len(started) < starts:
             held.append((time.monotonic(), message))
             return None
         return message
@@ -192,7 +192,7 @@ def torn_message_worker(index, tasks, results, stop, ready, threads):
         os.write(results.fileno(), struct.pack("!i", 1000) + b"half a message")
         os._exit(9)
     task = tasks.get()
-    results.send({"kind": "begin", "number": task["number"], "worker": index,
+    results.send({"type": "begin", "number": task["number"], "worker": index,
                   "pid": os.getpid()})
     tasks.get()
 

@@ -8,11 +8,11 @@ import os
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QMessageBox, QToolButton
-from studio.gui.runs.run_table import COLUMNS
 
 from studio.core.runs import folders as runs
 from studio.core.runs.lock import RunLock
 from studio.gui.runs.history_panel import HistoryPanel
+from studio.gui.runs.run_table import COLUMNS
 from studio.gui.shell.app import create_application
 from studio.gui.widgets.jobs import shutdown_jobs
 from tests.run_folders import dead_pid, now_iso, rewrite_record, write_run

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from studio.core.base.events import OnEvent
 from studio.core.base.messages import format_bytes
 from studio.core.base.runtime import start_tensorflow
 from studio.core.build.analysis import Analysis, analyze
@@ -305,7 +306,7 @@ def measure_epoch_time(
     data: DatasetInfo | LoadedData,
     batch_size: int,
     device_names: list[str],
-    on_event: Callable[[dict[str, Any]], None] | None = None,
+    on_event: OnEvent | None = None,
     stop: threading.Event | None = None,
     steps: int = 5,
 ) -> MicroRun:
@@ -338,7 +339,7 @@ def measure_epoch_time(
     return MicroRun(seconds_per_step=per_step, stopped=stop.is_set(), **result)
 
 
-def _timed(times: list[float], on_event: Callable[[dict[str, Any]], None], what: str,
+def _timed(times: list[float], on_event: OnEvent, what: str,
            steps: int) -> None:
     """Record the end of a step (the first one ends the warm-up) and report progress."""
     times.append(time.perf_counter())

@@ -22,10 +22,11 @@ from pathlib import Path
 import numpy as np
 
 from studio.core.base.downloads import DownloadError, download, file_digest
+from studio.core.base.events import Progress
 from studio.core.base.files import atomic_file
 from studio.core.base.messages import look_up
 from studio.core.base.paths import workspace
-from studio.core.data.types import DataError, DatasetInfo, Progress
+from studio.core.data.types import DataError, DatasetInfo
 
 MIRRORS = {
     "keras": "https://storage.googleapis.com/tensorflow/tf-keras-datasets/",

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from studio.core.base.events import Progress
 from studio.core.base.messages import look_up
 from studio.core.data.builtin import builtin_info, load_builtin
 from studio.core.data.image_folder import class_folders, health_report, scan_folder
@@ -26,7 +27,6 @@ from studio.core.data.types import (
     DatasetInfo,
     FileSamples,
     LoadedData,
-    Progress,
 )
 from studio.core.project.document import DatasetChoice, absolute_data_path
 from studio.core.tasks.registry import task_for

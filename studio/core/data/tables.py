@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from studio.core.base.events import Progress
 from studio.core.base.messages import count, plural
 from studio.core.data.types import (
     DataError,
     DataPending,
     DatasetInfo,
-    Progress,
     TableSamples,
     TextSamples,
 )

@@ -5,7 +5,6 @@ error a dataset that cannot be used raises (``DataError``)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,9 +17,6 @@ from studio.core.tasks.registry import task_for
 DEFAULT_IMAGE_SIZE = (64, 64)
 """The size folder images are read at when the project names none (height, width)."""
 SPLITS = ("train", "validation", "test")
-
-Progress = Callable[[str, int, int], None]
-"""``on_progress(what, done, total)``: what is being done (for a person), and how far."""
 
 
 class DataError(ValueError):

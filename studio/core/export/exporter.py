@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from studio.core.base.events import OnEvent, progress_events
 from studio.core.base.messages import count, first_line, look_up, unwritable
 from studio.core.data import sources as data
 from studio.core.data.pipelines import make_pipelines
@@ -49,9 +50,6 @@ BATCH_SIZE = 100
 VERIFICATION_FILE = "verification.json"
 LABELS_FILE = "labels.txt"
 README_FILE = "README.md"
-
-OnEvent = Callable[[dict[str, Any]], None]
-
 
 class ExportError(ValueError):
     """An export that could not be made or written, in plain words."""
@@ -124,10 +122,7 @@ def _samples(run_dir: Path, need_calibration: bool, emit: OnEvent, stop: threadi
 
     try:
         project = load_project(run_dir / runs.PROJECT_FILE)
-        loaded = data.load(project.dataset,
-                           lambda what, done, total: emit({"type": "progress", "what": what,
-                                                           "done": done, "total": total}),
-                           stop)
+        loaded = data.load(project.dataset, progress_events(emit), stop)
     except (ProjectFileError, DataError) as exc:
         _check(stop)
         raise ExportError(f"The data {run_dir.name} was trained on cannot be read ({exc}); "

@@ -9,11 +9,12 @@ import io
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from studio.core.base.events import Progress
 from studio.core.base.files import atomic_write_text
 from studio.core.data import tables as table_data
 from studio.core.data.image_folder import is_image_name
@@ -35,7 +36,6 @@ CHECK_CHUNK = 512
 CHECKERS = 2
 """Threads checking files: checking is mostly Python, and more threads than this starve the
 GUI thread of the interpreter lock (bench/inference_latency.py)."""
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from studio.core.base.events import Progress
 from studio.core.base.messages import count
 from studio.core.build.keras_model import outputs_probabilities
 from studio.core.data import sources as data
@@ -26,7 +27,6 @@ from studio.core.data.types import (
     DataError,
     FileSamples,
     LoadedData,
-    Progress,
     Samples,
 )
 from studio.core.inference.predictor import Predictor

@@ -30,9 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studio.core.base.events import OnEvent, WorkerMessage
 from studio.core.base.runtime import THREADS_ENV, start_tensorflow
 from studio.core.project.document import DATA_PATH_FIELDS, Project, absolute_data_path
-from studio.core.search.runner import SearchEvents, SearchSession, new_state, resumed_state
+from studio.core.search.runner import SearchSession, new_state, resumed_state
 from studio.core.search.space import apply_values
 from studio.core.search.state import SearchError, SearchResult, SearchState, TrialRecord
 from studio.core.search.worker import _release_memory, run_trial
@@ -53,7 +54,7 @@ CONNECT_SECONDS = 5.0
 
 
 def run_search_on_ray(project: Project, runs_root: Path, search_dir: Path,
-                      on_event: SearchEvents | None = None,
+                      on_event: OnEvent | None = None,
                       stop: threading.Event | None = None, *, address: str,
                       workers: int | None = None, report_every: int = 5) -> SearchResult:
     """Search ``project.search``'s space on the Ray cluster at ``address``: arguments, events,
@@ -66,7 +67,7 @@ def run_search_on_ray(project: Project, runs_root: Path, search_dir: Path,
 
 
 def resume_search_on_ray(search_dir: Path, runs_root: Path,
-                         on_event: SearchEvents | None = None,
+                         on_event: OnEvent | None = None,
                          stop: threading.Event | None = None, *, address: str,
                          workers: int | None = None, report_every: int = 5) -> SearchResult:
     """Continue the search saved in ``search_dir`` on the Ray cluster at ``address``, keeping
@@ -107,7 +108,7 @@ class _RaySearch:
     into events and records, and saves ``search.json`` after every trial."""
 
     def __init__(self, state: SearchState, runs_root: Path, search_dir: Path,
-                 on_event: SearchEvents | None, stop: threading.Event | None,
+                 on_event: OnEvent | None, stop: threading.Event | None,
                  report_every: int) -> None:
         self.search = SearchSession(state, Path(runs_root).absolute(),
                                     Path(search_dir).absolute(), on_event, stop, report_every)
@@ -324,7 +325,7 @@ class _TrialThread:
     ``finish`` (it stops there, as a stopped run)."""
 
     def __init__(self, task: dict[str, Any]) -> None:
-        self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.messages: queue.Queue[WorkerMessage] = queue.Queue()
         self.halt = threading.Event()
         self.proceed = threading.Semaphore(0)
         self.paused = False
@@ -335,15 +336,15 @@ class _TrialThread:
     def _run(self, task: dict[str, Any]) -> None:
         self.messages.put(run_trial(task, self._send, self.halt))
 
-    def _send(self, message: dict[str, Any]) -> None:
-        if message["kind"] == "begin":
+    def _send(self, message: WorkerMessage) -> None:
+        if message["type"] == "begin":
             return
         self.messages.put(message)
-        if message["kind"] == "epoch":
+        if message["type"] == "epoch":
             while not self.proceed.acquire(timeout=POLL_SECONDS) and not self.halt.is_set():
                 pass
 
-    def next_message(self, stopped: Callable[[], bool]) -> dict[str, Any]:
+    def next_message(self, stopped: Callable[[], bool]) -> WorkerMessage:
         """The trial's next message (start, epoch or end), letting it train on past the epoch
         it reported last; ``stopped()``, asked while waiting, halts it."""
         if self.paused:
@@ -356,7 +357,7 @@ class _TrialThread:
                 if stopped():
                     self.halt.set()
                 continue
-            self.paused = message["kind"] == "epoch"
+            self.paused = message["type"] == "epoch"
             return message
 
     def finish(self) -> None:
@@ -413,9 +414,9 @@ def _tune_classes() -> _TuneClasses:
         def step(self) -> dict[str, Any]:
             message = self.trial.next_message(
                 lambda: ray.get(self.stop_flag.is_set.remote()))
-            if message["kind"] == "start":
+            if message["type"] == "start":
                 return {**self.last, "event": "start", "run_dir": message["run_dir"]}
-            if message["kind"] == "epoch":
+            if message["type"] == "epoch":
                 metrics = message["metrics"]
                 self.last = {"epoch": message["epoch"], SCORE: metrics.get(self.metric, math.nan)}
                 return {**self.last, "event": "epoch", "metrics": metrics}

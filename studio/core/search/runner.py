@@ -10,7 +10,8 @@ early ("pruned"). Samplers are seeded with the search's seed plus the number of 
 a search is repeatable and a resumed one does not redraw the trials it already has.
 
 A trial's value is the best epoch's value of the search metric (lowest for losses, highest
-for accuracies), not the last epoch's. Events are plain dicts (see ``run_search``).
+for accuracies), not the last epoch's. Events are plain dicts (see ``run_search`` and
+``studio.core.base.events``).
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ import itertools
 import math
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studio.core.base.events import OnEvent, WorkerMessage
 from studio.core.base.paths import workspace
 from studio.core.project.document import Dimension, Project, project_stem
 from studio.core.search.space import apply_values, check_dimension, param_for, problems, trial_count
@@ -42,14 +43,13 @@ from studio.core.search.worker import Worker, WorkerPool
 __all__ = ["SearchError", "SearchResult", "TrialRecord", "WorkerPool", "last_search",
            "resume_search", "run_search", "search_folder"]
 
-SearchEvents = Callable[[dict[str, Any]], None]
 POLL_SECONDS = 0.2
 STOP_GRACE_SECONDS = 60.0
 """How long stopped trials may take to end before their workers are ended."""
 
 
 def run_search(project: Project, runs_root: Path, search_dir: Path,
-               on_event: SearchEvents | None = None, stop: threading.Event | None = None, *,
+               on_event: OnEvent | None = None, stop: threading.Event | None = None, *,
                workers: int | None = None, report_every: int = 5,
                pool: WorkerPool | None = None) -> SearchResult:
     """Search ``project.search``'s space, training each trial as a run under ``runs_root``
@@ -69,7 +69,7 @@ def run_search(project: Project, runs_root: Path, search_dir: Path,
                         report_every).run(pool)
 
 
-def resume_search(search_dir: Path, runs_root: Path, on_event: SearchEvents | None = None,
+def resume_search(search_dir: Path, runs_root: Path, on_event: OnEvent | None = None,
                   stop: threading.Event | None = None, *, workers: int | None = None,
                   report_every: int = 5, pool: WorkerPool | None = None) -> SearchResult:
     """Continue the search saved in ``search_dir``: finished, failed and pruned trials are
@@ -194,7 +194,7 @@ class SearchSession:
     ``propose`` and ``conclude`` for each trial, and ``end``."""
 
     def __init__(self, state: SearchState, runs_root: Path, search_dir: Path,
-                 on_event: SearchEvents | None, stop: threading.Event | None,
+                 on_event: OnEvent | None, stop: threading.Event | None,
                  report_every: int) -> None:
         self.state = state
         self.runs_root = Path(runs_root)
@@ -357,12 +357,12 @@ class _LocalSearch(SearchSession):
                              "runs_root": str(self.runs_root),
                              "report_every": self.report_every})
 
-    def _handle(self, message: dict[str, Any]) -> None:
+    def _handle(self, message: WorkerMessage) -> None:
         """A worker's message about one of the running trials (late ones are ignored)."""
         run = self.running.get(message["number"])
         if run is None or run.worker.process.pid != message["pid"]:
             return
-        kind = message["kind"]
+        kind = message["type"]
         if kind == "begin":
             run.began = time.perf_counter()
         elif kind == "start":

@@ -6,8 +6,9 @@ The parent sends a worker tasks on its own queue (plain dicts, or None to quit) 
 running trial with the worker's ``multiprocessing.Event``. Each worker answers on a pipe of its
 own, never on a channel shared with the others: a worker killed in the middle of a message (by
 the out-of-memory killer, say) would leave a shared queue's lock held, or a message half
-written, and silence every other worker for good. Messages are plain dicts carrying ``kind``,
-``worker`` (its index), ``pid`` and ``threads`` (its TensorFlow's threads):
+written, and silence every other worker for good. Messages are plain dicts (``WorkerMessage``
+in ``studio.core.base.events``) carrying ``type``, ``worker`` (its index), ``pid`` and
+``threads`` (its TensorFlow's threads):
 
 - ``begin`` (``number``): the worker picked the trial up;
 - ``start`` (``number``, ``run_dir``): the trial's run folder exists and training starts;
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from studio.core.base.events import Event, WorkerEnd, WorkerMessage
 from studio.core.base.messages import first_line
 from studio.core.base.runtime import THREADS_ENV, start_tensorflow
 from studio.core.build.analysis import analyze
@@ -61,7 +63,7 @@ def worker_main(index: int, tasks: Any, results: Any, stop: Any, ready: Any,
     base = {"worker": index, "pid": os.getpid(),
             "threads": tf.config.threading.get_intra_op_parallelism_threads()}
     while (task := tasks.get()) is not None:
-        def send(message: dict[str, Any], number: int = task["number"]) -> None:
+        def send(message: WorkerMessage, number: int = task["number"]) -> None:
             results.send({**base, "number": number, **message})
 
         send(run_trial(task, send, stop))
@@ -70,33 +72,33 @@ def worker_main(index: int, tasks: Any, results: Any, stop: Any, ready: Any,
     os._exit(0)  # nothing left to save: skip TensorFlow's teardown, which takes a second
 
 
-def run_trial(task: dict[str, Any], send: Callable[[dict[str, Any]], None],
-              stop: Any) -> dict[str, Any]:
+def run_trial(task: dict[str, Any], send: Callable[[WorkerMessage], None],
+              stop: Any) -> WorkerEnd:
     """Train one trial (``task``: ``number``, ``project`` document with the trial's values
     applied, ``runs_root``, ``report_every``) as an ordinary run, telling ``send`` its
     ``begin``, ``start`` and ``epoch`` messages; the ``end`` message, which it returns.
     ``stop`` (any object with ``is_set``) ends the trial early."""
 
-    send({"kind": "begin"})
+    send({"type": "begin"})
     if stop.is_set():  # stopped while queued: no run folder for a trial that never ran
-        return {"kind": "end", "status": "stopped", "reason": "", "run_dir": "", "epochs": []}
+        return {"type": "end", "status": "stopped", "reason": "", "run_dir": "", "epochs": []}
     run_dir = ""
 
-    def forward(event: dict[str, Any]) -> None:
+    def forward(event: Event) -> None:
         nonlocal run_dir
         if event["type"] == "start":
             run_dir = event["run_dir"]
-            send({"kind": "start", "run_dir": run_dir})
+            send({"type": "start", "run_dir": run_dir})
         elif event["type"] == "epoch":
             metrics = {k: v for k, v in event.items() if k not in ("type", "epoch")}
-            send({"kind": "epoch", "epoch": event["epoch"], "metrics": metrics})
+            send({"type": "epoch", "epoch": event["epoch"], "metrics": metrics})
 
     project = Project.from_dict(task["project"])
     project.name = TRIAL_NAME.format(name=project.name, number=task["number"])
     try:
         report = analyze(project.graph, describe(project.dataset))
         if not report.ok:
-            return {"kind": "end", "status": "failed", "run_dir": "", "epochs": [],
+            return {"type": "end", "status": "failed", "run_dir": "", "epochs": [],
                     "reason": f"These values make a model that cannot be trained: "
                               f"{report.reason}"}
         result = train(project, Path(task["runs_root"]), forward, stop,
@@ -104,9 +106,9 @@ def run_trial(task: dict[str, Any], send: Callable[[dict[str, Any]], None],
     except Exception as exc:  # noqa: BLE001 - a failed trial is recorded, the search goes on
         reason = (str(exc) if isinstance(exc, TrainingError | DataError)
                   else f"The trial failed: {first_line(exc)}")
-        return {"kind": "end", "status": "failed", "reason": reason, "run_dir": run_dir,
+        return {"type": "end", "status": "failed", "reason": reason, "run_dir": run_dir,
                 "epochs": []}
-    return {"kind": "end", "status": result.status, "reason": result.note,
+    return {"type": "end", "status": result.status, "reason": result.note,
             "run_dir": str(result.run_dir), "epochs": result.epochs}
 
 
@@ -139,7 +141,7 @@ class WorkerPool:
 
     def __init__(self, size: int) -> None:
         self.context = multiprocessing.get_context("spawn")
-        self.inbox: deque[dict[str, Any]] = deque()
+        self.inbox: deque[WorkerMessage] = deque()
         self.size = max(1, size)
         self.workers: list[Worker] = []
         self.ensure(self.size)
@@ -185,7 +187,7 @@ class WorkerPool:
         self.workers[worker.index] = fresh
         return fresh
 
-    def message(self, timeout: float) -> dict[str, Any] | None:
+    def message(self, timeout: float) -> WorkerMessage | None:
         """The next message from any worker, or None after ``timeout`` seconds or as soon as
         a worker has ended (so the caller can look at who is still alive)."""
         if not self.inbox:

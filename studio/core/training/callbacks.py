@@ -7,9 +7,9 @@ import math
 from pathlib import Path
 from typing import Any
 
+from studio.core.base.events import OnEvent
 from studio.core.project.document import Checkpoints, EarlyStopping
 from studio.core.runs.folders import BEST, RunFolder
-from studio.core.training.live_metrics import EventCallback
 
 
 def _better(monitor: str, value: float, best: float | None) -> bool:
@@ -27,7 +27,7 @@ def _best_so_far(monitor: str, rows: list[dict[str, Any]]) -> float | None:
     return best
 
 
-def checkpoint_callback(rule: Checkpoints, folder: RunFolder, on_event: EventCallback) -> Any:
+def checkpoint_callback(rule: Checkpoints, folder: RunFolder, on_event: OnEvent) -> Any:
     """Save a checkpoint (model and optimizer state) every ``rule.every_epochs`` epochs, or
     with ``keep_best_only`` only when the monitored metric improves, replacing the last; a
     ``checkpoint`` event follows each. Only whole epochs (those ``folder`` recorded) are

@@ -8,11 +8,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from studio.core.base.events import OnEvent
 from studio.core.build.optimizers import current_learning_rate
 from studio.core.hardware.resources import ResourceSampler
-
-Event = dict[str, Any]
-EventCallback = Callable[[Event], None]
 
 
 class DivergedError(RuntimeError):
@@ -61,7 +59,7 @@ def pace(epoch: int, step: int, elapsed: float, *, epochs: int, initial_epoch: i
 
 
 def live_metrics_callback(
-    on_event: EventCallback,
+    on_event: OnEvent,
     record_epoch: Callable[[dict[str, float]], None],
     stop: threading.Event,
     epochs: int,

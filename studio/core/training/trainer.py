@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studio.core.base.events import OnEvent, progress_events
 from studio.core.base.messages import first_line, unwritable
 from studio.core.base.runtime import start_tensorflow
 from studio.core.build.estimate import estimate, oom_advice
@@ -22,7 +23,7 @@ from studio.core.build.keras_model import build_model, compile_model, model_endp
 from studio.core.build.optimizers import reduce_only_across_devices, schedule_callbacks
 from studio.core.data import sources as data
 from studio.core.data.pipelines import Pipelines, make_pipelines
-from studio.core.data.types import DataError, DatasetInfo, LoadedData, Progress
+from studio.core.data.types import DataError, DatasetInfo, LoadedData
 from studio.core.hardware.devices import (
     DeviceDiscovery,
     DeviceError,
@@ -53,7 +54,6 @@ from studio.core.training.callbacks import (
 )
 from studio.core.training.live_metrics import (
     DivergedError,
-    EventCallback,
     live_metrics_callback,
     plain_metrics,
 )
@@ -87,7 +87,7 @@ class _Plan:
 def train(
     project: Project,
     run_root: Path,
-    on_event: EventCallback | None = None,
+    on_event: OnEvent | None = None,
     stop: threading.Event | None = None,
     *,
     epochs: int | None = None,
@@ -129,7 +129,7 @@ def _new_run_folder(root: Path, project: Project) -> RunFolder:
 
 def resume(
     run_dir: Path,
-    on_event: EventCallback | None = None,
+    on_event: OnEvent | None = None,
     stop: threading.Event | None = None,
     *,
     epochs: int | None = None,
@@ -190,7 +190,7 @@ class _Prepared:
     names: list[str]
 
 
-def _run(folder: RunFolder, project: Project, plan: _Plan, on_event: EventCallback | None,
+def _run(folder: RunFolder, project: Project, plan: _Plan, on_event: OnEvent | None,
          stop: threading.Event | None, report_every: int,
          discovery: DeviceDiscovery | None) -> RunResult:
     """One session of a run: prepare (data, devices, records), fit, and record how it ended,
@@ -220,7 +220,7 @@ def _run(folder: RunFolder, project: Project, plan: _Plan, on_event: EventCallba
 
 
 def _prepare(session: _Session, folder: RunFolder, project: Project, plan: _Plan,
-             on_event: EventCallback, stop: threading.Event,
+             on_event: OnEvent, stop: threading.Event,
              discovery: DeviceDiscovery | None) -> _Prepared:
     """Start TensorFlow, load the data, find the devices, seed and set the precision, make
     the pipelines, and write the run's config and preprocessing."""
@@ -228,7 +228,7 @@ def _prepare(session: _Session, folder: RunFolder, project: Project, plan: _Plan
     note = start_tensorflow()
     if note:
         on_event({"type": "note", "text": note})
-    loaded = data.load(project.dataset, _progress_reporter(on_event), stop)
+    loaded = data.load(project.dataset, progress_events(on_event), stop)
     for text in loaded.notes + loaded.split_notes():
         on_event({"type": "note", "text": text})
     import keras
@@ -247,7 +247,7 @@ def _prepare(session: _Session, folder: RunFolder, project: Project, plan: _Plan
 
 
 def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Project,
-         plan: _Plan, on_event: EventCallback, stop: threading.Event, report_every: int) -> None:
+         plan: _Plan, on_event: OnEvent, stop: threading.Event, report_every: int) -> None:
     """Build or reload the model on the devices and fit it, saving it and scoring the test
     split once every epoch has run."""
     settings = project.training
@@ -343,13 +343,6 @@ def _early_note(stopper: Any, settings) -> str:
     rule = settings.early_stopping
     return (f"Stopped early after epoch {stopper.stopped_epoch + 1}: "
             f"{rule.monitor.replace('_', ' ')} did not improve for {rule.patience} epochs.")
-
-
-def _progress_reporter(on_event: EventCallback) -> Progress:
-    """Data loading progress (a download, a folder scan) as ``progress`` events."""
-    def report(what: str, done: int, total: int) -> None:
-        on_event({"type": "progress", "what": what, "done": done, "total": total})
-    return report
 
 
 def _explain(exc: Exception, project: Project, plan: _Plan, folder: RunFolder,

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.base.events import ProgressEvent, progress_events
 from studio.core.base.messages import count
 from studio.core.data import sources as data
 from studio.core.data.types import SPLITS, DataError, DataPending, DatasetInfo, LoadedData
@@ -57,8 +58,7 @@ def read_key(choice: DatasetChoice, ignored: tuple[str, ...] = NOT_READ) -> tupl
 
 def _load_task(choice: DatasetChoice):
     def task(on_event, stop):
-        return data.load(choice, lambda what, done, total: on_event(
-            {"what": what, "done": done, "total": total}), stop)
+        return data.load(choice, progress_events(on_event), stop)
 
     return task
 
@@ -306,7 +306,7 @@ class DataPanel(QWidget):
         self.progress.setVisible(busy)
         self.cancel.setVisible(busy)
 
-    def _progress(self, event: dict) -> None:
+    def _progress(self, event: ProgressEvent) -> None:
         self.progress.setRange(0, PROGRESS_STEPS if event["total"] > 1 else 0)
         self.progress.setValue(round(PROGRESS_STEPS * event["done"] / max(event["total"], 1)))
         self.progress.setFormat(progress_text(event["what"], event["done"], event["total"]))

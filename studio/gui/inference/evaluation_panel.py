@@ -53,6 +53,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.base.events import ProgressEvent, progress_events
 from studio.core.inference.evaluation import Evaluation, evaluate_run
 from studio.core.inference.predictor import answer_choices
 from studio.core.project.document import ProjectFileError, load_project
@@ -588,8 +589,7 @@ class EvaluationPanel(QWidget):
 
         def task(on_event, stop) -> tuple[Evaluation, str]:
             return evaluate_run(run_path, split, model_path,
-                                on_progress=lambda text, done, total: on_event(
-                                    {"what": text, "done": done, "total": total}),
+                                on_progress=progress_events(on_event),
                                 stop=stop), what
 
         self.job.start(task)
@@ -606,7 +606,7 @@ class EvaluationPanel(QWidget):
             self.progress.setFormat("Stopping…")
 
     @Slot(object)
-    def _progressed(self, event: dict) -> None:
+    def _progressed(self, event: ProgressEvent) -> None:
         total = max(int(event["total"]), 1)
         self.progress.setRange(0, total)
         self.progress.setValue(min(int(event["done"]), total))

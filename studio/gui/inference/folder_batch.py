@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.base.events import ProgressEvent
 from studio.core.inference.batch import BatchResult, write_predictions_csv
 from studio.gui.inference.prediction_table import SORT_ROLE, PredictionTableModel
 
@@ -77,8 +78,8 @@ class FolderBatch(QWidget):
         self.progress.setFormat("Looking for images…")
 
     @Slot(object)
-    def show_progress(self, event: dict) -> None:
-        """Show how far the batch is (a ``what``, ``done``, ``total`` event)."""
+    def show_progress(self, event: ProgressEvent) -> None:
+        """Show how far the batch is."""
         total = max(event["total"], 1)
         self.progress.setRange(0, total)
         self.progress.setValue(event["done"])

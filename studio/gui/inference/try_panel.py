@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.base.events import progress_events
 from studio.core.data.image_folder import IMAGE_EXTENSIONS
 from studio.core.inference.batch import BatchResult, image_files, predict_folder
 from studio.core.inference.predictor import Prediction, Predictor, PreprocessingMissing
@@ -347,9 +348,7 @@ class TryPanel(QWidget):
             paths = [p for folder in folders for p in image_files(folder, stop)]
             if stop.is_set():
                 return BatchResult(stopped=True)
-            return predict_folder(predictor, paths, top_k,
-                                  lambda what, done, total: on_event(
-                                      {"what": what, "done": done, "total": total}), stop)
+            return predict_folder(predictor, paths, top_k, progress_events(on_event), stop)
 
         self.batch.start(task)
 

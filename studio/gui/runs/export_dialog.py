@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.base.events import Event
 from studio.core.export.exporter import export_run
 from studio.core.export.formats import FORMATS
 from studio.gui.widgets.jobs import JobSlot
@@ -120,7 +121,7 @@ class ExportDialog(QDialog):
                                     Path(self.folder.text().strip())))
 
     @Slot(object)
-    def _progressed(self, event: dict) -> None:
+    def _progressed(self, event: Event) -> None:
         if event.get("type") == "progress" and event.get("total"):
             self.progress.setRange(0, event["total"])
             self.progress.setValue(event["done"])

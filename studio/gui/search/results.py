@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QPushButton, QSplitter, QVBoxLayout, QWidget
 
+from studio.core.base.events import Event
 from studio.core.project.document import Project, SearchSettings
 from studio.core.search.space import SearchSpaceError, apply_values, param_for, target_label
 from studio.gui.search.parallel_coordinates import ParallelCoordinates
@@ -60,7 +61,7 @@ class SearchResults(QWidget):
         for record in records or []:
             self.curves.set_epochs(record["number"], _numbered(record["epochs"]))
 
-    def handle(self, event: dict) -> str:
+    def handle(self, event: Event) -> str:
         """Show a search event in the table and curves; its kind, which says what changed."""
         kind = event["type"]
         trials = self.table.trials

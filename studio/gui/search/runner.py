@@ -9,6 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStyle, QWidget
 
+from studio.core.base.events import Event
 from studio.core.project.document import Project, SearchSettings
 from studio.core.runs.folders import runs_root
 from studio.core.search.runner import (
@@ -211,7 +212,7 @@ class SearchRunner(QObject):
             self.progress.setFormat("Stopping…")
 
     @Slot(object)
-    def _on_event(self, event: dict) -> None:
+    def _on_event(self, event: Event) -> None:
         kind = self.results.handle(event)
         if kind == "search_start":
             self.planned = event["planned"]

@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QMessageBox, QProgressDialog, QPushButton, QWidget
 
+from studio.core.base.events import DownloadEvent, OnEvent
 from studio.core.model.applications import fetch_weights
 from studio.core.model.weights import missing_weights, use_random_weights
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.jobs import JobSlot
+from studio.gui.widgets.worker import Task
 
 MEGABYTE = 1 << 20
 
 
-def _fetch_all(names: list[str]) -> Callable[[Callable[[dict], None], threading.Event], None]:
-    def task(on_event: Callable[[dict], None], stop: threading.Event) -> None:
+def _fetch_all(names: list[str]) -> Task:
+    def task(on_event: OnEvent, stop: threading.Event) -> None:
         for name in names:
             fetch_weights(name, lambda done, total, n=name: on_event(
-                {"name": n, "done": done, "total": total}), stop)
+                {"type": "download", "name": n, "done": done, "total": total}), stop)
 
     return task
 
@@ -77,7 +78,7 @@ class WeightsDownload(QObject):
         self.job.stop()
 
     @Slot(object)
-    def _on_progress(self, event: dict) -> None:
+    def _on_progress(self, event: DownloadEvent) -> None:
         if self.progress is None:
             return
         self.progress.setLabelText(self._label(event["name"], event["done"], event["total"]))

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.base.events import Event, ProgressEvent
 from studio.core.base.messages import count, format_duration, plural
 from studio.core.build.estimate import (
     Estimate,
@@ -123,7 +124,7 @@ def _measure_task(project: Project, info, batch_size: int, targets: dict[str, li
         for label, names in targets.items():
             if stop.is_set():
                 break
-            def labelled(event, label=label):
+            def labelled(event: ProgressEvent, label: str = label) -> None:
                 on_event({**event, "label": label})
 
             runs[label] = measure_epoch_time(project, info, batch_size, names, labelled, stop)
@@ -406,7 +407,7 @@ class EstimateView(QWidget):
             self.progress.setFormat("Cancelling…")
 
     @Slot(object)
-    def _on_event(self, event: dict) -> None:
+    def _on_event(self, event: Event) -> None:
         if event["type"] == "progress" and not self.measuring.stop_requested():
             self.progress.setValue(round(event["done"] / max(event["total"], 1)
                                          * PROGRESS_STEPS))

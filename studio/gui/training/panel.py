@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.base.events import Event
 from studio.core.base.messages import format_duration
 from studio.core.base.runtime import start_tensorflow
 from studio.core.build.estimate import format_bytes
@@ -297,7 +298,7 @@ class TrainingPanel(QWidget):
             self.progress.setFormat("Stopping…")
 
     @Slot(object)
-    def _on_event(self, event: dict) -> None:
+    def _on_event(self, event: Event) -> None:
         kind = event["type"]
         if kind == "progress" and not self.job.stop_requested():
             total = max(event["total"], 1)

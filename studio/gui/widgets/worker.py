@@ -8,7 +8,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-Task = Callable[[Callable[[dict], None], threading.Event], Any]
+from studio.core.base.events import OnEvent
+
+Task = Callable[[OnEvent, threading.Event], Any]
 
 
 class _Runner(QObject):
@@ -47,7 +49,7 @@ class Worker(QObject):
     """
 
     event = Signal(object)
-    """A plain dict the task reported through ``on_event``."""
+    """An event (``studio.core.base.events``) the task reported through ``on_event``."""
     succeeded = Signal(object)
     """The task's return value."""
     failed = Signal(str)
