@@ -68,8 +68,8 @@ def warm_up(window: MainWindow) -> None:
     """Load TensorFlow in the background, as the app does after showing the window."""
     window.training.warm_up()
     warmup = window.training.warmup
-    if warmup is not None:
-        wait_for(warmup.done)
+    if warmup.busy():
+        wait_for(warmup.finished)
 
 
 def drop(widget: QWidget, paths: list[Path]) -> None:
