@@ -528,13 +528,11 @@ def _load_predictor(args: argparse.Namespace):
 def _answer_line(prediction) -> str:
     """One line: the input, its top classes with probabilities (or its value) and time, or
     why it could not be answered."""
+    from studio.core.tasks.registry import task_for
+
     if prediction.error is not None:
         return f"{prediction.source}: error: {prediction.error}"
-    if prediction.value is not None:
-        answer = "value " + ", ".join(f"{v:.6g}" for v in prediction.value)
-    else:
-        answer = "  ".join(f"{label} {p:.1%}" for label, p in
-                           zip(prediction.labels, prediction.probabilities, strict=True))
+    answer = task_for(prediction.task).answer_text(prediction)
     return f"{prediction.source}: {answer}  ({prediction.seconds * 1000:.1f} ms)"
 
 

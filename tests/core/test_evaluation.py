@@ -13,17 +13,14 @@ import pytest
 from PIL import Image
 
 from studio.core.data import sources as data
+from studio.core.data.display import sample_images
 from studio.core.data.types import DataError
-from studio.core.inference.evaluation import (
-    Evaluation,
-    EvaluationCancelled,
-    evaluate_run,
-    per_class_scores,
-)
+from studio.core.inference.evaluation import EvaluationCancelled, evaluate_run
 from studio.core.inference.predictor import ModelFileError
 from studio.core.model.graph import Graph, Node
 from studio.core.project.document import DatasetChoice, Project, load_project, save_project
 from studio.core.runs import folders as runs
+from studio.core.tasks.class_scores import Evaluation, per_class_scores
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +86,8 @@ def test_a_cell_holds_the_samples_of_that_true_class_given_that_answer(test_spli
         assert len(positions) == evaluation.confusion[true, answer]
         assert np.all(evaluation.true[positions] == true)
         assert np.all(evaluation.predicted[positions] == answer)
-    images = evaluation.images(evaluation.cell(4, 9)[:3])
+    images = sample_images(evaluation.samples,
+                           evaluation.sample_indices(evaluation.cell(4, 9)[:3]))
     expected = loaded.samples.x[loaded.splits["test"][evaluation.cell(4, 9)[:3]]]
     assert all(im.dtype == np.uint8 and im.shape == (28, 28, 1) for im in images)
     assert np.array_equal(np.stack(images), expected)
@@ -209,7 +207,7 @@ def test_an_image_folder_run_shows_its_files_as_grey_or_rgb(tmp_path):
     evaluation = evaluate_run(run, "validation")
     assert len(evaluation.true) == 4 and not changed(evaluation.notes)
     assert evaluation.confusion.sum() == 4
-    images = evaluation.images(range(4))
+    images = sample_images(evaluation.samples, evaluation.sample_indices(range(4)))
     loaded = evaluation.samples
     for position, image in enumerate(images):
         path = loaded.paths[evaluation.indices[position]]

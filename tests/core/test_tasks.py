@@ -11,6 +11,7 @@ import pytest
 from studio.core.build.analysis import analyze
 from studio.core.build.keras_model import build_model, compile_model
 from studio.core.data.types import DatasetInfo
+from studio.core.inference.predictor import Prediction
 from studio.core.model.fixes import Problem
 from studio.core.model.graph import Graph, Node
 from studio.core.project import document
@@ -64,8 +65,25 @@ def test_every_task_answers_the_seams_questions(name):
     outputs = np.array([[0.2, 0.8], [0.9, 0.1]])
     answers = task.answers(outputs, ("cat", "dog"), top_k=1)
     assert len(answers) == 2 and all(answers)
+    line = task.answer_text(Prediction("a.png", **answers[0]))
+    assert line and "\n" not in line
     agreement = task.agreement(outputs, outputs)
     assert agreement in (None, 100.0)
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_every_task_scores_an_evaluation_or_says_why_not(name):
+    task, labels = task_for(name), np.array([1, 0, 1])
+    outputs = np.array([[0.2, 0.8], [0.9, 0.1], [0.6, 0.4]], np.float32)
+    if task.evaluation_refusal:
+        with pytest.raises(NotImplementedError, match="regression"):
+            task.score_batch(labels, outputs, False, ("cat", "dog"))
+        return
+    answers, losses = task.score_batch(labels, outputs, False, ("cat", "dog"))
+    assert answers.shape == outputs.shape and losses.shape == (3,)
+    evaluation = task.evaluation("validation", ("cat", "dog"), labels, answers,
+                                 float(losses.mean()), np.arange(3), None, [])
+    assert evaluation.to_dict()["mistakes"] == 1 and evaluation.accuracy == pytest.approx(2 / 3)
 
 
 def test_an_unknown_task_is_refused_in_one_line(tmp_path):

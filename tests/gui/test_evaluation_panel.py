@@ -13,10 +13,10 @@ from PySide6.QtCore import QPoint, Qt
 
 from studio.core.data.sources import load
 from studio.core.data.types import ArraySamples
-from studio.core.inference.evaluation import Evaluation
 from studio.core.project.document import load_project, save_project
 from studio.core.runs.folders import PROJECT_FILE, read_metrics
 from studio.core.runs.history import read_run
+from studio.core.tasks.class_scores import Evaluation
 from studio.core.tasks.regression import NO_EVALUATION
 from studio.gui.inference.evaluation_panel import (
     COUNT_ROLE,

@@ -1,14 +1,16 @@
-"""A Try card draws the answer as its task's views say, and a new task's views plug in with
-one registration."""
+"""A Try card and the folder table draw an answer as its task's views say, and a new task's
+views plug in with one registration."""
 
 from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel
 
 from studio.core.inference.predictor import Prediction
+from studio.gui.inference.prediction_table import COLUMNS, PredictionTableModel
 from studio.gui.inference.result_card import ResultCard
 from studio.gui.tasks.classification import ProbabilityBars
 from studio.gui.tasks.registry import VIEWS
+from studio.gui.tasks.views import AnswerCells
 
 
 def card(qtbot, prediction: Prediction) -> ResultCard:
@@ -29,12 +31,32 @@ def test_each_task_draws_its_answer(qtbot):
     assert unreadable.answer is None
 
 
+def table_row(prediction: Prediction) -> list[str]:
+    table = PredictionTableModel()
+    table.set_rows([prediction])
+    return [table.data(table.index(0, column)) for column in range(len(COLUMNS))]
+
+
+def test_each_task_fills_the_folder_table(qtbot):
+    assert table_row(Prediction("a.png", labels=["dog", "cat", "cow"], seconds=0.002,
+                                probabilities=[0.75, 0.2, 0.05], task="classification")
+                     ) == ["a.png", "dog", "75.0%", "cat 20.0%, cow 5.0%", "2.0 ms", ""]
+    assert table_row(Prediction("b.png", value=[1.5], task="regression"))[1:4] == [
+        "1.5", "", ""]
+    assert table_row(Prediction("c.png", error="not an image"))[1:] == [
+        "", "", "", "0.0 ms", "not an image"]
+
+
 class CountingViews:
     def answer_widget(self, prediction: Prediction) -> QLabel:
         return QLabel(f"{prediction.value[0]:.0f} things")
 
+    def table_cells(self, prediction: Prediction) -> AnswerCells:
+        return AnswerCells(f"{prediction.value[0]:.0f}")
+
 
 def test_a_new_tasks_views_plug_in_with_their_registration(qtbot, monkeypatch):
     monkeypatch.setitem(VIEWS, "counting", CountingViews())
-    counted = card(qtbot, Prediction("d.png", value=[3.0], task="counting"))
-    assert counted.answer.text() == "3 things"
+    counted = Prediction("d.png", value=[3.0], task="counting")
+    assert card(qtbot, counted).answer.text() == "3 things"
+    assert table_row(counted)[1] == "3"

@@ -12,6 +12,7 @@ from studio.core.model.fixes import Fix, Problem, classifier_fixes, flatten_fixe
 from studio.core.model.graph import Graph
 from studio.core.model.layers import Shape
 from studio.core.model.params import format_shape
+from studio.core.tasks.class_scores import Evaluation
 from studio.core.tasks.task import DatasetFacts, Task
 
 
@@ -83,9 +84,34 @@ class Classification(Task):
                  "probabilities": [float(p) for p in probabilities[row]]}
                 for row, probabilities in zip(order, outputs, strict=True)]
 
+    def answer_text(self, answer: Any) -> str:
+        """The top classes with their probabilities: ``cat 91.0%  dog 9.0%``."""
+        return "  ".join(f"{label} {p:.1%}" for label, p in
+                         zip(answer.labels, answer.probabilities, strict=True))
+
     def agreement(self, outputs: np.ndarray, expected: np.ndarray) -> float | None:
         """The share of samples whose top class is the Keras model's."""
         return float(np.mean(_top1(outputs) == _top1(expected)) * 100)
+
+    def score_batch(self, y: np.ndarray, outputs: np.ndarray, logits: bool,
+                    class_names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Class probabilities, and sparse categorical cross-entropy as in training."""
+        import keras
+
+        if outputs.shape[-1] != len(class_names):
+            raise ValueError(f"This model answers with {outputs.shape[-1]} values, but the "
+                             f"run's data has {len(class_names)} classes: pick a model of "
+                             "this run.")
+        losses = np.asarray(keras.losses.sparse_categorical_crossentropy(
+            y, outputs, from_logits=logits))
+        return (np.asarray(keras.ops.softmax(outputs)) if logits else outputs), losses
+
+    def evaluation(self, split: str, class_names: Sequence[str], true: np.ndarray,
+                   answers: np.ndarray, loss: float, indices: np.ndarray, samples: Any,
+                   notes: Sequence[str]) -> Evaluation:
+        """Accuracy, the confusion matrix and per-class scores."""
+        return Evaluation.of_answers(split, class_names, true, answers, loss, indices,
+                                     samples, notes)
 
     def synthetic_labels(self, size: int) -> np.ndarray:
         return np.zeros(size, np.int32)

@@ -63,6 +63,10 @@ class Regression(Task):
                 top_k: int) -> list[dict[str, Any]]:
         return [{"value": [float(v) for v in row]} for row in outputs]
 
+    def answer_text(self, answer: Any) -> str:
+        """``value 1.5, 20.25``."""
+        return "value " + ", ".join(f"{v:.6g}" for v in answer.value)
+
     def agreement(self, outputs: np.ndarray, expected: np.ndarray) -> float | None:
         return None
 

@@ -38,7 +38,8 @@ class Task(ABC):
     """What a label is, for the data readers: ``classes`` (an index into the class names) or
     ``numbers`` (a value per sample)."""
     evaluation_refusal: str | None = None
-    """Why a run of this task cannot be evaluated, or None if it can."""
+    """Why a run of this task cannot be evaluated, or None if it can (``score_batch`` and
+    ``evaluation`` then say how)."""
 
     @property
     def has_classes(self) -> bool:
@@ -72,9 +73,26 @@ class Task(ABC):
         ``Prediction``)."""
 
     @abstractmethod
+    def answer_text(self, answer: Any) -> str:
+        """One answer (a ``Prediction`` of this task) in one line of text."""
+
+    @abstractmethod
     def agreement(self, outputs: np.ndarray, expected: np.ndarray) -> float | None:
         """How often an export gives the Keras model's answer, in percent (None where answers
         are numbers and only their difference counts)."""
+
+    def score_batch(self, y: np.ndarray, outputs: np.ndarray, logits: bool,
+                    class_names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """A batch of model outputs (``logits``: not yet probabilities) as the answers
+        evaluation scores, and each sample's loss against the labels ``y``."""
+        raise NotImplementedError(self.evaluation_refusal)
+
+    def evaluation(self, split: str, class_names: Sequence[str], true: np.ndarray,
+                   answers: np.ndarray, loss: float, indices: np.ndarray, samples: Any,
+                   notes: Sequence[str]) -> Any:
+        """The scores of a split's answers, as the Evaluate tab shows them (``indices``: each
+        answer's sample in the dataset; ``samples``: the dataset's, to show them)."""
+        raise NotImplementedError(self.evaluation_refusal)
 
     @abstractmethod
     def synthetic_labels(self, size: int) -> np.ndarray:

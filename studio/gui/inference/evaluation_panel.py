@@ -54,11 +54,13 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.base.events import ProgressEvent, progress_events
-from studio.core.inference.evaluation import Evaluation, evaluate_run
+from studio.core.data.display import sample_images
+from studio.core.inference.evaluation import evaluate_run
 from studio.core.inference.predictor import answer_choices
 from studio.core.project.document import ProjectFileError, load_project
 from studio.core.runs.folders import PROJECT_FILE
 from studio.core.runs.history import RunSummary
+from studio.core.tasks.class_scores import Evaluation
 from studio.core.tasks.registry import task_for
 from studio.gui.runs.run_picker import offer_runs
 from studio.gui.widgets.forms import hint, narrow_box
@@ -314,7 +316,8 @@ class ImageGrid(QListWidget):
             self.filled.emit()
             return
         names = evaluation.class_names
-        for position, image in zip(chunk, evaluation.images(chunk), strict=True):
+        images = sample_images(evaluation.samples, evaluation.sample_indices(chunk))
+        for position, image in zip(chunk, images, strict=True):
             true, answer = int(evaluation.true[position]), int(evaluation.predicted[position])
             confidence = percent(float(evaluation.confidence[position]))
             item = QListWidgetItem(QIcon(thumbnail(image)),

@@ -9,6 +9,8 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor
 
 from studio.core.inference.predictor import Prediction
+from studio.gui.tasks.registry import views_for
+from studio.gui.tasks.views import AnswerCells
 
 COLUMNS = ("File", "Answer", "Probability", "Next best", "Time", "Problem")
 TIPS = ("The image file", "The class the model finds most likely",
@@ -73,19 +75,19 @@ class PredictionTableModel(QAbstractTableModel):
         return None
 
 
+def _cells(row: Prediction) -> AnswerCells:
+    """The answer's cells as the row's task draws them (none for a file not answered)."""
+    if row.error or not row.task:
+        return AnswerCells()
+    return views_for(row.task).table_cells(row)
+
+
 def _text(row: Prediction, column: int) -> str:
     if column == 0:
         return row.source.replace("\\", "/").rsplit("/", 1)[-1]
-    if column == 1:
-        if row.value is not None:
-            return ", ".join(f"{v:.4g}" for v in row.value)
-        return row.labels[0] if row.labels else ""
-    if column == 2:
-        return f"{row.probabilities[0] * 100:.1f}%" if row.probabilities else ""
-    if column == 3:
-        return ", ".join(f"{label} {p * 100:.1f}%"
-                         for label, p in zip(row.labels[1:3], row.probabilities[1:3],
-                                             strict=True))
+    if column in (1, 2, 3):
+        cells = _cells(row)
+        return (cells.answer, cells.confidence, cells.next_best)[column - 1]
     if column == 4:
         return f"{row.seconds * 1000:.1f} ms"
     return row.error or ""
@@ -93,7 +95,7 @@ def _text(row: Prediction, column: int) -> str:
 
 def _sort_value(row: Prediction, column: int) -> Any:
     if column == 2:
-        return row.probabilities[0] if row.probabilities else -1.0
+        return _cells(row).sort_confidence
     if column == 4:
         return row.seconds
     return _text(row, column).lower()

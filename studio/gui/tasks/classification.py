@@ -9,6 +9,7 @@ from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from studio.core.inference.predictor import Prediction
+from studio.gui.tasks.views import AnswerCells
 
 BAR_HEIGHT = 18
 TOP_COLOR = QColor("#1a73e8")
@@ -68,3 +69,14 @@ class ClassificationViews:
     def answer_widget(self, prediction: Prediction) -> QWidget:
         """The top classes of ``prediction`` as bars with their probabilities."""
         return ProbabilityBars(prediction.labels, prediction.probabilities)
+
+    def table_cells(self, prediction: Prediction) -> AnswerCells:
+        """The top class, its probability and the two after it."""
+        labels, probabilities = prediction.labels, prediction.probabilities
+        if not labels:
+            return AnswerCells()
+        return AnswerCells(
+            labels[0], f"{probabilities[0] * 100:.1f}%",
+            ", ".join(f"{label} {p * 100:.1f}%"
+                      for label, p in zip(labels[1:3], probabilities[1:3], strict=True)),
+            probabilities[0])

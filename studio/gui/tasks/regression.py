@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QLabel, QWidget
 
 from studio.core.inference.predictor import Prediction
+from studio.gui.tasks.views import AnswerCells
 
 
 class RegressionViews:
@@ -13,3 +14,7 @@ class RegressionViews:
     def answer_widget(self, prediction: Prediction) -> QWidget:
         """The values ``prediction`` holds."""
         return QLabel("Predicted value: " + ", ".join(f"{v:.4g}" for v in prediction.value or ()))
+
+    def table_cells(self, prediction: Prediction) -> AnswerCells:
+        """The predicted values."""
+        return AnswerCells(", ".join(f"{v:.4g}" for v in prediction.value or ()))

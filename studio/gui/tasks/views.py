@@ -1,0 +1,31 @@
+"""What each task's views draw: the interface every task's views module implements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from PySide6.QtWidgets import QWidget
+
+from studio.core.inference.predictor import Prediction
+
+
+@dataclass(frozen=True)
+class AnswerCells:
+    """An answer as a row of the Try tab's folder table."""
+
+    answer: str = ""
+    confidence: str = ""
+    next_best: str = ""
+    sort_confidence: float = -1.0
+    """How the confidence column sorts (-1 where there is none)."""
+
+
+class TaskViews(Protocol):
+    """What the window draws differently for each task."""
+
+    def answer_widget(self, prediction: Prediction) -> QWidget:
+        """A readable answer of the model, for a Try card."""
+
+    def table_cells(self, prediction: Prediction) -> AnswerCells:
+        """The answer as cells of the folder table."""
