@@ -12,7 +12,7 @@ from studio.core.model.applications import APPLICATION, build_application
 from studio.core.model.graph import Graph, Node
 from studio.core.model.layers import OPAQUE_TYPE
 from studio.core.project.document import TrainingSettings
-from studio.core.tasks.registry import task_for
+from studio.core.tasks.registry import DEFAULT_TASK, task_for
 
 _MODEL_CLASSES = {"Sequential": "keras.Sequential", "Functional": "keras.Model"}
 """Nested models, imported whole, by the class name Keras saves them under."""
@@ -132,7 +132,7 @@ def outputs_probabilities(graph: Graph) -> list[bool]:
 
 
 def compile_model(model: Any, graph: Graph, training: TrainingSettings,
-                  task: str = "classification", steps_per_epoch: int | None = None) -> None:
+                  task: str = DEFAULT_TASK, steps_per_epoch: int | None = None) -> None:
     """Compile with the project's optimizer and learning-rate schedule, loss and metrics.
 
     ``steps_per_epoch`` (batches per epoch) times the schedules that change per step; the

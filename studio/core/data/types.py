@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from studio.core.base.messages import count
-from studio.core.tasks.registry import task_for
+from studio.core.tasks.registry import DEFAULT_TASK, task_for
 
 DEFAULT_IMAGE_SIZE = (64, 64)
 """The size folder images are read at when the project names none (height, width)."""
@@ -45,7 +45,7 @@ class DatasetInfo:
     num_samples: int | None
     credit: str = ""
     kind: str = "image"
-    task: str = "classification"
+    task: str = DEFAULT_TASK
     vocabulary_size: int | None = None
 
 

@@ -30,7 +30,7 @@ from studio.core.data.image_pipeline import (
 )
 from studio.core.data.table_pipeline import preprocess_rows, preprocess_texts
 from studio.core.runs import folders as runs
-from studio.core.tasks.registry import task_for
+from studio.core.tasks.registry import DEFAULT_TASK, task_for
 
 MODEL_SUFFIXES = (".keras", ".h5", ".hdf5")
 THUMBNAIL_SIDE = 128
@@ -105,7 +105,7 @@ def image_preprocessing(input_shape: Sequence[int], color: str, normalization: s
     height, width = int(input_shape[0]), int(input_shape[1])
     channels = 1 if color == "grayscale" else 3
     scale, offset = NORMALIZATIONS[normalization]
-    return {"kind": "image", "task": "classification",
+    return {"kind": "image", "task": DEFAULT_TASK,
             "class_names": list(class_names) if class_names else None,
             "sample_shape": [height, width, channels], "input_dtype": "float32",
             "image_size": [height, width], "color": color, "resize": resize,
@@ -258,7 +258,7 @@ class Predictor:
         """What the person should know about the model file, said once when it is loaded."""
         self.prep = prep
         self.kind: str = prep.get("kind", "image")
-        self.task: str = prep.get("task", "classification")
+        self.task: str = prep.get("task", DEFAULT_TASK)
         outputs = int(self._output(model.outputs).shape[-1] or 1)
         names = prep.get("class_names") or [str(i) for i in range(max(outputs, 2))]
         self.class_names: list[str] = [str(n) for n in names]

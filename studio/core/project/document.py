@@ -21,7 +21,7 @@ from studio.core.base.messages import QUOTE_LIMIT, count, format_bytes, quoted, 
 from studio.core.model.graph import Graph, Node
 from studio.core.model.registry import REGISTRY
 from studio.core.project.migrations import migrate
-from studio.core.tasks.registry import TASKS
+from studio.core.tasks.registry import DEFAULT_TASK, TASKS
 
 FORMAT_VERSION = 5
 SUFFIX = ".studio.json"
@@ -112,7 +112,7 @@ class DatasetChoice:
     cache: str = "auto"
     label_column: str = ""
     text_column: str = ""
-    task: str = "classification"
+    task: str = DEFAULT_TASK
     max_tokens: int = 10_000
     sequence_length: int = 100
     augmentation: Augmentation = field(default_factory=Augmentation)
