@@ -12,7 +12,8 @@ from studio.core.data.sources import MNIST_10K
 from studio.core.model.applications import BASES
 from studio.core.model.graph import Graph, Node
 from studio.core.model.weights import use_random_weights
-from studio.core.project.templates import TEMPLATES, TRANSFER_INPUT, from_template
+from studio.core.project.document import DatasetChoice, TrainingSettings
+from studio.core.project.templates import TEMPLATES, TRANSFER_INPUT, blank_project, from_template
 
 TRANSFER = {"mobilenetv2": "MobileNetV2", "resnet50": "ResNet50", "vgg16": "VGG16",
             "efficientnetb0": "EfficientNetB0"}
@@ -102,3 +103,13 @@ def test_a_transfer_template_with_random_weights_builds_as_counted():
     model = build_keras_model(project.graph, project.name)
     assert model.count_params() == analyze(project.graph).total_params
     assert model.output_shape == (None, 10)
+
+
+def test_a_blank_project_is_one_input_on_the_given_data():
+    dataset = DatasetChoice(source="keras", name="cifar10", seed=7)
+    project = blank_project(dataset, (32, 32, 3))
+    assert [(n.type, n.params) for n in project.graph.nodes] == [("Input", {"shape": [32, 32, 3]})]
+    assert project.dataset == dataset and project.dataset is not dataset
+    assert project.name == "Untitled" and project.training == TrainingSettings()
+    unknown = blank_project(DatasetChoice(source="csv", path="/tmp/t.csv"), None)
+    assert unknown.graph.nodes[0].params == {"shape": [28, 28, 1]}

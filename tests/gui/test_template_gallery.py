@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QPushButton
 
 from studio.core.base import downloads
 from studio.core.model.applications import BASES, HDF5_SIGNATURE, cache_dir
-from studio.core.project.templates import TEMPLATES, from_template
+from studio.core.project.templates import BLANK, TEMPLATES, from_template
 from studio.gui.shell.template_gallery import TemplateGallery
 from tests.gui.support import click_row
 
@@ -175,3 +175,41 @@ def test_inserting_a_template_adds_it_beside_the_model_in_one_step(qtbot, window
 
     window.undo_action.trigger()
     assert window.doc.project.graph == before
+
+
+def grey_48(project) -> None:
+    """The data the tests' blank projects fit: CIFAR-10 read at 48 × 48 in grey."""
+    project.dataset.source, project.dataset.name = "keras", "cifar10"
+    project.dataset.image_size, project.dataset.color = [48, 48], "grayscale"
+
+
+def test_ctrl_n_offers_to_save_then_opens_an_input_that_fits_the_data(qtbot, window, dialogs):
+    window.doc.edit("Use other data", grey_48)
+    assert not window.doc.undo_stack.isClean()
+    qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.doc.project.name == "Untitled")
+    assert dialogs == [("question", "Unsaved changes", "Save the changes to Small CNN?")]
+    assert [(n.type, n.params) for n in window.doc.project.graph.nodes] == [
+        ("Input", {"shape": [48, 48, 1]})]
+    assert set(window.scene.nodes) == {"input_1"}
+    assert window.doc.project.dataset.image_size == [48, 48]  # the data stays
+    assert window.doc.undo_stack.isClean() and window.doc.path is None
+    assert "Cannot start" in window.training.start_button.toolTip()  # nothing learns yet
+
+
+def test_the_gallery_opens_with_a_blank_card_for_the_current_data(qtbot, window):
+    window.doc.edit("Use other data", grey_48)
+    window.doc.undo_stack.setClean()
+    gallery = open_gallery(qtbot, window)
+    item = gallery.item_for(BLANK)
+    assert item.text(0) == "Blank" and item.parent().text(0) == "Start from scratch"
+    assert gallery.tree.indexOfTopLevelItem(item.parent()) == 0
+    pick(qtbot, gallery, BLANK)
+    assert gallery.size.text() == "1 layer · 0 parameters"
+    assert "(48 × 48 × 1)" in gallery.description.text()
+    assert not gallery.insert_button.isEnabled()
+    pick(qtbot, gallery, "mlp")
+    assert gallery.insert_button.isEnabled()
+    pick(qtbot, gallery, BLANK, double=True)
+    qtbot.waitUntil(lambda: window.doc.project.name == "Untitled")
+    assert [n.params for n in window.doc.project.graph.nodes] == [{"shape": [48, 48, 1]}]

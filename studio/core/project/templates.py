@@ -5,19 +5,22 @@ Every image template except the transfer-learning ones fits MNIST-10k as it is.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from studio.core.base.messages import look_up
 from studio.core.model.graph import Graph, Node
-from studio.core.project.document import Project
+from studio.core.project.document import DatasetChoice, Project
 
 Layer = tuple[str, dict[str, Any]]
 
 _IMAGE: Layer = ("Input", {"shape": [28, 28, 1]})
 _CLASSIFIER: Layer = ("Dense", {"units": 10, "activation": "softmax"})
 _RELU: Layer = ("Activation", {"activation": "relu"})
+BLANK = "blank"
+"""The gallery's name for an empty model: only an Input, fitting the current data."""
 TRANSFER_INPUT = [96, 96, 3]
 """The image size of the transfer-learning templates: colour, and large enough for the bases."""
 
@@ -237,6 +240,14 @@ def from_template(name: str) -> Project:
     """A new project from the template called ``name``; raise KeyError if there is none."""
     template = look_up(TEMPLATES, name, "template", KeyError)
     return Project(name=template.title, graph=template.build())
+
+
+def blank_project(dataset: DatasetChoice, input_shape: Sequence[int] | None) -> Project:
+    """A new project on ``dataset`` whose model is only an Input of ``input_shape`` (the
+    shape of the dataset's samples; None, while they are unknown: MNIST-10k's)."""
+    shape = list(input_shape) if input_shape else list(_IMAGE[1]["shape"])
+    return Project(name="Untitled", graph=_chain(("Input", {"shape": shape}))(),
+                   dataset=copy.deepcopy(dataset))
 
 
 def demo_project() -> Project:

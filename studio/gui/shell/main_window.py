@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from studio.core.hardware.devices import DeviceDiscovery, TensorFlowDiscovery
 from studio.core.project.document import SUFFIX, Project, ProjectFileError
-from studio.core.project.templates import demo_project, from_template
+from studio.core.project.templates import BLANK, demo_project
 from studio.core.runs.folders import runs_root
 from studio.gui.data.panel import DataPanel
 from studio.gui.editor.canvas_scene import CanvasScene
@@ -34,7 +34,7 @@ from studio.gui.runs.history_panel import HistoryPanel
 from studio.gui.search.panel import SearchPanel
 from studio.gui.shell.keras_files import KerasFiles
 from studio.gui.shell.recent_projects import RecentProjects
-from studio.gui.shell.template_gallery import TemplateGallery
+from studio.gui.shell.template_gallery import TemplateGallery, blank_for, new_project
 from studio.gui.shell.weights_download import WeightsDownload
 from studio.gui.shell.welcome import WelcomePage
 from studio.gui.training.panel import TrainingPanel
@@ -259,6 +259,9 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
+        self._action(file_menu, "&New", lambda: self.new_project(BLANK),
+                     QKeySequence.StandardKey.New,
+                     "Start an empty model whose Input fits the current data")
         self._action(file_menu, "&New from Template…", self.open_gallery, "Ctrl+Shift+N",
                      "Start a new project from one of the starter models")
         self._action(file_menu, "&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
@@ -363,16 +366,16 @@ class MainWindow(QMainWindow):
         return answer == QMessageBox.StandardButton.Discard
 
     def new_project(self, template: str) -> bool:
-        """Replace the project with a fresh one from ``template``; False if the user kept
-        the current one."""
+        """Replace the project with a fresh one from ``template`` (BLANK: an empty model on
+        the current data); False if the user kept the current one."""
         if not self._confirm_discard():
             return False
-        self.doc.replace(from_template(template), None)
+        self.doc.replace(new_project(template, self.doc), None)
         return True
 
     def open_gallery(self) -> TemplateGallery:
         """Show the template gallery; choosing a template opens it."""
-        gallery = TemplateGallery(self)
+        gallery = TemplateGallery(self, blank_for(self.doc))
         gallery.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         gallery.chosen.connect(self.open_template)
         gallery.inserted.connect(self.insert_template)

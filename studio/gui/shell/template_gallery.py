@@ -17,13 +17,35 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.base.messages import count
 from studio.core.build.analysis import Analysis, analyze_project
 from studio.core.data.sources import describe
+from studio.core.model.params import format_shape
 from studio.core.model.weights import missing_weights
-from studio.core.project.templates import TEMPLATES, from_template
+from studio.core.project.document import Project
+from studio.core.project.templates import BLANK, TEMPLATES, blank_project, from_template
+from studio.gui.widgets.document import ProjectDocument
 
 NAME_ROLE = Qt.ItemDataRole.UserRole
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+
+
+BLANK_TITLE = "Blank"
+BLANK_CATEGORY = "Start from scratch"
+
+
+def blank_for(doc: ProjectDocument) -> Project:
+    """A blank project on ``doc``'s data: its Input takes the data's samples or, while they
+    are unknown, the shape of the current model's first Input."""
+    info = doc.dataset()
+    shape = info.sample_shape if info is not None else next(
+        (n.params.get("shape") for n in doc.project.graph.nodes if n.type == "Input"), None)
+    return blank_project(doc.project.dataset, shape)
+
+
+def new_project(name: str, doc: ProjectDocument) -> Project:
+    """A fresh project from the template called ``name``, or blank on ``doc``'s data."""
+    return blank_for(doc) if name == BLANK else from_template(name)
 
 
 def _label(text: str = "", point_delta: int = 0, bold: bool = False) -> QLabel:
@@ -38,17 +60,19 @@ def _label(text: str = "", point_delta: int = 0, bold: bool = False) -> QLabel:
 
 
 class TemplateGallery(QDialog):
-    """Lists the templates by category; Open (or a double-click) emits ``chosen``."""
+    """Lists the templates by category, after a Blank card when ``blank`` is given (the empty
+    project on the current data); Open (or a double-click) emits ``chosen``."""
 
     chosen = Signal(str)
     """The user wants a new project from the template with this name."""
     inserted = Signal(str)
     """The user wants the template with this name added to the current model."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, blank: Project | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("New from Template")
-        self.projects = {name: from_template(name) for name in TEMPLATES}
+        self.projects = {BLANK: blank} if blank is not None else {}
+        self.projects.update({name: from_template(name) for name in TEMPLATES})
         self.reports: dict[str, Analysis] = {
             name: analyze_project(project) for name, project in self.projects.items()}
         self.tree = QTreeWidget()
@@ -100,19 +124,31 @@ class TemplateGallery(QDialog):
         self.tree.setCurrentItem(self.item_for(next(iter(TEMPLATES))))
         self.resize(self.minimumSizeHint().width(), 480)
 
+    def _card(self, name: str) -> tuple[str, str, str]:
+        """The title, category and description of the card of ``name``."""
+        if name != BLANK:
+            template = TEMPLATES[name]
+            return template.title, template.category, template.description
+        (node,) = self.projects[BLANK].graph.nodes
+        return (BLANK_TITLE, BLANK_CATEGORY,
+                f"An empty canvas with only an Input that takes the current data's samples "
+                f"({format_shape(tuple(node.params['shape']))}). Add layers from the palette, "
+                "or press / and type a layer's name.")
+
     def _fill(self) -> None:
         groups: dict[str, QTreeWidgetItem] = {}
-        for name, template in TEMPLATES.items():
-            group = groups.get(template.category)
+        for name in self.projects:
+            title, category, _ = self._card(name)
+            group = groups.get(category)
             if group is None:
-                group = QTreeWidgetItem(self.tree, [template.category])
+                group = QTreeWidgetItem(self.tree, [category])
                 group.setFlags(Qt.ItemFlag.ItemIsEnabled)
                 group.setFirstColumnSpanned(True)
                 font = QFont(group.font(0))
                 font.setBold(True)
                 group.setFont(0, font)
-                groups[template.category] = group
-            item = QTreeWidgetItem(group, [template.title, str(self._layer_count(name)),
+                groups[category] = group
+            item = QTreeWidgetItem(group, [title, str(self._layer_count(name)),
                                            f"{self.reports[name].total_params:,}"])
             item.setData(0, NAME_ROLE, name)
             for column in (1, 2):
@@ -142,19 +178,26 @@ class TemplateGallery(QDialog):
         self.open_button.setEnabled(name is not None)
         if name is None:
             return
-        template = TEMPLATES[name]
+        self.insert_button.setEnabled(name != BLANK)  # it has nothing to add
+        title, category, description = self._card(name)
         report = self.reports[name]
-        self.title.setText(template.title)
-        self.category.setText(template.category)
-        self.size.setText(f"{self._layer_count(name)} layers · {report.total_params:,} parameters")
-        self.description.setText(template.description)
+        self.title.setText(title)
+        self.category.setText(category)
+        self.size.setText(f"{count(self._layer_count(name), 'layer')} · "
+                          f"{report.total_params:,} parameters")
+        self.description.setText(description)
         project = self.projects[name]
-        fit = (f"Ready to train on {describe(project.dataset).title}." if report.ok
-               else report.problems[0].message)
+        if name == BLANK:
+            fit = "Its Input fits the current data; the layers that learn it are yours to add."
+        elif report.ok:
+            fit = f"Ready to train on {describe(project.dataset).title}."
+        else:
+            fit = report.problems[0].message
         if missing_weights(project.graph):
             fit += " Its ImageNet weights are downloaded when you open it."
         self.fit.setText(fit)
-        self.fit.setStyleSheet("color: #188038;" if report.ok else "color: #b06000;")
+        self.fit.setStyleSheet("color: #188038;" if report.ok or name == BLANK
+                               else "color: #b06000;")
 
     def _insert(self) -> None:
         name = self.selected()
