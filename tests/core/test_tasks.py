@@ -114,3 +114,13 @@ def test_a_new_task_plugs_in_with_its_registration_alone(counting, tmp_path):
     compile_model(model, graph, project.training, "counting")  # its loss and metrics
     assert type(model.loss).__name__ == "MeanSquaredError"
     assert counting.answers(np.array([[2.7]]), (), 1) == [{"value": [3.0]}]
+
+
+def test_each_task_sums_up_a_run_by_its_own_scores():
+    epoch = {"epoch": 5, "loss": 0.2, "accuracy": 0.95, "mae": 0.31, "val_loss": 0.0934,
+             "val_accuracy": 0.9712, "val_mae": 0.4}
+    assert task_for("classification").summary(epoch) == "val accuracy 97.1% · val loss 0.0934"
+    assert task_for("regression").summary(epoch) == "val mae 0.4 · val loss 0.0934"
+    no_validation = {"loss": 0.2, "accuracy": 0.95}
+    assert task_for("classification").summary(no_validation) == "accuracy 95.0% · loss 0.2"
+    assert task_for("regression").summary({}) == ""

@@ -5,7 +5,8 @@ from __future__ import annotations
 import gc
 
 import pytest
-from PySide6.QtCore import QThread
+from PySide6.QtCore import QThread, QUrl
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QMessageBox
 
 from studio.core.project.templates import demo_project
@@ -80,6 +81,19 @@ def dialogs(monkeypatch):
     monkeypatch.setattr(QMessageBox, "warning", warning)
     monkeypatch.setattr(QMessageBox, "question", question)
     return shown
+
+
+@pytest.fixture
+def opened_urls(monkeypatch):
+    """The URLs handed to the desktop (a folder to show, say), recorded instead of opened."""
+    opened: list[QUrl] = []
+
+    def record(url: QUrl) -> bool:
+        opened.append(url)
+        return True
+
+    monkeypatch.setattr(QDesktopServices, "openUrl", record)
+    return opened
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import QToolButton
 
 from studio.core.model.graph import Node
@@ -85,7 +85,8 @@ def test_start_shows_live_progress_and_stop_keeps_the_run(window, qtbot, private
     (run_dir,) = run_folders(private_workspace / "runs")
     assert run_dir == Path(panel.run_dir)
     assert run_dir.name.endswith("small-cnn")
-    assert str(run_dir) in panel.status.text()
+    assert re.fullmatch(r"Stopped in \d+ s · val accuracy \d+\.\d% · val loss [\d.e-]+",
+                        panel.status.text()), panel.status.text()
     status = run_status(run_dir)
     assert status["status"] == "stopped"
     assert status["epochs"] == 1
@@ -120,11 +121,13 @@ def test_stop_while_the_run_is_still_starting_ends_it_as_stopped(
     assert run_dir == Path(panel.run_dir)
     assert run_status(run_dir)["status"] == "stopped"
     assert run_status(run_dir)["epochs"] == 0
-    assert str(run_dir) in panel.status.text()
+    assert re.fullmatch(r"Stopped in \d+ s", panel.status.text()), panel.status.text()
+    assert str(run_dir) in panel.open_button.toolTip()
     assert window.statusBar().currentMessage() == f"Run stopped: saved in {run_dir}"
 
 
-def test_a_short_run_completes_and_saves_everything(window, qtbot, private_workspace):
+def test_a_short_run_completes_and_saves_everything(window, qtbot, private_workspace,
+                                                    opened_urls):
     panel = window.training
     window.doc.replace(tiny_project(epochs=3), None)
     assert panel.epochs.value() == 3
@@ -135,7 +138,9 @@ def test_a_short_run_completes_and_saves_everything(window, qtbot, private_works
         qtbot.keyClick(window, Qt.Key.Key_F5)  # Training > Start
     assert finished.args == ["finished"]
     assert panel.progress.text() == "Done"
-    assert panel.status.text().startswith("Run finished. Saved in ")
+    summary = panel.status.text()
+    assert re.fullmatch(r"Finished in \d+ s · val accuracy \d+\.\d% · val loss [\d.e-]+",
+                        summary), summary
     assert panel.progress.value() == panel.progress.maximum()
     assert panel.start_button.isEnabled()
 
@@ -152,7 +157,13 @@ def test_a_short_run_completes_and_saves_everything(window, qtbot, private_works
     # One end-of-epoch point each for training and validation.
     assert len(panel.curves.series["train_accuracy"].x) == 1
     assert len(panel.curves.series["val_accuracy"].x) == 1
-    assert str(run_dir) in panel.status.text()
+    assert f"val accuracy {float(rows[0]['val_accuracy']) * 100:.1f}%" in summary
+    assert f"val loss {float(rows[0]['val_loss']):.3g}" in summary
+
+    window.doc.edit("Set epochs", lambda p: setattr(p.training, "epochs", 2))
+    assert panel.status.text() == summary  # the result stays while the project is edited
+    qtbot.mouseClick(panel.open_button, LEFT)
+    assert opened_urls == [QUrl.fromLocalFile(str(run_dir))]
 
 
 def test_a_diverging_run_fails_clearly_and_the_app_can_train_again(

@@ -23,6 +23,13 @@ class Classification(Task):
     title = "Classification"
     description = "Predict one of several classes"
     label_kind = "classes"
+    summary_metrics = ("val_accuracy", "val_loss")
+
+    def score_text(self, name: str, value: float) -> str:
+        """Accuracy in percent (``val accuracy 97.1%``), other scores as numbers."""
+        if name.endswith("accuracy"):
+            return f"{name.replace('_', ' ')} {value * 100:.1f}%"
+        return super().score_text(name, value)
 
     def losses(self, probabilities: Sequence[bool]) -> list[Any]:
         import keras

@@ -27,6 +27,7 @@ class Regression(Task):
     description = "Predict a number"
     label_kind = "numbers"
     evaluation_refusal = NO_EVALUATION
+    summary_metrics = ("val_mae", "val_loss")
 
     def losses(self, probabilities: Sequence[bool]) -> list[Any]:
         import keras

@@ -41,6 +41,24 @@ class Task(ABC):
     """Why a run of this task cannot be evaluated, or None if it can (``score_batch`` and
     ``evaluation`` then say how)."""
 
+    summary_metrics: tuple[str, ...] = ("val_loss",)
+    """The scores a finished run's one-line summary gives, most telling first (each in its
+    validation form: the training form stands in where a run has no validation split)."""
+
+    def score_text(self, name: str, value: float) -> str:
+        """One logged score as a person reads it: ``val loss 0.093``."""
+        return f"{name.replace('_', ' ')} {value:.3g}"
+
+    def summary(self, scores: Mapping[str, float]) -> str:
+        """An epoch's ``scores`` (as Keras logs them) in a few words, the summary metrics
+        only: ``val accuracy 97.1% · val loss 0.093``; empty if it has none of them."""
+        shown = []
+        for name in self.summary_metrics:
+            name = name if name in scores else name.removeprefix("val_")
+            if name in scores:
+                shown.append(self.score_text(name, scores[name]))
+        return " · ".join(shown)
+
     @property
     def has_classes(self) -> bool:
         """Whether the labels are classes: they are counted, weighted and stratified."""

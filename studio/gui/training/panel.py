@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal, Slot
@@ -29,6 +30,7 @@ from studio.core.build.optimizers import schedule_curve
 from studio.core.hardware.devices import DeviceDiscovery
 from studio.core.runs.folders import checkpoints, runs_root
 from studio.core.search.space import training_target
+from studio.core.tasks.registry import task_for
 from studio.core.training.trainer import resume, train
 from studio.gui.training.curves import LiveCurves
 from studio.gui.training.device_form import DeviceForm
@@ -37,6 +39,7 @@ from studio.gui.training.optimizer_form import NOMINAL_STEPS_PER_EPOCH, Optimize
 from studio.gui.training.stopping_form import StoppingForm
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import scrolling
+from studio.gui.widgets.desktop import open_folder
 from studio.gui.widgets.jobs import JobSlot
 from studio.gui.widgets.search_button import SearchButton
 from studio.gui.widgets.sync import show_value
@@ -116,6 +119,11 @@ class TrainingPanel(QWidget):
         """The last run's scores on the held-out test split, if it had one."""
         self.end_note = ""
         """Why the last run ended before its last epoch, when it did so by itself."""
+        self.result = ""
+        """The last run's outcome in one line: how it ended, how long it took, its scores."""
+        self._task = task_for(doc.project.dataset.task)
+        """The task of the run in progress, which words its scores."""
+        self._started_at = 0.0
 
         self.batch_size = _spin(1, 65536, "Samples per weight update")
         self.batch_size.valueChanged.connect(lambda v: self._edit("batch size", "batch_size", v))
@@ -148,6 +156,11 @@ class TrainingPanel(QWidget):
         self.status = QLabel()
         self.status.setObjectName("training-status")
         self.status.setWordWrap(True)
+        self.open_button = QPushButton(
+            style.standardIcon(QStyle.StandardPixmap.SP_DirOpenIcon), "Open Folder")
+        self.open_button.setObjectName("open-run-folder")
+        self.open_button.clicked.connect(self._open_folder)
+        self.open_button.hide()  # until there is a run
         self.usage = QLabel()
         self.usage.setObjectName("resource-use")
         self.usage.setToolTip("This process's share of all CPU cores, its memory, and each "
@@ -187,7 +200,10 @@ class TrainingPanel(QWidget):
         live_layout = QVBoxLayout(live)
         live_layout.setContentsMargins(0, 0, 0, 0)
         live_layout.addWidget(self.progress)
-        live_layout.addWidget(self.status)
+        status_row = QHBoxLayout()
+        status_row.addWidget(self.status, 1)
+        status_row.addWidget(self.open_button, 0, Qt.AlignmentFlag.AlignTop)
+        live_layout.addLayout(status_row)
         live_layout.addWidget(self.usage)
         live_layout.addWidget(self.curves, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -249,10 +265,14 @@ class TrainingPanel(QWidget):
             self.status.setText(f"Cannot start: {analysis.reason}")
 
     def _idle_text(self) -> str:
-        if self.run_dir and self.outcome:
-            note = f" {self.end_note}" if self.end_note else ""
-            return f"Run {self.outcome}.{note} Saved in {self.run_dir}"
+        if self.run_dir and self.result:
+            return self.result
         return "Ready. Press Start (F5) to train."
+
+    def _open_folder(self) -> None:
+        problem = open_folder(self.run_dir)
+        if problem:
+            self.message.emit(problem)
 
     def _resumable(self) -> bool:
         """True if the last run ended before its last epoch and has a checkpoint."""
@@ -264,20 +284,25 @@ class TrainingPanel(QWidget):
         """Start training a snapshot of the current project."""
         if self.is_running() or not self.doc.analysis().ok:
             return
-        self._launch(_train_task(self.doc.project.copy(), runs_root(self.doc.path),
-                                 self.discovery), "Preparing the run…")
+        project = self.doc.project.copy()
+        self._task = task_for(project.dataset.task)
+        self._launch(_train_task(project, runs_root(self.doc.path), self.discovery),
+                     "Preparing the run…")
 
     def resume(self, run_dir: Path) -> None:
         """Continue ``run_dir`` from its last checkpoint (its curves go on from there)."""
         if self.is_running():
             return
         self.run_dir = str(run_dir)
+        self._task = task_for(self.doc.project.dataset.task)
         self._launch(_resume_task(Path(run_dir), self.discovery),
                      f"Resuming {Path(run_dir).name}…")
 
     def _launch(self, task, text: str) -> None:
         self.last_error = ""
         self.end_note = ""
+        self.result = ""
+        self._started_at = time.monotonic()
         self.notes = []
         self.test_scores = {}
         self.curves.clear()
@@ -310,6 +335,8 @@ class TrainingPanel(QWidget):
             self.test_scores = {k: v for k, v in event.items() if k != "type"}
         elif kind == "start":
             self.run_dir = event["run_dir"]
+            self.open_button.setToolTip(f"Show the run's folder: {self.run_dir}")
+            self.open_button.show()
             self.epochs_total = event["epochs"]
             self._show_start(event)
         elif kind == "batch":
@@ -353,10 +380,21 @@ class TrainingPanel(QWidget):
         self.progress.setFormat("Done" if result.status == "finished" else "Stopped")
         if result.status == "finished":
             self.progress.setValue(PROGRESS_STEPS)
+        self.result = self._result_line(result)
         scores = ", ".join(f"test {k.replace('_', ' ')} {v:.4f}"
                            for k, v in self.test_scores.items())
         self.message.emit(f"Run {result.status}: saved in {result.run_dir}"
                           + (f" ({scores})" if scores else ""))
+
+    def _result_line(self, result) -> str:
+        """``Finished in 42 s · val accuracy 97.1% · val loss 0.093``, with the test split's
+        scores and why the run ended early, if it did."""
+        parts = [f"{result.status.capitalize()} in "
+                 f"{format_duration(time.monotonic() - self._started_at)}"]
+        scores = self._task.summary(result.epochs[-1]) if result.epochs else ""
+        parts += [scores] if scores else []
+        parts += [self._task.score_text(f"test_{k}", v) for k, v in self.test_scores.items()]
+        return " · ".join(parts) + (f". {self.end_note}" if self.end_note else "")
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
