@@ -37,9 +37,9 @@ from studio.gui.training.device_form import DeviceForm
 from studio.gui.training.estimate_view import EstimateView
 from studio.gui.training.optimizer_form import NOMINAL_STEPS_PER_EPOCH, OptimizerForm
 from studio.gui.training.stopping_form import StoppingForm
+from studio.gui.widgets.desktop import open_folder
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import scrolling
-from studio.gui.widgets.desktop import open_folder
 from studio.gui.widgets.jobs import JobSlot
 from studio.gui.widgets.search_button import SearchButton
 from studio.gui.widgets.sync import show_value
