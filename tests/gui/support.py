@@ -73,7 +73,8 @@ def click_palette_entry(qtbot, window, layer_type: str, double: bool = False) ->
 
 def type_into(qtbot, widget: QWidget, text: str) -> None:
     """Click into an editor, select its whole text and type ``text``."""
-    pos = QPoint(6, widget.height() // 2) if isinstance(widget, QAbstractSpinBox) else None
+    pos = (QPoint(6, widget.height() // 2) if isinstance(widget, QAbstractSpinBox)
+           else widget.rect().center())
     qtbot.mouseClick(widget, Qt.MouseButton.LeftButton, pos=pos)
     qtbot.keyClick(widget, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClicks(widget, text)

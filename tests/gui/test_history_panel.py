@@ -223,7 +223,7 @@ def test_a_run_is_exported_from_the_panel_and_its_verification_shown(qtbot, cnn_
     assert dialog.report is not None, dialog.result.text()
     assert not dialog.report.flagged
     assert (tmp_path / "out" / "model.tflite").is_file()
-    assert "top-1 agreement" in dialog.result.text() and str(tmp_path / "out") in (
+    assert "top answer on" in dialog.result.text() and str(tmp_path / "out") in (
         dialog.result.text())
     assert dialog.progress.text() == "Verified"
     dialog.close()

@@ -96,6 +96,12 @@ FORMATS: dict[str, ExportFormat] = {form.name: form for form in (
 )}
 
 
+def suggested_folder(run_dir: Path, fmt: str) -> Path:
+    """Where to export ``run_dir`` in format ``fmt`` unless the person picks a folder: one
+    of its own per format (``RUN/export/onnx``), as an export replaces files of its names."""
+    return Path(run_dir) / "export" / fmt
+
+
 def _without_location(text: str) -> str:
     """``text`` without the MLIR source location (``loc(...)``, nested) it starts with."""
     if not text.startswith("loc("):

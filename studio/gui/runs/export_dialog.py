@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (
 
 from studio.core.base.events import Event
 from studio.core.export.exporter import export_run
-from studio.core.export.formats import FORMATS
+from studio.core.export.formats import FORMATS, suggested_folder
+from studio.gui.widgets.desktop import open_folder
 from studio.gui.widgets.jobs import JobSlot
 
 ERROR_STYLE = "color: #b3261e;"
@@ -38,13 +39,13 @@ def _export_task(run_dir: Path, fmt: str, out_dir: Path):
 
 
 def report_words(report) -> str:
-    """The verification of an export in a few lines."""
-    agreement = ("" if report.top1_agreement is None
-                 else f"top-1 agreement {report.top1_agreement:.1f}% "
-                      f"(needs {report.threshold:g}%), ")
-    return (f"Verified on {report.samples} validation samples: {agreement}largest difference "
-            f"{report.max_abs_diff:.2g}, {report.latency_ms:.3g} ms per image, "
-            f"{report.size / 1024:,.0f} KB.\n{report.note}\nSaved in {report.directory}")
+    """The verification of an export in a few lines: the note (the agreement on the samples
+    compared, or, for numbers, their largest difference), the other figures, the folder."""
+    figures = [f"{report.latency_ms:.3g} ms per image", f"{report.size / 1024:,.0f} KB"]
+    if report.top1_agreement is not None:  # the note said the agreement, not this
+        figures.insert(0, f"largest difference {report.max_abs_diff:.2g}")
+    figures[0] = figures[0][0].upper() + figures[0][1:]
+    return f"{report.note}\n{', '.join(figures)}.\nSaved in {report.directory}"
 
 
 class ExportDialog(QDialog):
@@ -67,7 +68,11 @@ class ExportDialog(QDialog):
             self.format.addItem(form.title, name)
         self.format.setToolTip("Keras and SavedModel for TensorFlow, ONNX for other runtimes, "
                                "TensorFlow Lite (float16 and int8 are smaller) for phones")
-        self.folder = QLineEdit(str(self.run_dir / "export"))
+        self.folder = QLineEdit()
+        self.suggested = ""
+        """The folder suggested for the format: it follows the format until edited."""
+        self.format.currentIndexChanged.connect(self._suggest_folder)
+        self._suggest_folder()
         self.folder.setObjectName("export-folder")
         self.folder.setToolTip("The folder to write the model and its companions into; it "
                                "is left as it was if the export fails")
@@ -91,6 +96,12 @@ class ExportDialog(QDialog):
         self.export_button = self.buttons.addButton("Export",
                                                     QDialogButtonBox.ButtonRole.AcceptRole)
         self.export_button.setObjectName("export-start")
+        self.open_button = self.buttons.addButton("Open Folder",
+                                                  QDialogButtonBox.ButtonRole.ActionRole)
+        self.open_button.setObjectName("export-open-folder")
+        self.open_button.setToolTip("Show the exported files in the file manager")
+        self.open_button.setEnabled(False)  # until an export is written
+        self.open_button.clicked.connect(self._open_folder)
         self.close_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Close)
         self.buttons.accepted.connect(self.start)
         self.close_button.clicked.connect(self.close)
@@ -100,6 +111,18 @@ class ExportDialog(QDialog):
         layout.addWidget(self.result)
         layout.addWidget(self.buttons)
         self.resize(560, 260)
+
+    @Slot()
+    def _suggest_folder(self) -> None:
+        """Suggest the chosen format's own folder, unless the person chose one."""
+        if self.folder.text() in ("", self.suggested):
+            self.suggested = str(suggested_folder(self.run_dir, self.format.currentData()))
+            self.folder.setText(self.suggested)
+
+    def _open_folder(self) -> None:
+        problem = open_folder(self.report.directory)
+        if problem:
+            self.result.setText(f"{self.result.text()}\n{problem}")
 
     def _browse(self) -> None:
         chosen = QFileDialog.getExistingDirectory(self, "Export into", self.folder.text())
@@ -112,6 +135,7 @@ class ExportDialog(QDialog):
             return
         self.report = None
         self.export_button.setEnabled(False)
+        self.open_button.setEnabled(False)
         self.close_button.setText("Cancel")
         self.progress.setRange(0, 0)
         self.progress.setFormat("Exporting…")
@@ -136,6 +160,7 @@ class ExportDialog(QDialog):
         self.result.setText(("Flagged: the export answers differently from the Keras model. "
                              if report.flagged else "") + report_words(report))
         self.progress.setFormat("Flagged" if report.flagged else "Verified")
+        self.open_button.setEnabled(True)
 
     @Slot(str)
     def _failed(self, message: str) -> None:

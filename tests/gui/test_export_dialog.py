@@ -1,0 +1,81 @@
+"""The export dialog: a folder per format, one verification message, Open Folder."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt, QUrl
+
+from studio.core.export import exporter
+from studio.core.export.formats import FORMATS
+from studio.gui.runs import export_dialog
+from studio.gui.runs.export_dialog import ExportDialog
+from studio.gui.shell.app import create_application
+from tests.gui.support import type_into
+
+LEFT = Qt.MouseButton.LeftButton
+FIGURES = {"max_abs_diff": 2e-4, "top1_agreement": 100.0, "latency_ms": 0.0123, "samples": 200}
+
+
+@pytest.fixture
+def fake_export(monkeypatch):
+    """Exports write one file and report as the real export does, without TensorFlow."""
+    def export(run_dir, fmt, out_dir, on_event, stop):
+        form = FORMATS[fmt]
+        out_dir.mkdir(parents=True)
+        (out_dir / form.file).write_bytes(b"m" * 4096)
+        return exporter.ExportReport(fmt, str(out_dir), [form.file], 4096,
+                                     threshold=form.threshold, flagged=False,
+                                     note=exporter._note(form, FIGURES, False), **FIGURES)
+
+    monkeypatch.setattr(export_dialog, "export_run", export)
+
+
+@pytest.fixture
+def dialog(qtbot, tmp_path):
+    create_application()
+    dialog = ExportDialog(tmp_path / "run")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    return dialog
+
+
+def test_each_format_is_offered_its_own_folder_until_one_is_typed(qtbot, dialog, tmp_path):
+    run = tmp_path / "run"
+    assert dialog.format.currentData() == "keras"
+    assert dialog.folder.text() == str(run / "export" / "keras")
+    dialog.format.setFocus()
+    qtbot.keyClick(dialog.format, Qt.Key.Key_Down)
+    assert dialog.format.currentData() == "savedmodel"
+    assert dialog.folder.text() == str(run / "export" / "savedmodel")
+    type_into(qtbot, dialog.folder, str(tmp_path / "mine"))
+    qtbot.keyClick(dialog.format, Qt.Key.Key_Down)
+    assert dialog.format.currentData() == "onnx"
+    assert dialog.folder.text() == str(tmp_path / "mine")  # the person's choice stays
+
+
+def test_the_verification_says_each_thing_once_and_open_folder_shows_it(
+        qtbot, dialog, tmp_path, fake_export, opened_urls):
+    assert not dialog.open_button.isEnabled()
+    dialog.format.setCurrentIndex(dialog.format.findData("onnx"))
+    qtbot.mouseClick(dialog.export_button, LEFT)
+    qtbot.waitUntil(lambda: dialog.progress.text() == "Verified")
+    out = tmp_path / "run" / "export" / "onnx"
+    assert dialog.result.text() == (
+        "The ONNX export gives the Keras model's top answer on 100.0% of 200 validation "
+        "samples (at least 99% expected).\n"
+        "Largest difference 0.0002, 0.0123 ms per image, 4 KB.\n"
+        f"Saved in {out}")
+    assert dialog.open_button.isEnabled()
+    qtbot.mouseClick(dialog.open_button, LEFT)
+    assert opened_urls == [QUrl.fromLocalFile(str(out))]
+
+
+def test_numbers_are_compared_once_too():
+    report = exporter.ExportReport(
+        "keras", "/out", ["model.keras"], 10240, threshold=99.0, flagged=False,
+        note=exporter._note(FORMATS["keras"], {**FIGURES, "top1_agreement": None}, False),
+        **{**FIGURES, "top1_agreement": None})
+    assert export_dialog.report_words(report) == (
+        "Largest difference from the Keras model's answers on 200 validation samples: "
+        "0.0002.\n0.0123 ms per image, 10 KB.\nSaved in /out")
