@@ -29,7 +29,7 @@ def images(n: int = 8, size: int = 12, channels: int = 3) -> np.ndarray:
 
 
 def test_every_field_of_augmentation_is_covered():
-    assert set(ONE_AT_A_TIME) == {f.name for f in fields(Augmentation)}
+    assert set(ONE_AT_A_TIME) | {"fill_mode"} == {f.name for f in fields(Augmentation)}
 
 
 def test_no_augmentation_gives_no_layers_and_an_unchanged_preview():
@@ -85,3 +85,13 @@ def test_brightness_moves_values_within_the_0_255_range():
     out = augment_preview(grey, Augmentation(brightness=0.4), repeats=1, seed=0)[0]
     shifts = out[:, 0, 0, 0].astype(int) - 128
     assert np.all(np.abs(shifts) <= 0.4 * 255 + 1) and np.abs(shifts).max() > 10
+
+
+@pytest.mark.parametrize("amount", [{"rotation": 45.0}, {"zoom": 0.5}, {"translation": 0.5}])
+def test_uncovered_corners_are_black_by_default_and_mirrored_when_asked(amount):
+    white = np.full((8, 16, 16, 1), 255, np.uint8)
+    filled = augment_preview(white, Augmentation(**amount), repeats=1, seed=0)[0]
+    assert (filled == 0).mean() > 0.02  # black where the image moved away
+    mirrored = Augmentation(**amount, fill_mode="reflect")
+    assert augment_preview(white, mirrored, repeats=1, seed=0).min() == 255
+    assert not Augmentation(fill_mode="reflect").active()  # a fill alone changes nothing

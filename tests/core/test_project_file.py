@@ -308,7 +308,7 @@ def test_a_format_1_file_still_loads():
     project = load_project(V1_FILE)
     assert project.graph == from_template("lenet5").graph
     assert project.positions == {}
-    assert project.to_dict()["format_version"] == FORMAT_VERSION == 5
+    assert project.to_dict()["format_version"] == FORMAT_VERSION == 6
     assert project.dataset == DatasetChoice(name="mnist-10k", validation_split=0.2, seed=0)
     assert project.training.momentum == 0.0  # format 3 and older trained SGD without it
 
@@ -318,13 +318,29 @@ def test_migrate_upgrades_v1_without_touching_the_input():
     original = json.loads(V1_FILE.read_text())
     upgraded = migrate(document)
     assert document == original
-    assert upgraded["format_version"] == 5
+    assert upgraded["format_version"] == 6
     assert upgraded["dataset"]["source"] == "bundled"
     jsonschema.validate(upgraded, project_schema())
     current = demo_project().to_dict()
     assert migrate(current) == current
     for other in ([1, 2], {"format_version": True}, {"format_version": 99}, {}):
         assert migrate(other) == other
+
+
+def test_a_format_5_file_that_rotates_keeps_its_mirrored_fill(tmp_path):
+    document = demo_project().to_dict()
+    document["format_version"] = 5
+    for name, amounts in (("rotates", {"rotation": 20.0}), ("flips", {"flip_horizontal": True})):
+        document["dataset"]["augmentation"] = amounts
+        path = tmp_path / f"{name}.studio.json"
+        path.write_text(json.dumps(document))
+        augmentation = load_project(path).dataset.augmentation
+        assert augmentation.fill_mode == ("reflect" if name == "rotates" else "constant")
+    assert demo_project().dataset.augmentation.fill_mode == "constant"
+    wrapping = demo_project()
+    wrapping.dataset.augmentation.fill_mode = "wrap"
+    save_project(wrapping, tmp_path / "wraps.studio.json")
+    assert load_project(tmp_path / "wraps.studio.json").dataset.augmentation.fill_mode == "wrap"
 
 
 def test_training_controls_round_trip(tmp_path):

@@ -379,3 +379,32 @@ def test_the_data_tab_puts_the_inspector_away_unless_the_person_closed_it(window
     assert not inspector.isVisible()
     show_tab(qtbot, window, "Canvas")
     assert inspector.isVisible() and toggle.isChecked()
+
+
+def test_the_fill_of_uncovered_corners_is_shown_and_wide_rotations_are_warned(window, qtbot):
+    panel = open_data_view(qtbot, window)
+    view = panel.augmentation
+    show_data_tab(qtbot, panel, view)
+    assert view.fill.currentText() == "Black" and not view.fill.isEnabled()
+    assert "6 can look like a 9" in view.sliders["rotation"].toolTip()
+    assert not view.rotation_note.isVisible()
+
+    slider = view.sliders["rotation"]
+    slider.setFocus()
+    qtbot.keyClick(slider, Qt.Key.Key_PageUp)  # a tenth of the range: ±10°
+    assert window.doc.project.dataset.augmentation.rotation == 10
+    assert view.fill.isEnabled() and not view.rotation_note.isVisible()
+    for _ in range(4):
+        qtbot.keyClick(slider, Qt.Key.Key_PageUp)
+    assert window.doc.project.dataset.augmentation.rotation == 50
+    assert view.rotation_note.isVisible() and "a 6 becomes a 9" in view.rotation_note.text()
+
+    view.fill.setFocus()
+    qtbot.keyClick(view.fill, Qt.Key.Key_Down)
+    qtbot.keyClick(view.fill, Qt.Key.Key_Down)
+    assert view.fill.currentText() == "Mirrored edges"
+    assert window.doc.project.dataset.augmentation.fill_mode == "reflect"
+    assert window.doc.undo_stack.undoText() == "Set augmentation fill"
+    window.undo_action.trigger()
+    assert view.fill.currentText() == "Nearest edge pixel"
+    assert window.doc.project.dataset.augmentation.fill_mode == "nearest"

@@ -54,6 +54,7 @@ def augmentation_layers(aug: Augmentation, seed: int):
     import keras
 
     layers = keras.layers
+    fill = {"fill_mode": aug.fill_mode, "fill_value": 0.0}
     modes = {(True, False): "horizontal", (False, True): "vertical",
              (True, True): "horizontal_and_vertical"}
     # Each kind keeps its own seed (seed + its index) whichever others are on.
@@ -61,10 +62,10 @@ def augmentation_layers(aug: Augmentation, seed: int):
         (aug.flip_horizontal or aug.flip_vertical,
          lambda s: [layers.RandomFlip(modes[aug.flip_horizontal, aug.flip_vertical], seed=s)]),
         (aug.crop, lambda s: [_random_crop_class()(aug.crop, seed=s)]),
-        (aug.rotation, lambda s: [layers.RandomRotation(aug.rotation / 360.0, seed=s)]),
-        (aug.zoom, lambda s: [layers.RandomZoom(aug.zoom, seed=s)]),
+        (aug.rotation, lambda s: [layers.RandomRotation(aug.rotation / 360.0, seed=s, **fill)]),
+        (aug.zoom, lambda s: [layers.RandomZoom(aug.zoom, seed=s, **fill)]),
         (aug.translation,
-         lambda s: [layers.RandomTranslation(aug.translation, aug.translation, seed=s)]),
+         lambda s: [layers.RandomTranslation(aug.translation, aug.translation, seed=s, **fill)]),
         (aug.contrast,
          lambda s: [layers.RandomContrast(aug.contrast, value_range=(0, 255), seed=s)]),
         (aug.brightness,

@@ -23,7 +23,7 @@ from studio.core.model.registry import REGISTRY
 from studio.core.project.migrations import migrate
 from studio.core.tasks.registry import DEFAULT_TASK, TASKS
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 SUFFIX = ".studio.json"
 SCHEMA_PATH = Path(__file__).with_name("project.schema.json")
 MAX_FILE_BYTES = 64 * 2**20
@@ -56,6 +56,9 @@ CACHES = ("auto", "none", "memory", "disk")
 STRATEGIES = ("grid", "random", "bayes", "hyperband")
 METRICS = ("val_accuracy", "val_loss", "accuracy", "loss")
 SCALES = ("linear", "log")
+FILL_MODES = ("constant", "nearest", "reflect", "wrap")
+"""How rotation, zoom and shift fill the corners they uncover: black, the nearest edge pixel,
+the edge mirrored, or the opposite edge (Keras's names)."""
 DATA_PATH_FIELDS = ("path", "validation_path")
 """The dataset's fields naming files or folders: absolute in memory, stored relative to the
 project file when the data lies in its folder."""
@@ -67,7 +70,9 @@ class Augmentation:
 
     ``rotation`` is in degrees; ``zoom``, ``translation`` and ``crop`` are fractions of the
     image size; ``contrast`` and ``brightness`` are fractions of the full range; ``noise`` is
-    the standard deviation of Gaussian noise as a fraction of the full range.
+    the standard deviation of Gaussian noise as a fraction of the full range. ``fill_mode``
+    (one of FILL_MODES) fills what rotation, zoom and shift uncover: ``constant`` black, as
+    mirrored edges leave ghost strokes on digits.
     """
 
     flip_horizontal: bool = False
@@ -79,10 +84,11 @@ class Augmentation:
     brightness: float = 0.0
     noise: float = 0.0
     crop: float = 0.0
+    fill_mode: str = "constant"
 
     def active(self) -> bool:
         """Whether any augmentation is switched on."""
-        return any(bool(v) for v in asdict(self).values())
+        return any(bool(v) for k, v in asdict(self).items() if k != "fill_mode")
 
 
 @dataclass

@@ -36,8 +36,20 @@ def _v4_to_v5(document: Document) -> Document:
     return {**document, "format_version": 5}
 
 
+def _v5_to_v6(document: Document) -> Document:
+    """Format 6 names how rotation, zoom and shift fill the corners they uncover, ``constant``
+    by default; format 5 mirrored the edges, so a v5 file that rotates, zooms or shifts keeps
+    doing so."""
+    dataset = document.get("dataset")
+    augmentation = dataset.get("augmentation") if isinstance(dataset, dict) else None
+    if isinstance(augmentation, dict) and any(
+            augmentation.get(name) for name in ("rotation", "zoom", "translation")):
+        dataset = {**dataset, "augmentation": {**augmentation, "fill_mode": "reflect"}}
+    return {**document, "format_version": 6, "dataset": dataset}
+
+
 STEPS: dict[int, Callable[[Document], Document]] = {
-    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
+    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
 """Format version -> the step that turns such a document into the next version."""
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
@@ -20,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from studio.core.data.augmentation import augment_preview
 from studio.core.data.types import ArraySamples, FileSamples, LoadedData
-from studio.core.project.document import Augmentation, DatasetChoice
+from studio.core.project.document import FILL_MODES, Augmentation, DatasetChoice
 from studio.gui.data.images import ImageGrid, fit, read_array
 from studio.gui.data.samples import pick
 from studio.gui.widgets.document import ProjectDocument
@@ -36,6 +37,15 @@ ERROR_STYLE = "color: #b3261e;"
 SLIDER_WIDTH = 120
 ROW_GAP = 12
 """Pixels between the row of originals and the augmented rows in the preview."""
+TURNS_SHAPES = 45
+"""Rotations wider than this many degrees either way are warned about: they turn some
+samples into others (a 6 into a 9)."""
+ROTATION_NOTE = ("Rotations beyond ±45° can turn one class into another: a 6 becomes a 9, a "
+                 "u an n, an arrow its opposite. Rotate no further than the real samples do.")
+FILL_TITLES = {"constant": "Black", "nearest": "Nearest edge pixel",
+               "reflect": "Mirrored edges", "wrap": "Opposite edge"}
+MOVES = ("rotation", "zoom", "translation")
+"""The changes that uncover corners for the fill."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +72,8 @@ class Knob:
 
 KNOBS = (
     Knob("rotation", "Rotation", 180, 1, "°",
-         "Rotate by a random angle of up to this many degrees either way"),
+         "Rotate by a random angle of up to this many degrees either way. Keep it small for "
+         "digits and letters: past ±45° a 6 can look like a 9"),
     Knob("zoom", "Zoom", 0.9, 0.01, "%", "Zoom in or out at random by up to this share of "
          "the size"),
     Knob("translation", "Shift", 0.9, 0.01, "%", "Move the image at random by up to this "
@@ -149,11 +160,27 @@ class AugmentationView(QWidget):
             grid.addWidget(slider, row, 1)
             grid.addWidget(value, row, 2)
             self.sliders[knob.field], self.values[knob.field] = slider, value
+        self.fill = QComboBox()
+        self.fill.setObjectName("augment-fill")
+        for mode in FILL_MODES:
+            self.fill.addItem(FILL_TITLES[mode], mode)
+        self.fill.setToolTip("What fills the corners that rotation, zoom and shift uncover: "
+                             "black, or the image's edge pixels, mirror or opposite side "
+                             "(these can leave ghost strokes)")
+        self.fill.activated.connect(lambda index: self._set(
+            "Set augmentation fill", "fill_mode", self.fill.itemData(index)))
+        fill_row = len(KNOBS) + 2
+        grid.addWidget(QLabel("Fill"), fill_row, 0)
+        grid.addWidget(self.fill, fill_row, 1, 1, 2)
+        self.rotation_note = hint(ROTATION_NOTE)
+        self.rotation_note.setObjectName("augment-rotation-note")
+        self.rotation_note.setStyleSheet("color: #b06000;")
+        grid.addWidget(self.rotation_note, fill_row + 1, 0, 1, 3)
         grid.setColumnStretch(1, 1)
         self.reset = QPushButton("Reset")
         self.reset.setToolTip("Switch every augmentation off")
         self.reset.clicked.connect(self._reset)
-        grid.addWidget(self.reset, len(KNOBS) + 2, 2)
+        grid.addWidget(self.reset, fill_row + 2, 2)
         self.note = hint("Augmentation applies to training only: validation and test images "
                          "are never changed.")
         left = QVBoxLayout()
@@ -210,6 +237,11 @@ class AugmentationView(QWidget):
                 with QSignalBlocker(slider):
                     slider.setValue(round(value / knob.step))
             self.values[knob.field].setText(knob.text(value))
+        if self.fill.currentData() != aug.fill_mode:
+            with QSignalBlocker(self.fill):
+                self.fill.setCurrentIndex(self.fill.findData(aug.fill_mode))
+        self.fill.setEnabled(any(getattr(aug, name) for name in MOVES))
+        self.rotation_note.setVisible(aug.rotation > TURNS_SHAPES)
         self.reset.setEnabled(aug.active())
         self._request()
 
