@@ -12,6 +12,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSETS = ROOT / "assets"
+README = ROOT / "README.md"
+"""Shown offline by Help > Layer Studio Guide, with its screenshots: beside ``assets/``."""
 ICON_SIZES = (16, 32, 48, 64, 128, 256, 512)
 APP_ICON = ASSETS / "icons" / "layer-studio-256.png"
 GUI_EXECUTABLE = "layer-studio"
@@ -27,4 +29,5 @@ def data_files() -> list[tuple[str, str]]:
     """(file, folder inside the bundle) for every asset the app reads at run time."""
     files = [ASSETS / "mnist-10k.npz", ASSETS / "icon.svg"]
     files += [icon_path(size) for size in ICON_SIZES]
+    files += [README, *sorted((ASSETS / "screenshots").glob("*.png"))]  # Help > Guide
     return [(str(path), str(path.parent.relative_to(ROOT))) for path in files]

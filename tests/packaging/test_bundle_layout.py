@@ -17,9 +17,11 @@ FIND_FILES = """
 import studio
 from studio.core.data.sources import ASSETS_DIR
 from studio.core.project.document import SCHEMA_PATH
+from studio.gui.shell.readme_dialog import README
 print(studio.__file__)
 print(ASSETS_DIR)
 print(SCHEMA_PATH.is_file())
+print(README.is_file() and (README.parent / "assets/screenshots/main-window.png").is_file())
 """
 
 
@@ -35,12 +37,13 @@ def test_the_app_finds_its_assets_where_the_bundle_puts_them(tmp_path):
     out = subprocess.run([sys.executable, "-c", FIND_FILES], cwd=tmp_path, check=True,
                          capture_output=True, text=True,
                          env={"PYTHONPATH": str(internal), "PATH": ""}).stdout.splitlines()
-    package, assets, schema_found = out
+    package, assets, schema_found, guide_found = out
     assert package.startswith(str(internal / "studio"))
     assert assets == str(internal / "assets")
     assert (internal / "assets" / "mnist-10k.npz").is_file()
     assert (internal / bundle_files.APP_ICON.relative_to(bundle_files.ROOT)).is_file()
     assert schema_found == "True"
+    assert guide_found == "True"  # Help > Layer Studio Guide reads it offline
 
 
 def test_icons_exist_in_every_size_and_are_drawn():

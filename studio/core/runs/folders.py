@@ -9,7 +9,6 @@ import io
 import json
 import math
 import os
-import platform
 import socket
 import time
 from datetime import datetime
@@ -55,20 +54,6 @@ def runs_home(run_dir: Path) -> Path:
         if folder.name == "runs":
             return folder.parent
     return run_dir.parent
-
-
-def package_versions() -> dict[str, str]:
-    """Versions of what a run depends on, for its record."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    versions = {"python": platform.python_version()}
-    for name, package in (("layer_studio", "layer-studio"), ("tensorflow", "tensorflow"),
-                          ("keras", "keras"), ("numpy", "numpy")):
-        try:
-            versions[name] = version(package)
-        except PackageNotFoundError:
-            versions[name] = "unknown"
-    return versions
 
 
 def checkpoint_name(epoch: int) -> str:

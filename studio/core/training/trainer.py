@@ -18,6 +18,7 @@ from typing import Any
 from studio.core.base.events import OnEvent, progress_events
 from studio.core.base.messages import first_line, unwritable
 from studio.core.base.runtime import start_tensorflow
+from studio.core.base.versions import package_versions
 from studio.core.build.estimate import estimate, oom_advice
 from studio.core.build.keras_model import build_model, compile_model, model_endpoints
 from studio.core.build.optimizers import reduce_only_across_devices, schedule_callbacks
@@ -43,7 +44,6 @@ from studio.core.runs.folders import (
     CheckpointWriteError,
     RunFolder,
     checkpoints,
-    package_versions,
 )
 from studio.core.runs.history import effective_status
 from studio.core.runs.lock import RunLock

@@ -26,6 +26,7 @@ from studio.core.base.events import Event
 from studio.core.export.exporter import export_run
 from studio.core.export.formats import FORMATS, suggested_folder
 from studio.gui.widgets.desktop import open_folder
+from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.jobs import JobSlot
 
 ERROR_STYLE = "color: #b3261e;"
@@ -164,6 +165,7 @@ class ExportDialog(QDialog):
 
     @Slot(str)
     def _failed(self, message: str) -> None:
+        note_error("Export failed", message)
         self.result.setStyleSheet(ERROR_STYLE)
         self.result.setText(message)
         self.progress.setFormat("Failed")

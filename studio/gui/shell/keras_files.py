@@ -14,6 +14,7 @@ from studio.core.data.types import DataError
 from studio.core.export.python_code import export_code
 from studio.core.project.document import project_stem
 from studio.gui.widgets.document import ProjectDocument
+from studio.gui.widgets.errors import show_error
 from studio.gui.widgets.jobs import JobSlot
 
 MODEL_FILTER = "Keras models (*.keras *.h5);;All files (*)"
@@ -73,7 +74,7 @@ class KerasFiles(QObject):
 
     @Slot(str)
     def _failed(self, message: str) -> None:
-        QMessageBox.warning(self.window, "Cannot import model", message)
+        show_error(self.window, "Cannot import model", message)
 
     @Slot()
     def _done(self) -> None:
@@ -101,6 +102,6 @@ class KerasFiles(QObject):
         try:
             atomic_write_text(Path(path), export_code(self.doc.project))
         except (ModelError, DataError, OSError) as exc:
-            QMessageBox.warning(self.window, "Cannot export", str(exc))
+            show_error(self.window, "Cannot export", str(exc))
             return
         self.message.emit(f"Exported {path}")

@@ -32,12 +32,14 @@ from studio.gui.inference.evaluation_panel import EvaluationPanel
 from studio.gui.inference.try_panel import TryPanel, local_paths, wants_answer
 from studio.gui.runs.history_panel import HistoryPanel
 from studio.gui.search.panel import SearchPanel
+from studio.gui.shell.help_menu import HelpMenu
 from studio.gui.shell.keras_files import KerasFiles
 from studio.gui.shell.recent_projects import RecentProjects
 from studio.gui.shell.template_gallery import TemplateGallery, blank_for, new_project
 from studio.gui.shell.weights_download import WeightsDownload
 from studio.gui.shell.welcome import WelcomePage
 from studio.gui.training.panel import TrainingPanel
+from studio.gui.widgets import errors
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import scrolling
 from studio.gui.widgets.jobs import shutdown_jobs
@@ -316,10 +318,7 @@ class MainWindow(QMainWindow):
         for dock in self.findChildren(QDockWidget):
             view_menu.addAction(dock.toggleViewAction())
 
-        help_menu = bar.addMenu("&Help")
-        self._action(help_menu, "&Welcome…", self.show_welcome,
-                     tip="Start again from the demo, a template, a recent project, a folder "
-                         "of images or a Keras model")
+        self.help = HelpMenu(self, self.training.device_form, self.show_welcome)
 
     def _canvas_action(self, menu, text: str, slot, keys) -> QAction:
         """A menu action whose shortcut works while the canvas has focus, so that Ctrl+C in a
@@ -343,8 +342,8 @@ class MainWindow(QMainWindow):
         self.setWindowModified(not clean)
 
     def show_error(self, title: str, message: str) -> None:
-        """Tell the user what went wrong, in a dialog."""
-        QMessageBox.warning(self, title, message)
+        """Tell the user what went wrong, in a dialog (Copy Diagnostics remembers it)."""
+        errors.show_error(self, title, message)
 
     @Slot(object)
     def _show_imported(self, project: Project) -> None:

@@ -39,6 +39,7 @@ from studio.gui.training.optimizer_form import NOMINAL_STEPS_PER_EPOCH, Optimize
 from studio.gui.training.stopping_form import StoppingForm
 from studio.gui.widgets.desktop import open_folder
 from studio.gui.widgets.document import ProjectDocument
+from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.forms import scrolling
 from studio.gui.widgets.jobs import JobSlot
 from studio.gui.widgets.search_button import SearchButton
@@ -400,6 +401,7 @@ class TrainingPanel(QWidget):
     def _on_failed(self, message: str) -> None:
         self.outcome = "failed"
         self.last_error = message
+        note_error("Training failed", message)
         self.progress.setFormat("Failed")
         self.status.setStyleSheet("color: #b3261e;")
         self.status.setText(message)
