@@ -40,8 +40,8 @@ ROW_GAP = 12
 TURNS_SHAPES = 45
 """Rotations wider than this many degrees either way are warned about: they turn some
 samples into others (a 6 into a 9)."""
-ROTATION_NOTE = ("Rotations beyond ±45° can turn one class into another: a 6 becomes a 9, a "
-                 "u an n, an arrow its opposite. Rotate no further than the real samples do.")
+ROTATION_NOTE = ("Past ±45°, rotation can turn one class into another: a 6 becomes a 9, a u "
+                 "an n. Rotate no further than the real samples do.")
 FILL_TITLES = {"constant": "Black", "nearest": "Nearest edge pixel",
                "reflect": "Mirrored edges", "wrap": "Opposite edge"}
 MOVES = ("rotation", "zoom", "translation")
@@ -175,16 +175,16 @@ class AugmentationView(QWidget):
         self.rotation_note = hint(ROTATION_NOTE)
         self.rotation_note.setObjectName("augment-rotation-note")
         self.rotation_note.setStyleSheet("color: #b06000;")
-        grid.addWidget(self.rotation_note, fill_row + 1, 0, 1, 3)
         grid.setColumnStretch(1, 1)
         self.reset = QPushButton("Reset")
         self.reset.setToolTip("Switch every augmentation off")
         self.reset.clicked.connect(self._reset)
-        grid.addWidget(self.reset, fill_row + 2, 2)
+        grid.addWidget(self.reset, fill_row + 1, 2)
         self.note = hint("Augmentation applies to training only: validation and test images "
                          "are never changed.")
         left = QVBoxLayout()
         left.addWidget(controls)
+        left.addWidget(self.rotation_note)
         left.addWidget(self.note)
         left.addStretch(1)
 
