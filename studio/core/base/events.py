@@ -47,11 +47,13 @@ class DownloadEvent(TypedDict):
 
 
 class StartEvent(TypedDict):
-    """A training session starts: its run folder, the plan, the model's size, the devices
-    and the epochs recorded so far (``history``, JSON rows: a resumed run has some)."""
+    """A training session starts: its run folder, its task (which words its scores), the
+    plan, the model's size, the devices and the epochs recorded so far (``history``, JSON
+    rows: a resumed run has some)."""
 
     type: Literal["start"]
     run_dir: str
+    task: str
     epochs: int
     initial_epoch: int
     steps: int

@@ -258,6 +258,7 @@ def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Pro
         on_event({
             "type": "start",
             "run_dir": str(folder.path),
+            "task": project.dataset.task,
             "epochs": plan.epochs,
             "initial_epoch": plan.initial_epoch,
             "steps": pipes.steps,

@@ -30,7 +30,7 @@ from studio.core.build.optimizers import schedule_curve
 from studio.core.hardware.devices import DeviceDiscovery
 from studio.core.runs.folders import checkpoints, runs_root
 from studio.core.search.space import training_target
-from studio.core.tasks.registry import task_for
+from studio.core.tasks.registry import DEFAULT_TASK, task_for
 from studio.core.training.trainer import resume, train
 from studio.gui.training.curves import LiveCurves
 from studio.gui.training.device_form import DeviceForm
@@ -122,8 +122,8 @@ class TrainingPanel(QWidget):
         """Why the last run ended before its last epoch, when it did so by itself."""
         self.result = ""
         """The last run's outcome in one line: how it ended, how long it took, its scores."""
-        self._task = task_for(doc.project.dataset.task)
-        """The task of the run in progress, which words its scores."""
+        self._task = task_for(DEFAULT_TASK)
+        """The task of the last run (its start event says), which words its scores."""
         self._started_at = 0.0
 
         self.batch_size = _spin(1, 65536, "Samples per weight update")
@@ -285,17 +285,14 @@ class TrainingPanel(QWidget):
         """Start training a snapshot of the current project."""
         if self.is_running() or not self.doc.analysis().ok:
             return
-        project = self.doc.project.copy()
-        self._task = task_for(project.dataset.task)
-        self._launch(_train_task(project, runs_root(self.doc.path), self.discovery),
-                     "Preparing the run…")
+        self._launch(_train_task(self.doc.project.copy(), runs_root(self.doc.path),
+                                 self.discovery), "Preparing the run…")
 
     def resume(self, run_dir: Path) -> None:
         """Continue ``run_dir`` from its last checkpoint (its curves go on from there)."""
         if self.is_running():
             return
         self.run_dir = str(run_dir)
-        self._task = task_for(self.doc.project.dataset.task)
         self._launch(_resume_task(Path(run_dir), self.discovery),
                      f"Resuming {Path(run_dir).name}…")
 
@@ -336,6 +333,7 @@ class TrainingPanel(QWidget):
             self.test_scores = {k: v for k, v in event.items() if k != "type"}
         elif kind == "start":
             self.run_dir = event["run_dir"]
+            self._task = task_for(event["task"])
             self.open_button.setToolTip(f"Show the run's folder: {self.run_dir}")
             self.open_button.show()
             self.epochs_total = event["epochs"]
