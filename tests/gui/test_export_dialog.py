@@ -10,6 +10,7 @@ from studio.core.export.formats import FORMATS
 from studio.gui.runs import export_dialog
 from studio.gui.runs.export_dialog import ExportDialog
 from studio.gui.shell.app import create_application
+from studio.gui.widgets.errors import last_error
 from tests.gui.support import type_into
 
 LEFT = Qt.MouseButton.LeftButton
@@ -79,3 +80,15 @@ def test_numbers_are_compared_once_too():
     assert export_dialog.report_words(report) == (
         "Largest difference from the Keras model's answers on 200 validation samples: "
         "0.0002.\n0.0123 ms per image, 10 KB.\nSaved in /out")
+
+
+def test_a_failed_export_is_shown_and_kept_for_the_diagnostics(qtbot, dialog, monkeypatch):
+    def refuse(run_dir, fmt, out_dir, on_event, stop):
+        raise exporter.ExportError("ONNX cannot express this model: no Lambda.")
+
+    monkeypatch.setattr(export_dialog, "export_run", refuse)
+    qtbot.mouseClick(dialog.export_button, LEFT)
+    qtbot.waitUntil(lambda: dialog.progress.text() == "Failed")
+    assert dialog.result.text() == "ONNX cannot express this model: no Lambda."
+    assert last_error() == "Export failed: ONNX cannot express this model: no Lambda."
+    assert not dialog.open_button.isEnabled()

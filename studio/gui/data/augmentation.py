@@ -25,6 +25,7 @@ from studio.core.project.document import FILL_MODES, Augmentation, DatasetChoice
 from studio.gui.data.images import ImageGrid, fit, read_array
 from studio.gui.data.samples import pick
 from studio.gui.widgets.document import ProjectDocument
+from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.forms import delay, hint
 from studio.gui.widgets.jobs import JobSlot
 from studio.gui.widgets.sync import show_value
@@ -333,6 +334,7 @@ class AugmentationView(QWidget):
         self.preview_shown.emit()
 
     def _failed(self, message: str) -> None:
+        note_error("Augmentation preview failed", message)
         self._started = None
         self.status.setStyleSheet(ERROR_STYLE)
         self.status.setText(f"The preview failed: {message}")

@@ -32,6 +32,7 @@ from studio.gui.data.options import OptionsForm, estimated_counts
 from studio.gui.data.samples import SamplesView
 from studio.gui.data.source import ERROR_STYLE, SourceForm
 from studio.gui.widgets.document import ProjectDocument
+from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.forms import delay, scrolling
 from studio.gui.widgets.jobs import JobSlot
 
@@ -331,6 +332,7 @@ class DataPanel(QWidget):
             view.show_data(loaded)
 
     def _failed(self, message: str) -> None:
+        note_error("Cannot read the data", message)
         self._forget(message, "Nothing to show: the data could not be read.")
         self.retry.show()
         self._read_ended(message)

@@ -63,6 +63,7 @@ from studio.core.runs.history import RunSummary
 from studio.core.tasks.class_scores import Evaluation
 from studio.core.tasks.registry import task_for
 from studio.gui.runs.run_picker import offer_runs
+from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.forms import hint, narrow_box
 from studio.gui.widgets.images import array_pixmap
 from studio.gui.widgets.jobs import JobSlot
@@ -663,6 +664,7 @@ class EvaluationPanel(QWidget):
         if self._stopped():
             return
         self._finish_progress("Not evaluated")
+        note_error("Evaluation failed", text)
         self._set_status(f"The evaluation failed: {text}", error=True)
 
     @Slot()

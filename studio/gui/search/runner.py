@@ -23,6 +23,7 @@ from studio.core.search.state import SearchError, read_state
 from studio.gui.search.results import SearchResults
 from studio.gui.search.trial_table import metric_words
 from studio.gui.widgets.document import ProjectDocument
+from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.jobs import JobSlot
 
 ERROR_STYLE = "color: #b3261e;"
@@ -255,6 +256,7 @@ class SearchRunner(QObject):
     def _on_failed(self, message: str) -> None:
         self.outcome = "failed"
         self.last_error = message
+        note_error("Search failed", message)
         self.progress.setRange(0, 1)
         self.progress.setFormat("Failed")
         self.status.setStyleSheet(ERROR_STYLE)
