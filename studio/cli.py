@@ -14,24 +14,13 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
+from studio.commands.errors import CliError, UsageError
 from studio.core.base.events import DoneEvent, Event
 from studio.core.base.messages import count, unwritable
 from studio.core.base.runtime import configure_environment
 
 COMMANDS = ("new", "train", "export-code", "import", "data", "runs", "infer", "search",
             "export")
-
-
-class CliError(Exception):
-    """A one-line reason to exit non-zero (``code``)."""
-
-    code = 1
-
-
-class UsageError(CliError):
-    """A model or arguments that cannot be used: exit code 2."""
-
-    code = 2
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -718,16 +707,27 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _open_app(path: str | None) -> int:
+    """Open the window on ``path``, after checking that it names a file and that the window
+    can open here."""
+    from studio.commands.start import check_window, unknown_command
+
+    if path is not None and not Path(path).exists():
+        raise unknown_command(path, COMMANDS)
+    check_window()
+    from studio.gui.shell.app import run_app
+
+    return run_app(Path(path) if path is not None else None)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``studio`` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
     configure_environment()
-    if not argv or argv[0] not in (*COMMANDS, "-h", "--help"):
-        from studio.gui.shell.app import run_app
-
-        return run_app(Path(argv[0]) if argv else None)
-    args = _parser().parse_args(argv)
     try:
+        if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
+            return _open_app(argv[0] if argv else None)
+        args = _parser().parse_args(argv)
         commands = {"new": cmd_new, "train": cmd_train, "export-code": cmd_export_code,
                     "import": cmd_import, "data": cmd_data, "runs": cmd_runs,
                     "infer": cmd_infer, "search": cmd_search, "export": cmd_export}

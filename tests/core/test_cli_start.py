@@ -1,0 +1,131 @@
+"""``studio`` before the window opens: a mistyped command, no display, or missing system
+libraries are one line and a non-zero exit instead of Qt's abort."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from studio.cli import COMMANDS, main
+from studio.commands.start import GUI_LIBRARIES, XCB_LIBRARIES, loads, window_problem
+from tests.helpers import one_line_error
+
+DESKTOP = {"DISPLAY": ":0"}
+
+
+@pytest.fixture
+def no_window(monkeypatch):
+    """Fail the test if anything tries to open the window."""
+    import studio.gui.shell.app as app
+
+    monkeypatch.setattr(app, "run_app", lambda *_: pytest.fail("the window was opened"))
+
+
+@pytest.mark.parametrize(("word", "hint"), [("trian", "did you mean 'train'?"),
+                                            ("exprot", "did you mean 'export'?"),
+                                            ("serch", "did you mean 'search'?"),
+                                            ("zzz", "see studio --help")])
+def test_a_mistyped_command_is_named_with_the_closest_one(word, hint, no_window, capsys,
+                                                          tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main([word, "p.studio.json"]) == 2
+    assert one_line_error(capsys) == f"studio: error: unknown command '{word}' ({hint})\n"
+
+
+def test_a_missing_project_file_is_said_to_be_missing(no_window, capsys, tmp_path):
+    missing = tmp_path / "nowhere" / "p.studio.json"
+    assert main([str(missing)]) == 2
+    one_line_error(capsys, "p.studio.json' does not exist", "studio --help")
+
+
+def test_an_unknown_option_is_a_usage_error(no_window, capsys):
+    with pytest.raises(SystemExit) as usage:
+        main(["--trian"])
+    assert usage.value.code == 2
+
+
+def test_an_existing_project_opens_the_window_once_checked(tmp_path, monkeypatch):
+    import studio.commands.start as start
+    import studio.gui.shell.app as app
+
+    project = tmp_path / "p.studio.json"
+    project.write_text("{}", encoding="utf-8")
+    opened = []
+    monkeypatch.setattr(start, "window_problem", lambda: None)
+    monkeypatch.setattr(app, "run_app", lambda path: opened.append(path) or 0)
+    assert main([str(project)]) == 0 and main([]) == 0
+    assert opened == [project, None]
+
+
+def test_every_command_is_known_as_one_not_taken_for_a_file():
+    from studio.cli import _parser
+
+    [commands] = [action.choices for action in _parser()._subparsers._group_actions]
+    assert set(commands) == set(COMMANDS)
+
+
+def test_without_a_display_it_says_so_and_points_to_the_command_line():
+    problem = window_problem({}, "linux", probe=lambda _: pytest.fail("probed libraries"))
+    assert "no display" in problem and "studio --help" in problem and "DISPLAY" in problem
+    for headless in ("offscreen", "minimal", "vnc:size=800x600"):
+        assert window_problem({"QT_QPA_PLATFORM": headless}, "linux") is None
+    assert window_problem({"QT_QPA_PLATFORM": "xcb"}, "linux") == problem
+    assert window_problem({}, "darwin") is None and window_problem({}, "win32") is None
+
+
+def test_without_a_display_the_command_exits_with_one_line_not_an_abort(tmp_path):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env["PYTHONPATH"] = str(Path(__file__).parents[2])
+    env["LAYER_STUDIO_HOME"] = str(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "studio"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("studio: error: there is no display"), done.stderr
+    assert done.stderr.count("\n") == 1 and done.stdout == ""
+
+
+def test_missing_libraries_are_named_as_the_packages_to_install():
+    absent = {"libxcb-icccm.so.4", "libxcb-keysyms.so.1", "libxcb-cursor.so.0",
+              "libgthread-2.0.so.0"}
+    problem = window_problem(DESKTOP, "linux", probe=lambda name: name not in absent)
+    assert problem == ("the window needs system libraries that are not installed; on Debian "
+                       "or Ubuntu: sudo apt install libglib2.0-0 libxcb-cursor0 libxcb-icccm4 "
+                       "libxcb-keysyms1")
+    assert window_problem(DESKTOP, "linux", probe=lambda name: True) is None
+
+
+def test_x11_libraries_are_checked_only_where_qt_uses_x11():
+    probed = []
+
+    def probe(name):
+        probed.append(name)
+        return True
+
+    wayland = {"WAYLAND_DISPLAY": "wayland-0", "DISPLAY": ":0", "XDG_SESSION_TYPE": "wayland"}
+    assert window_problem(wayland, "linux", probe) is None
+    assert set(probed) == set(GUI_LIBRARIES)
+    probed.clear()
+    assert window_problem({**wayland, "QT_QPA_PLATFORM": "xcb"}, "linux", probe) is None
+    assert set(probed) == set(GUI_LIBRARIES) | set(XCB_LIBRARIES)
+
+
+def test_the_probe_loads_libraries_from_the_system_or_shipped_with_qt():
+    assert loads("libc.so.6")
+    assert loads("libQt6Core.so.6")  # beside PySide6's plugins, not on the loader's path
+    assert not loads("libno-such-library.so.9")
+
+
+def test_the_unknown_command_check_runs_before_the_window_check(no_window, capsys,
+                                                                monkeypatch):
+    import studio.commands.start as start
+
+    monkeypatch.setattr(start, "window_problem", lambda: "no display here.")
+    assert main(["trian"]) == 2
+    one_line_error(capsys, "unknown command 'trian'")
+    assert main([]) == 1
+    assert one_line_error(capsys) == "studio: error: no display here.\n"
