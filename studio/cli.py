@@ -14,13 +14,15 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
+from studio.commands import evaluate
 from studio.commands.errors import CliError, UsageError
+from studio.commands.run_args import add_run_arguments
 from studio.core.base.events import DoneEvent, Event
 from studio.core.base.messages import count, unwritable
 from studio.core.base.runtime import configure_environment
 
-COMMANDS = ("new", "train", "export-code", "import", "data", "runs", "infer", "search",
-            "export")
+COMMANDS = ("new", "train", "export-code", "import", "data", "runs", "infer", "evaluate",
+            "search", "export")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -76,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("project", type=Path)
     history.add_argument("--json", action="store_true", help="print the runs as a JSON list")
     _infer_parser(sub)
+    evaluate.add_parser(sub)
     _search_parser(sub)
     _export_parser(sub)
     return parser
@@ -140,13 +143,11 @@ def _export_parser(sub) -> None:
         "when the export failed (the folder is left as it was) or its agreement is under "
         "the format's threshold (flagged; the files are kept), 2 for a run that cannot be "
         "used.")
-    export.add_argument("model", metavar="RUN", help="a run folder, or a run's id (or the "
-                        "start of it) among the workspace's runs (or --project's)")
+    add_run_arguments(export, "model")
     export.add_argument("--format", required=True, choices=list(FORMATS))
     export.add_argument("-o", "--output", required=True, type=Path, metavar="DIR",
                         help="folder to export into (made if missing; files of the same "
                         "names are replaced, others kept)")
-    export.add_argument("--project", type=Path, help="look for RUN among this project's runs")
     export.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -730,7 +731,8 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
         commands = {"new": cmd_new, "train": cmd_train, "export-code": cmd_export_code,
                     "import": cmd_import, "data": cmd_data, "runs": cmd_runs,
-                    "infer": cmd_infer, "search": cmd_search, "export": cmd_export}
+                    "infer": cmd_infer, "evaluate": evaluate.cmd_evaluate,
+                    "search": cmd_search, "export": cmd_export}
         return commands[args.command](args)
     except CliError as exc:
         print(f"studio: error: {exc}", file=sys.stderr)
