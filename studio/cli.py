@@ -113,6 +113,7 @@ def _infer_parser(sub) -> None:
 
 
 def _search_parser(sub) -> None:
+    from studio.commands.search_space import add_arguments
     from studio.core.project.document import STRATEGIES
 
     search = sub.add_parser("search", help="search hyperparameters: train one run per trial "
@@ -121,6 +122,7 @@ def _search_parser(sub) -> None:
     search.add_argument("--strategy", choices=STRATEGIES, help="override the project's strategy")
     search.add_argument("--trials", type=int, help="how many trials (random, bayes, hyperband)")
     search.add_argument("--workers", type=int, help="trials run at once, each in its own process")
+    add_arguments(search)
     search.add_argument("--ray", metavar="ADDRESS",
                         help="run the trials on the Ray cluster at ADDRESS (HOST:PORT of its "
                         "head, auto for the one this machine belongs to, local to start one "
@@ -634,6 +636,7 @@ def _search_runner(args: argparse.Namespace):
 
 def _searched_project(args: argparse.Namespace):
     """The project with its search settings overridden by the options."""
+    from studio.commands.search_space import apply_space
     from studio.core.project.document import ProjectFileError, load_project
 
     try:
@@ -644,6 +647,7 @@ def _searched_project(args: argparse.Namespace):
         project.search.strategy = args.strategy
     if args.trials is not None:
         project.search.trials = args.trials
+    apply_space(project, args.dim, args.epochs)
     return project
 
 
@@ -667,9 +671,10 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     _positive(args.trials, "--trials")
     _positive(args.workers, "--workers")
-    if args.resume is not None and (args.strategy is not None or args.trials is not None):
-        raise CliError("--resume continues a search with its own strategy and trials; "
-                       "--strategy and --trials do not apply.")
+    if args.resume is not None and (args.strategy is not None or args.trials is not None
+                                    or args.dim or args.epochs is not None):
+        raise CliError("--resume continues a search with its own space, strategy and trials; "
+                       "--dim, --epochs, --strategy and --trials do not apply.")
     start = _search_runner(args)
     metric = ""
 
