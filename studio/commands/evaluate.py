@@ -79,7 +79,8 @@ def _model(run_dir: Path, model: str) -> tuple[Path | None, str]:
         return path, f"checkpoint of epoch {int(model)}"
     for path in (Path(model), run_dir / runs.CHECKPOINTS / model):
         if path.is_file():
-            return path, path.name
+            final = path.resolve() == (run_dir / runs.MODEL_FILE).resolve()
+            return (None, "final model") if final else (path, path.name)
     raise UsageError(f"--model {quoted(model)} is neither final, a checkpoint's epoch "
                      f"(checkpoints of {run_dir.name}: {epochs}) nor a model file.")
 
@@ -100,11 +101,15 @@ def _recorded(run_dir: Path, split: str, model: Path | None) -> dict[str, Any]:
                              "split, or did not finish).")
         return dict(test)
     rows = runs.read_metrics(run_dir)
-    epoch = next((e for e, path in runs.checkpoints(run_dir) if path == model), None)
-    row = next((r for r in rows if r["epoch"] == epoch), None) if epoch else (
-        rows[-1] if rows else None)
+    if model is None:
+        row = rows[-1] if rows else None
+    else:
+        epoch = next((e for e, path in runs.checkpoints(run_dir)
+                      if path.resolve() == model.resolve()), None)
+        row = next((r for r in rows if r["epoch"] == epoch), None)
     if row is None:
-        raise UsageError(f"{run_dir.name} recorded no metrics for this model.")
+        raise UsageError(f"{run_dir.name} recorded no metrics for {model or 'its model'}: "
+                         "they are recorded for its checkpoints and final model.")
     return {"epoch": int(row["epoch"]),
             **{name: value for name, value in row.items() if name.startswith("val_")}}
 

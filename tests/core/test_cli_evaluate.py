@@ -107,7 +107,7 @@ def regression_run(tmp_path_factory):
     return train(project, folder / "runs").run_dir
 
 
-def test_a_regression_run_prints_the_metrics_it_recorded(regression_run, capsys):
+def test_a_regression_run_prints_the_metrics_it_recorded(regression_run, tmp_path, capsys):
     rows = runs.read_metrics(regression_run)
     code, out = evaluate(capsys, regression_run)
     assert code == 0
@@ -120,6 +120,15 @@ def test_a_regression_run_prints_the_metrics_it_recorded(regression_run, capsys)
     assert code == 0
     assert json.loads(out)["recorded"] == {"epoch": 1, "val_loss": rows[0]["val_loss"],
                                            "val_mae": rows[0]["val_mae"]}
+    checkpoint = runs.checkpoints(regression_run)[0][1]
+    code, out = evaluate(capsys, regression_run, "--model", checkpoint, "--json")
+    assert code == 0 and json.loads(out)["recorded"]["epoch"] == 1
+    code, out = evaluate(capsys, regression_run, "--model", regression_run / runs.MODEL_FILE)
+    assert code == 0 and out.startswith(f"{regression_run.name}, final model, ")
+    elsewhere = tmp_path / "model.keras"
+    shutil.copy(regression_run / runs.MODEL_FILE, elsewhere)
+    assert evaluate(capsys, regression_run, "--model", elsewhere)[0] == 2
+    one_line_error(capsys, "recorded no metrics for ")
     code, out = evaluate(capsys, regression_run, "--split", "test", "--json")
     recorded = json.loads((regression_run / runs.RUN_FILE).read_text())["test"]
     assert code == 0 and json.loads(out)["recorded"] == recorded
