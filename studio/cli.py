@@ -15,10 +15,10 @@ from contextlib import suppress
 from pathlib import Path
 
 from studio.commands import evaluate
-from studio.commands.errors import CliError, UsageError
+from studio.commands.errors import CliError, OneLineParser, UsageError
 from studio.commands.run_args import add_run_arguments
 from studio.core.base.events import DoneEvent, Event
-from studio.core.base.messages import count, unwritable
+from studio.core.base.messages import count, quoted, unwritable
 from studio.core.base.runtime import configure_environment
 
 COMMANDS = ("new", "train", "export-code", "import", "data", "runs", "infer", "evaluate",
@@ -28,7 +28,7 @@ COMMANDS = ("new", "train", "export-code", "import", "data", "runs", "infer", "e
 def _parser() -> argparse.ArgumentParser:
     from studio.core.project.templates import TEMPLATES
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="studio",
         description="Layer Studio: design, train and try neural networks. "
         "Run 'studio [PROJECT]' to open the app.",
@@ -731,7 +731,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     configure_environment()
     try:
-        if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
+        if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+            raise UsageError(f"unknown option {quoted(argv[0])} (see studio --help)")
+        if not argv or argv[0] not in (*COMMANDS, "-h", "--help"):
             return _open_app(argv[0] if argv else None)
         args = _parser().parse_args(argv)
         commands = {"new": cmd_new, "train": cmd_train, "export-code": cmd_export_code,

@@ -42,10 +42,14 @@ def test_a_missing_project_file_is_said_to_be_missing(no_window, capsys, tmp_pat
     one_line_error(capsys, "p.studio.json' does not exist", "studio --help")
 
 
-def test_an_unknown_option_is_a_usage_error(no_window, capsys):
+def test_an_unknown_option_and_bad_arguments_are_one_line(no_window, capsys):
+    assert main(["--trian"]) == 2
+    assert one_line_error(capsys) == "studio: error: unknown option '--trian' (see studio --help)\n"
     with pytest.raises(SystemExit) as usage:
-        main(["--trian"])
+        main(["search", "p.studio.json", "--trials", "x"])
     assert usage.value.code == 2
+    assert one_line_error(capsys) == ("studio: error: argument --trials: invalid int value: 'x' "
+                                      "(see studio search --help)\n")
 
 
 def test_an_existing_project_opens_the_window_once_checked(tmp_path, monkeypatch):
