@@ -53,8 +53,10 @@ XCB_LIBRARIES = {
 """What the X11 platform plugin adds (``libqxcb.so`` and ``libQt6XcbQpa.so.6``): the xcb
 libraries a fresh Debian or Ubuntu desktop often lacks (libxcb-cursor0, -icccm4, -keysyms1,
 -image0, -render-util0 among them)."""
-WINDOW_SYSTEMS = ("xcb", "wayland", "wayland-egl")
-"""Qt platforms that need a display server; the others (offscreen, vnc, eglfs…) do not."""
+WINDOW_SYSTEMS = {"xcb": ("DISPLAY",), "wayland": ("WAYLAND_DISPLAY",),
+                  "wayland-egl": ("WAYLAND_DISPLAY",)}
+"""Qt platforms that need a display server, with the variables that name one; the others
+(offscreen, vnc, eglfs…) need none."""
 
 
 @cache
@@ -114,10 +116,12 @@ def window_problem(env: Mapping[str, str] | None = None, platform: str = sys.pla
     platforms = _platforms(env)
     if platforms and platforms[0] not in WINDOW_SYSTEMS:
         return None  # offscreen, vnc and the like need no display
-    if not env.get("DISPLAY") and not env.get("WAYLAND_DISPLAY"):
-        return ("there is no display to open the window on (DISPLAY and WAYLAND_DISPLAY are "
-                "not set): use the command line (studio --help), or run it on a desktop or "
-                "with DISPLAY set (ssh -X).")
+    names = WINDOW_SYSTEMS[platforms[0]] if platforms else ("DISPLAY", "WAYLAND_DISPLAY")
+    if not any(env.get(name) for name in names):
+        unset = " and ".join(names) + (" is" if len(names) == 1 else " are")
+        return (f"there is no display to open the window on ({unset} not set): use the "
+                "command line (studio --help), or run it on a desktop or with DISPLAY set "
+                "(ssh -X).")
     libraries = {**GUI_LIBRARIES, **(XCB_LIBRARIES if _uses_xcb(env) else {})}
     missing = missing_packages(libraries, probe)
     if not missing:

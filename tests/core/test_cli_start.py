@@ -4,6 +4,7 @@ libraries are one line and a non-zero exit instead of Qt's abort."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -77,7 +78,11 @@ def test_without_a_display_it_says_so_and_points_to_the_command_line():
     assert "no display" in problem and "studio --help" in problem and "DISPLAY" in problem
     for headless in ("offscreen", "minimal", "vnc:size=800x600"):
         assert window_problem({"QT_QPA_PLATFORM": headless}, "linux") is None
-    assert window_problem({"QT_QPA_PLATFORM": "xcb"}, "linux") == problem
+    assert "(DISPLAY and WAYLAND_DISPLAY are not set)" in problem
+    wayland_only = {"QT_QPA_PLATFORM": "xcb", "WAYLAND_DISPLAY": "wayland-0"}
+    assert "(DISPLAY is not set)" in window_problem(wayland_only, "linux")
+    x11_only = {"QT_QPA_PLATFORM": "wayland", "DISPLAY": ":0"}
+    assert "(WAYLAND_DISPLAY is not set)" in window_problem(x11_only, "linux")
     assert window_problem({}, "darwin") is None and window_problem({}, "win32") is None
 
 
@@ -133,3 +138,28 @@ def test_the_unknown_command_check_runs_before_the_window_check(no_window, capsy
     one_line_error(capsys, "unknown command 'trian'")
     assert main([]) == 1
     assert one_line_error(capsys) == "studio: error: no display here.\n"
+
+
+ALWAYS_THERE = {"libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1", "libdl.so.2",
+                "libpthread.so.0", "ld-linux-x86-64.so.2", "libz.so.1", "libzstd.so.1"}
+"""Libraries of every Debian and Ubuntu install (essential packages)."""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("objdump") is None,
+                    reason="reads Linux libraries with objdump")
+def test_the_probe_covers_every_system_library_qt_links_the_window_to():
+    import PySide6
+
+    qt = Path(PySide6.__file__).parent / "Qt"
+    files = [qt / "plugins" / "platforms" / "libqxcb.so",
+             *(qt / "lib" / name for name in ("libQt6XcbQpa.so.6", "libQt6Gui.so.6",
+                                               "libQt6DBus.so.6", "libQt6Widgets.so.6",
+                                               "libQt6Core.so.6"))]
+    needed = set()
+    for file in files:
+        dump = subprocess.run(["objdump", "-p", str(file)], capture_output=True, text=True,
+                              check=True).stdout
+        needed |= {line.split()[1] for line in dump.splitlines()
+                   if line.strip().startswith("NEEDED")}
+    shipped = {path.name for path in (qt / "lib").iterdir()}
+    assert needed - shipped - ALWAYS_THERE == set(GUI_LIBRARIES) | set(XCB_LIBRARIES)
