@@ -57,6 +57,8 @@ WINDOW_SYSTEMS = {"xcb": ("DISPLAY",), "wayland": ("WAYLAND_DISPLAY",),
                   "wayland-egl": ("WAYLAND_DISPLAY",)}
 """Qt platforms that need a display server, with the variables that name one; the others
 (offscreen, vnc, eglfs…) need none."""
+NAMED = 4
+"""How many missing libraries the message names before it counts the rest."""
 
 
 @cache
@@ -81,12 +83,6 @@ def loads(soname: str) -> bool:
             continue
         return True
     return False
-
-
-def missing_packages(libraries: Mapping[str, str],
-                     probe: Callable[[str], bool] = loads) -> list[str]:
-    """The packages (sorted, each once) holding the ``libraries`` that ``probe`` cannot load."""
-    return sorted({package for soname, package in libraries.items() if not probe(soname)})
 
 
 def _platforms(env: Mapping[str, str]) -> list[str]:
@@ -123,11 +119,14 @@ def window_problem(env: Mapping[str, str] | None = None, platform: str = sys.pla
                 "command line (studio --help), or run it on a desktop or with DISPLAY set "
                 "(ssh -X).")
     libraries = {**GUI_LIBRARIES, **(XCB_LIBRARIES if _uses_xcb(env) else {})}
-    missing = missing_packages(libraries, probe)
-    if not missing:
+    absent = [soname for soname in libraries if not probe(soname)]
+    if not absent:
         return None
-    return ("the window needs system libraries that are not installed; on Debian or Ubuntu: "
-            f"sudo apt install {' '.join(missing)}")
+    named = ", ".join(absent[:NAMED]) + (f" and {len(absent) - NAMED} more"
+                                         if len(absent) > NAMED else "")
+    packages = sorted({libraries[soname] for soname in absent})
+    return (f"the window needs system libraries that are not installed ({named}); on Debian "
+            f"or Ubuntu: sudo apt install {' '.join(packages)}")
 
 
 def check_window() -> None:

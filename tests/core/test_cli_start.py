@@ -102,9 +102,14 @@ def test_missing_libraries_are_named_as_the_packages_to_install():
     absent = {"libxcb-icccm.so.4", "libxcb-keysyms.so.1", "libxcb-cursor.so.0",
               "libgthread-2.0.so.0"}
     problem = window_problem(DESKTOP, "linux", probe=lambda name: name not in absent)
-    assert problem == ("the window needs system libraries that are not installed; on Debian "
-                       "or Ubuntu: sudo apt install libglib2.0-0 libxcb-cursor0 libxcb-icccm4 "
-                       "libxcb-keysyms1")
+    assert problem == ("the window needs system libraries that are not installed "
+                       "(libgthread-2.0.so.0, libxcb-cursor.so.0, libxcb-icccm.so.4, "
+                       "libxcb-keysyms.so.1); on Debian or Ubuntu: sudo apt install "
+                       "libglib2.0-0 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1")
+    bare = window_problem(DESKTOP, "linux", probe=lambda name: False)
+    assert "libGL.so.1, libEGL.so.1, libfontconfig.so.1, libfreetype.so.6 and 21 more)" in bare
+    assert bare.endswith("libxcb-xkb1 libxcb1 libxkbcommon-x11-0 libxkbcommon0")
+    assert "\n" not in bare
     assert window_problem(DESKTOP, "linux", probe=lambda name: True) is None
 
 
