@@ -23,7 +23,8 @@ from studio.core.search.space import (
 
 DIM_FORM = "TARGET=V1,V2,... or TARGET=LOW:HIGH[:log][:COUNT]"
 POINTS = Param("Number of points", "int", DEFAULT_POINTS, "")
-"""How the dimension dialog reads a range's number of points (check_dimension checks it)."""
+"""A range's number of points, read as the dimension dialog reads it (check_dimension checks
+its value)."""
 
 
 def add_arguments(parser) -> None:
@@ -39,17 +40,16 @@ def add_arguments(parser) -> None:
                         help="train each trial for N epochs (instead of the project's)")
 
 
-def _target(project: Project, typed: str, spec: str) -> str:
-    """The target ``typed`` (in ``--dim spec``) names, or a UsageError suggesting the closest
-    one."""
+def _target(project: Project, typed: str, spec: str) -> tuple[str, Param]:
+    """The target ``typed`` (in ``--dim spec``) names and its rules, or a UsageError
+    suggesting the closest target."""
     target = typed.strip()
     try:
-        param_for(project, target)
+        return target, param_for(project, target)
     except SearchSpaceError as exc:
         close = difflib.get_close_matches(target, search_targets(project), n=1)
         hint = f" Did you mean {close[0]}?" if close else ""
         raise UsageError(f"--dim {quoted(spec)}: {exc}{hint}") from None
-    return target
 
 
 def parse_dimension(project: Project, spec: str) -> Dimension:
@@ -58,8 +58,7 @@ def parse_dimension(project: Project, spec: str) -> Dimension:
     typed, sep, values = spec.partition("=")
     if not sep or not typed.strip() or not values.strip():
         raise UsageError(f"--dim {quoted(spec)} is not {DIM_FORM}.")
-    target = _target(project, typed, spec)
-    param = param_for(project, target)
+    target, param = _target(project, typed, spec)
     try:
         dimension = (_range(target, values, param) if ":" in values
                      else Dimension(target, values=parse_values(values, param)))
