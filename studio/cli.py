@@ -14,30 +14,21 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
+from studio.commands import evaluate
+from studio.commands.errors import CliError, OneLineParser, UsageError
+from studio.commands.run_args import add_run_arguments
 from studio.core.base.events import DoneEvent, Event
-from studio.core.base.messages import count, unwritable
+from studio.core.base.messages import count, quoted, unwritable
 from studio.core.base.runtime import configure_environment
 
-COMMANDS = ("new", "train", "export-code", "import", "data", "runs", "infer", "search",
-            "export")
-
-
-class CliError(Exception):
-    """A one-line reason to exit non-zero (``code``)."""
-
-    code = 1
-
-
-class UsageError(CliError):
-    """A model or arguments that cannot be used: exit code 2."""
-
-    code = 2
+COMMANDS = ("new", "train", "export-code", "import", "data", "runs", "infer", "evaluate",
+            "search", "export")
 
 
 def _parser() -> argparse.ArgumentParser:
     from studio.core.project.templates import TEMPLATES
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="studio",
         description="Layer Studio: design, train and try neural networks. "
         "Run 'studio [PROJECT]' to open the app.",
@@ -87,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("project", type=Path)
     history.add_argument("--json", action="store_true", help="print the runs as a JSON list")
     _infer_parser(sub)
+    evaluate.add_parser(sub)
     _search_parser(sub)
     _export_parser(sub)
     return parser
@@ -121,6 +113,7 @@ def _infer_parser(sub) -> None:
 
 
 def _search_parser(sub) -> None:
+    from studio.commands.search_space import add_arguments
     from studio.core.project.document import STRATEGIES
 
     search = sub.add_parser("search", help="search hyperparameters: train one run per trial "
@@ -129,6 +122,7 @@ def _search_parser(sub) -> None:
     search.add_argument("--strategy", choices=STRATEGIES, help="override the project's strategy")
     search.add_argument("--trials", type=int, help="how many trials (random, bayes, hyperband)")
     search.add_argument("--workers", type=int, help="trials run at once, each in its own process")
+    add_arguments(search)
     search.add_argument("--ray", metavar="ADDRESS",
                         help="run the trials on the Ray cluster at ADDRESS (HOST:PORT of its "
                         "head, auto for the one this machine belongs to, local to start one "
@@ -151,13 +145,11 @@ def _export_parser(sub) -> None:
         "when the export failed (the folder is left as it was) or its agreement is under "
         "the format's threshold (flagged; the files are kept), 2 for a run that cannot be "
         "used.")
-    export.add_argument("model", metavar="RUN", help="a run folder, or a run's id (or the "
-                        "start of it) among the workspace's runs (or --project's)")
+    add_run_arguments(export, "model")
     export.add_argument("--format", required=True, choices=list(FORMATS))
     export.add_argument("-o", "--output", required=True, type=Path, metavar="DIR",
                         help="folder to export into (made if missing; files of the same "
                         "names are replaced, others kept)")
-    export.add_argument("--project", type=Path, help="look for RUN among this project's runs")
     export.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -644,6 +636,7 @@ def _search_runner(args: argparse.Namespace):
 
 def _searched_project(args: argparse.Namespace):
     """The project with its search settings overridden by the options."""
+    from studio.commands.search_space import apply_space
     from studio.core.project.document import ProjectFileError, load_project
 
     try:
@@ -654,6 +647,7 @@ def _searched_project(args: argparse.Namespace):
         project.search.strategy = args.strategy
     if args.trials is not None:
         project.search.trials = args.trials
+    apply_space(project, args.dim, args.epochs)
     return project
 
 
@@ -677,9 +671,10 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     _positive(args.trials, "--trials")
     _positive(args.workers, "--workers")
-    if args.resume is not None and (args.strategy is not None or args.trials is not None):
-        raise CliError("--resume continues a search with its own strategy and trials; "
-                       "--strategy and --trials do not apply.")
+    if args.resume is not None and (args.strategy is not None or args.trials is not None
+                                    or args.dim or args.epochs is not None):
+        raise CliError("--resume continues a search with its own space, strategy and trials; "
+                       "--dim, --epochs, --strategy and --trials do not apply.")
     start = _search_runner(args)
     metric = ""
 
@@ -718,19 +713,33 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _open_app(path: str | None) -> int:
+    """Open the window on ``path``, after checking that it names a file and that the window
+    can open here."""
+    from studio.commands.start import check_window, unknown_command
+
+    if path is not None and not Path(path).exists():
+        raise unknown_command(path, COMMANDS)
+    check_window()
+    from studio.gui.shell.app import run_app
+
+    return run_app(Path(path) if path is not None else None)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``studio`` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
     configure_environment()
-    if not argv or argv[0] not in (*COMMANDS, "-h", "--help"):
-        from studio.gui.shell.app import run_app
-
-        return run_app(Path(argv[0]) if argv else None)
-    args = _parser().parse_args(argv)
     try:
+        if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+            raise UsageError(f"unknown option {quoted(argv[0])} (see studio --help)")
+        if not argv or argv[0] not in (*COMMANDS, "-h", "--help"):
+            return _open_app(argv[0] if argv else None)
+        args = _parser().parse_args(argv)
         commands = {"new": cmd_new, "train": cmd_train, "export-code": cmd_export_code,
                     "import": cmd_import, "data": cmd_data, "runs": cmd_runs,
-                    "infer": cmd_infer, "search": cmd_search, "export": cmd_export}
+                    "infer": cmd_infer, "evaluate": evaluate.cmd_evaluate,
+                    "search": cmd_search, "export": cmd_export}
         return commands[args.command](args)
     except CliError as exc:
         print(f"studio: error: {exc}", file=sys.stderr)

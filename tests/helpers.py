@@ -70,6 +70,26 @@ def small_cnn_project() -> Project:
     return project
 
 
+def regression_project(folder: Path, epochs: int = 2) -> Project:
+    """One Dense unit learning a price from three features of a 200-row CSV in ``folder``."""
+    from studio.core.project.document import DatasetChoice
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 3))
+    y = x @ [1.0, -2.0, 0.5] + 3
+    path = folder / "houses.csv"
+    path.write_text("a,b,c,price\n" + "\n".join(
+        ",".join(f"{v:.4f}" for v in (*row, target)) for row, target in zip(x, y, strict=True)))
+    project = Project(name="Houses", graph=Graph.from_chain([
+        Node("input_1", "Input", {"shape": [3]}),
+        Node("dense_1", "Dense", {"units": 1}),
+    ]))
+    project.dataset = DatasetChoice(source="csv", path=str(path), task="regression")
+    project.training.epochs = epochs
+    project.training.learning_rate = 0.05
+    return project
+
+
 def snapshot(folder: Path) -> dict[str, bytes | None]:
     """Every entry under ``folder`` (hidden ones too) with its bytes (None for a folder)."""
     return {str(p.relative_to(folder)): None if p.is_dir() else p.read_bytes()

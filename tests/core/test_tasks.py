@@ -84,6 +84,7 @@ def test_every_task_scores_an_evaluation_or_says_why_not(name):
     evaluation = task.evaluation("validation", ("cat", "dog"), labels, answers,
                                  float(losses.mean()), np.arange(3), None, [])
     assert evaluation.to_dict()["mistakes"] == 1 and evaluation.accuracy == pytest.approx(2 / 3)
+    assert task.evaluation_text(evaluation).startswith("3 samples: accuracy 66.67%")
 
 
 def test_an_unknown_task_is_refused_in_one_line(tmp_path):

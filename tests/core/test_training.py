@@ -6,7 +6,6 @@ import csv
 import json
 import threading
 
-import numpy as np
 import pytest
 
 from studio.core.data import sources as data
@@ -14,7 +13,7 @@ from studio.core.model.graph import Graph, Node
 from studio.core.project.document import DatasetChoice, Project, load_project
 from studio.core.runs import folders as runs
 from studio.core.training.trainer import TrainingError, train
-from tests.helpers import tiny_project, two_tower_project
+from tests.helpers import regression_project, tiny_project, two_tower_project
 
 
 def test_training_reports_events_and_writes_the_run_folder(tmp_path):
@@ -194,20 +193,7 @@ def test_a_text_csv_trains_an_embedding_model(tmp_path):
 
 
 def test_a_regression_csv_trains_with_squared_error(tmp_path):
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(200, 3))
-    y = x @ [1.0, -2.0, 0.5] + 3
-    path = tmp_path / "houses.csv"
-    path.write_text("a,b,c,price\n" + "\n".join(
-        ",".join(f"{v:.4f}" for v in (*row, target)) for row, target in zip(x, y, strict=True)))
-    project = Project(name="Houses", graph=Graph.from_chain([
-        Node("input_1", "Input", {"shape": [3]}),
-        Node("dense_1", "Dense", {"units": 1}),
-    ]))
-    project.dataset = DatasetChoice(source="csv", path=str(path), task="regression")
-    project.training.epochs = 2
-    project.training.learning_rate = 0.05
-    result = train(project, tmp_path / "runs")
+    result = train(regression_project(tmp_path), tmp_path / "runs")
     assert result.status == "finished"
     assert {"loss", "mae", "val_loss", "val_mae"} <= set(result.epochs[-1])
     assert result.epochs[-1]["loss"] < result.epochs[0]["loss"]

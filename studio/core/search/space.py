@@ -15,7 +15,7 @@ import copy
 import math
 from typing import Any
 
-from studio.core.base.messages import unknown_choice
+from studio.core.base.messages import quoted, shortened, unknown_choice
 from studio.core.model.params import Param
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import (
@@ -39,6 +39,13 @@ TRAINING_PREFIX = "training."
 LAYER_PREFIX = "layer."
 SEARCHABLE_KINDS = ("int", "float", "choice", "bool")
 """The kinds of layer parameter a search can vary (a shape cannot)."""
+
+
+DEFAULT_POINTS = 3
+"""How many points a range is cut into when nothing else is said."""
+TRUE_WORDS = ("on", "true", "yes", "1")
+FALSE_WORDS = ("off", "false", "no", "0")
+"""How a typed on/off value may be written."""
 
 
 class SearchSpaceError(ValueError):
@@ -83,20 +90,66 @@ def param_for(project: Project, target: str) -> Param:
     if target.startswith(TRAINING_PREFIX):
         path = target[len(TRAINING_PREFIX):]
         if path not in TRAINING_TARGETS:
-            raise SearchSpaceError(f"The training setting {path!r} cannot be searched.")
+            raise SearchSpaceError(f"The training setting {quoted(path)} cannot be searched.")
         return _schema_param(path)
     if target.startswith(LAYER_PREFIX):
         node_id, name = _split_layer(target)
         if node_id not in project.graph.ids():
-            raise SearchSpaceError(f"The layer {node_id!r} is no longer in the model.")
+            raise SearchSpaceError(f"The layer {quoted(node_id)} is no longer in the model.")
         try:
             param = REGISTRY[project.graph.node(node_id).type].param(name)
         except KeyError:
-            raise SearchSpaceError(f"The layer {node_id!r} has no parameter {name!r}.") from None
+            raise SearchSpaceError(f"The layer {quoted(node_id)} has no parameter "
+                                   f"{quoted(name)}.") from None
         if param.kind not in SEARCHABLE_KINDS:
             raise SearchSpaceError(f"{node_id}'s {param.label.lower()} cannot be searched.")
         return param
-    raise SearchSpaceError(f"{target!r} is neither a training setting nor a layer parameter.")
+    raise SearchSpaceError(f"{quoted(target)} is neither a training setting nor a layer "
+                           "parameter.")
+
+
+def search_targets(project: Project) -> list[str]:
+    """Every value of ``project`` a search can vary: the training settings, then each layer's
+    searchable parameters."""
+    return [training_target(path) for path in TRAINING_TARGETS] + [
+        layer_target(node.id, param.name) for node in project.graph.nodes
+        for param in searchable_params(node.type)]
+
+
+def parse_number(text: str, param: Param) -> float | int:
+    """A typed number for ``param`` (whole for whole-number parameters); SearchSpaceError
+    says in words what is wrong with it."""
+    typed = text.strip()
+    try:
+        value = float(typed)
+    except ValueError:
+        what = f"“{shortened(typed)}” is not a number" if typed else "A value is missing"
+        raise SearchSpaceError(f"{param.label}: {what}.") from None
+    if not math.isfinite(value):
+        raise SearchSpaceError(f"{param.label}: {typed} is not a usable number.")
+    if param.kind == "int":
+        if value != int(value):
+            raise SearchSpaceError(f"{param.label} takes whole numbers, not {typed}.")
+        return int(value)
+    return value
+
+
+def parse_value(text: str, param: Param) -> Any:
+    """A typed value of any searchable kind: a number, a choice (checked later, with the
+    parameter's rules) or on/off."""
+    if param.kind in ("int", "float"):
+        return parse_number(text, param)
+    typed = text.strip()
+    if param.kind == "bool":
+        if typed.lower() in TRUE_WORDS + FALSE_WORDS:
+            return typed.lower() in TRUE_WORDS
+        raise SearchSpaceError(f"{param.label} is on or off, not “{shortened(typed)}”.")
+    return typed
+
+
+def parse_values(text: str, param: Param) -> list[Any]:
+    """The comma-separated values of ``text`` for ``param``."""
+    return [parse_value(part, param) for part in text.split(",") if part.strip()]
 
 
 def searchable_params(layer_type: str) -> list[Param]:

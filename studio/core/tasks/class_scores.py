@@ -111,3 +111,44 @@ class Evaluation:
                       "recall": float(np.mean(self.recall)), "f1": float(np.mean(self.f1))},
             "notes": list(self.notes),
         }
+
+
+NAME_WIDTH = 16
+"""The most characters of a class name a text table shows."""
+COLUMN_WIDTH = 8
+"""The most characters of a class name heading a column of the confusion matrix."""
+
+
+def _name(name: str, width: int = NAME_WIDTH) -> str:
+    return name if len(name) <= width else name[: width - 1].rstrip() + "…"
+
+
+def evaluation_text(evaluation: Evaluation) -> str:
+    """``evaluation`` as plain text: accuracy and loss, a table of each class's precision,
+    recall, F1 and support with their macro average, the confusion matrix (rows: true class,
+    columns: answer) and the notes."""
+    names = [_name(n) for n in evaluation.class_names]
+    first = max(len("macro average"), *(len(n) for n in names))
+    mistakes = int(np.sum(evaluation.true != evaluation.predicted))
+    lines = [f"{len(evaluation.true):,} samples: accuracy {evaluation.accuracy:.2%}, loss "
+             f"{evaluation.loss:.4f}, {mistakes:,} {'mistake' if mistakes == 1 else 'mistakes'}",
+             "",
+             f"{'class':<{first}}  precision  recall      F1  support"]
+    rows = zip(names, evaluation.precision, evaluation.recall, evaluation.f1,
+               evaluation.support, strict=True)
+    lines += [f"{name:<{first}}  {p:9.4f}  {r:6.4f}  {f:6.4f}  {int(s):7,}"
+              for name, p, r, f, s in rows]
+    lines += [f"{'macro average':<{first}}  {np.mean(evaluation.precision):9.4f}  "
+              f"{np.mean(evaluation.recall):6.4f}  {np.mean(evaluation.f1):6.4f}  "
+              f"{int(np.sum(evaluation.support)):7,}", "",
+              "Confusion matrix (rows: true class, columns: answer)"]
+    heads = [_name(n, COLUMN_WIDTH) for n in evaluation.class_names]
+    digits = len(f"{int(evaluation.confusion.max(initial=0)):,}")
+    widths = [max(digits, len(head)) for head in heads]
+    lines.append(" " * first + "".join(f"  {h:>{w}}" for h, w in zip(heads, widths,
+                                                                      strict=True)))
+    lines += [f"{name:<{first}}" + "".join(f"  {int(v):>{w},}" for v, w in zip(row, widths,
+                                                                                 strict=True))
+              for name, row in zip(names, evaluation.confusion, strict=True)]
+    lines += [f"Note: {note}" for note in evaluation.notes]
+    return "\n".join(lines)

@@ -12,7 +12,7 @@ from studio.core.model.fixes import Fix, Problem, classifier_fixes, flatten_fixe
 from studio.core.model.graph import Graph
 from studio.core.model.layers import Shape
 from studio.core.model.params import format_shape
-from studio.core.tasks.class_scores import Evaluation
+from studio.core.tasks.class_scores import Evaluation, evaluation_text
 from studio.core.tasks.task import DatasetFacts, Task
 
 
@@ -119,6 +119,10 @@ class Classification(Task):
         """Accuracy, the confusion matrix and per-class scores."""
         return Evaluation.of_answers(split, class_names, true, answers, loss, indices,
                                      samples, notes)
+
+    def evaluation_text(self, evaluation: Evaluation) -> str:
+        """Accuracy and loss, the per-class scores and the confusion matrix."""
+        return evaluation_text(evaluation)
 
     def synthetic_labels(self, size: int) -> np.ndarray:
         return np.zeros(size, np.int32)

@@ -112,6 +112,11 @@ class Task(ABC):
         answer's sample in the dataset; ``samples``: the dataset's, to show them)."""
         raise NotImplementedError(self.evaluation_refusal)
 
+    def evaluation_text(self, evaluation: Any) -> str:
+        """An evaluation (from ``evaluation``) as lines of plain text, as ``studio evaluate``
+        prints it."""
+        raise NotImplementedError(self.evaluation_refusal)
+
     @abstractmethod
     def synthetic_labels(self, size: int) -> np.ndarray:
         """``size`` labels of the right type, for a timing run on made-up data."""

@@ -4,7 +4,6 @@ replace or remove a dimension."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -27,10 +26,13 @@ from studio.core.base.messages import count
 from studio.core.model.params import Param
 from studio.core.project.document import Dimension, Project
 from studio.core.search.space import (
+    DEFAULT_POINTS,
     SearchSpaceError,
     check_dimension,
     current_value,
     param_for,
+    parse_number,
+    parse_values,
     target_label,
 )
 from studio.gui.widgets.document import ProjectDocument
@@ -38,7 +40,6 @@ from studio.gui.widgets.document import ProjectDocument
 ERROR_STYLE = "color: #b3261e;"
 SHOWN_POINTS = 12
 """How many points the preview lists before it says how many more there are."""
-DEFAULT_COUNT = 3
 
 
 def format_value(value: Any) -> str:
@@ -54,29 +55,6 @@ def format_points(points: list[Any], limit: int = SHOWN_POINTS) -> str:
     """``points`` joined by commas, the list cut after ``limit`` with how many more."""
     shown = ", ".join(format_value(p) for p in points[:limit])
     return shown + (f" … and {len(points) - limit} more" if len(points) > limit else "")
-
-
-def parse_number(text: str, param: Param) -> float | int:
-    """A typed number for ``param`` (whole for whole-number parameters); SearchSpaceError
-    says in words what is wrong with it."""
-    typed = text.strip()
-    try:
-        value = float(typed)
-    except ValueError:
-        what = f"“{typed}” is not a number" if typed else "A value is missing"
-        raise SearchSpaceError(f"{param.label}: {what}.") from None
-    if not math.isfinite(value):
-        raise SearchSpaceError(f"{param.label}: {typed} is not a usable number.")
-    if param.kind == "int":
-        if value != int(value):
-            raise SearchSpaceError(f"{param.label} takes whole numbers, not {typed}.")
-        return int(value)
-    return value
-
-
-def parse_values(text: str, param: Param) -> list[Any]:
-    """The comma-separated numbers of ``text`` for ``param``."""
-    return [parse_number(part, param) for part in text.split(",") if part.strip()]
 
 
 def dimension_of(project: Project, target: str) -> Dimension | None:
@@ -152,7 +130,7 @@ class DimensionDialog(QDialog):
         self.cut.addItem("step", "step")
         self.cut.setToolTip("Cut the range into this many points, or step through it (on a log "
                             "scale the step multiplies)")
-        self.cut_value = _line(str(DEFAULT_COUNT), "How many points, or the step",
+        self.cut_value = _line(str(DEFAULT_POINTS), "How many points, or the step",
                                "dimension-cut-value")
         self.preview = QLabel()
         self.preview.setObjectName("dimension-preview")
@@ -243,7 +221,7 @@ class DimensionDialog(QDialog):
                 low, high, scale = value / 10, min(value * 10, self._highest(value)), "log"
             else:
                 low, high, scale = value / 2, value * 2, "linear"
-            cut, amount = "count", DEFAULT_COUNT
+            cut, amount = "count", DEFAULT_POINTS
         self.low.setText(format_value(low))
         self.high.setText(format_value(high))
         self.scale.setCurrentIndex(self.scale.findData(scale))
