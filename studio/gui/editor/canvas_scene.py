@@ -18,6 +18,7 @@ from studio.core.model.layout import (
     NODE_HEIGHT,
     NODE_WIDTH,
     auto_layout,
+    clear_offset,
     complete_positions,
     place_new_nodes,
 )
@@ -27,8 +28,6 @@ from studio.core.project.document import Project, ProjectFileError
 from studio.core.project.templates import TEMPLATES, from_template
 from studio.gui.editor.canvas_items import SELECTED_COLOUR, EdgeItem, NodeItem, NodeLook, wire_path
 from studio.gui.widgets.document import ProjectDocument
-
-PASTE_OFFSET = 40.0
 
 
 def _checked_fragment(data: Any) -> Project:
@@ -67,12 +66,14 @@ class CanvasScene(QGraphicsScene):
     def _look(self, node: Node, analysis: Analysis) -> NodeLook:
         layer = REGISTRY[node.type]
         report = analysis.nodes.get(node.id)
+        shape = format_shape(report.output_shape) if report else ""
+        summary = key_params(node)
         return NodeLook(
             node_id=node.id,
             layer_type=node.type,
             category=layer.category,
-            key_params=key_params(node),
-            shape=format_shape(report.output_shape) if report else "",
+            key_params="" if summary == shape else summary,  # an Input's shape, shown once
+            shape=shape,
             params=f"{report.params:,}" if report else "",
             problem=analysis.problem_at(node.id) or "",
             has_input=layer.max_inputs > 0,
@@ -214,13 +215,14 @@ class CanvasScene(QGraphicsScene):
         data = {
             "nodes": [asdict(n) for n in template.graph.nodes],
             "edges": [list(e) for e in template.graph.edges],
-            "positions": {i: [x - x0 + left - PASTE_OFFSET, y + top - PASTE_OFFSET]
-                          for i, (x, y) in layout.items()},
+            "positions": {i: [x - x0 + left, y + top] for i, (x, y) in layout.items()},
         }
         return self.paste(data, f"Insert {TEMPLATES[name].title}")
 
     def paste(self, data: dict[str, Any], text: str = "") -> list[str]:
-        """Add a copied fragment with fresh ids, offset from the original; select it.
+        """Add a copied fragment with fresh ids where it was copied from, or, if layers are
+        there, moved right until it covers none of them (so a duplicate sits beside its
+        original, every port in sight); select it.
 
         The fragment may come from the clipboard, so it is checked like a project file first;
         if it is not valid, nothing changes and ``message`` says why.
@@ -233,10 +235,13 @@ class CanvasScene(QGraphicsScene):
         names: dict[str, str] = {}
 
         def change(project: Project) -> None:
+            project.positions = complete_positions(project.graph, project.positions)
+            spots = {old: list(piece.positions.get(old, (0.0, 0.0))) for old in piece.graph.ids()}
+            dx = clear_offset(spots, list(project.positions.values()))
             names.update(project.graph.paste(piece.graph))
             for old, new in names.items():
-                x, y = piece.positions.get(old, (0.0, 0.0))
-                project.positions[new] = [x + PASTE_OFFSET, y + PASTE_OFFSET]
+                x, y = spots[old]
+                project.positions[new] = [x + dx, y]
 
         if not self._edit(text or f"Paste {count(len(piece.graph.nodes), 'layer')}", change):
             return []
