@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
+from itertools import pairwise
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -29,8 +31,10 @@ TEXT_PX = 12
 """Text sizes in pixels at 100%: readable on any screen, whatever the platform's point size."""
 LINE_HEIGHT = 16.0
 TEXT_TOP = 6.0
-TITLE_ZOOM = 0.15
-"""Below this zoom a node is too small to read: it draws its box alone."""
+OVERVIEW_ZOOM = 0.15
+"""Below this zoom a node is too small to read: the view draws every node as a box and every
+wire as a line in one go (draw_overview), since drawing hundreds of items one by one, each a
+call into Python, takes longer than a frame."""
 DETAIL_ZOOM = 0.6
 """Below this zoom a node draws its box, its ports and its type in large letters, but not
 its smaller lines, which would be too small to read (and slow to draw by the hundred)."""
@@ -146,16 +150,11 @@ def overview_title(look: NodeLook) -> TextLine:
     return TextLine(text, font, _title_colour(look), CARD, Qt.AlignmentFlag.AlignHCenter)
 
 
-def level_of_detail(painter: QPainter, option: QStyleOptionGraphicsItem) -> float:
-    """How many pixels one scene unit covers as this item is painted (1.0 at 100%)."""
-    return option.levelOfDetailFromTransform(painter.worldTransform())
-
-
 class NodeItem(QGraphicsItem):
     """One layer: a rounded card with an input port on top and an output port below.
 
-    What it draws depends on the zoom (see TITLE_ZOOM, DETAIL_ZOOM), so that a view of a few
-    hundred layers pans and zooms smoothly.
+    What it draws depends on the zoom (see OVERVIEW_ZOOM, DETAIL_ZOOM), so that a view of a
+    few hundred layers pans and zooms smoothly.
     """
 
     def __init__(self, look: NodeLook) -> None:
@@ -181,7 +180,8 @@ class NodeItem(QGraphicsItem):
         self.look = look
         self.lines = text_lines(look)
         self.overview = overview_title(look)
-        self._fill = QBrush(QColor(CATEGORY_COLOURS.get(look.category, "#f1f3f4")))
+        self.fill = QColor(CATEGORY_COLOURS.get(look.category, "#f1f3f4"))
+        self._fill = QBrush(self.fill)
         tip = f"<b>{look.layer_type}</b> <i>{look.node_id}</i> — {look.help}"
         if look.problem:
             tip += f"<br><br><b>Problem:</b> {look.problem}"
@@ -213,13 +213,9 @@ class NodeItem(QGraphicsItem):
         return QPen(BORDER_COLOUR, 1.2)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
-        zoom = level_of_detail(painter, option)
+        zoom = option.levelOfDetailFromTransform(painter.worldTransform())  # 1.0 at 100%
         painter.setPen(self._border())
         painter.setBrush(self._fill)
-        if zoom < TITLE_ZOOM:
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
-            painter.drawRect(CARD)
-            return
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.drawRoundedRect(CARD, CORNER, CORNER)
         for line in self.lines if zoom >= DETAIL_ZOOM else [self.overview]:
@@ -281,7 +277,12 @@ class EdgeItem(QGraphicsPathItem):
     def reroute(self) -> None:
         """Follow the ports after a node moved."""
         self._shape = None
-        self.setPath(wire_path(self.source.output_port(), self.target.input_port()))
+        path = wire_path(self.source.output_port(), self.target.input_port())
+        corners = [QPointF(path.elementAt(i).x, path.elementAt(i).y)
+                   for i in range(path.elementCount())]
+        self.outline = [QLineF(a, b) for a, b in pairwise(corners)]
+        """The curve's control polygon: what the overview draws for it."""
+        self.setPath(path)
 
     def detach(self) -> None:
         """Forget the nodes before this edge is removed from the scene."""
@@ -295,9 +296,9 @@ class EdgeItem(QGraphicsPathItem):
         return super().itemChange(change, value)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing,
-                              level_of_detail(painter, option) >= TITLE_ZOOM)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(self.pen())
+        painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawPath(self.path())
 
     def shape(self) -> QPainterPath:
@@ -308,3 +309,22 @@ class EdgeItem(QGraphicsPathItem):
             stroker.setWidth(10)
             self._shape = stroker.createStroke(self.path())
         return self._shape
+
+
+def draw_overview(painter: QPainter, nodes: Iterable[NodeItem], edges: Iterable[EdgeItem]) -> None:
+    """Every node as a box and every wire as its control polygon, one pixel wide and in a few
+    calls: what a model far too small to read looks like. Selected nodes are filled blue,
+    those with a problem red, as their borders would be too thin to see."""
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+    painter.setPen(QPen(EDGE_COLOUR, 0))
+    painter.drawLines([line for edge in edges for line in edge.outline])
+    boxes: dict[int, tuple[QColor, list[QRectF]]] = {}
+    for node in nodes:
+        fill = (SELECTED_COLOUR if node.isSelected()
+                else PROBLEM_COLOUR if node.look.problem else node.fill)
+        boxes.setdefault(fill.rgba(), (fill, []))[1].append(
+            QRectF(node.x(), node.y(), NODE_WIDTH, NODE_HEIGHT))
+    painter.setPen(QPen(BORDER_COLOUR, 0))
+    for fill, rects in boxes.values():
+        painter.setBrush(fill)
+        painter.drawRects(rects)

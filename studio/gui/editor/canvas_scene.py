@@ -54,6 +54,9 @@ class CanvasScene(QGraphicsScene):
         self.edges: dict[tuple[str, str], EdgeItem] = {}
         self._wire: QGraphicsPathItem | None = None
         self._wire_source: NodeItem | None = None
+        self.overview = False
+        """The view draws nodes and wires itself (draw_overview); the items are transparent,
+        still there to be selected and moved."""
         doc.changed.connect(self.sync)
         self.sync()
 
@@ -92,7 +95,7 @@ class CanvasScene(QGraphicsScene):
             item = self.nodes.get(node.id)
             if item is None:
                 item = NodeItem(look)
-                self.addItem(item)
+                self._add(item)
                 self.nodes[node.id] = item
             elif item.look != look:
                 item.show_look(look)
@@ -104,8 +107,21 @@ class CanvasScene(QGraphicsScene):
             self._remove_edge_item(key)
         for src, dst in wanted - set(self.edges):
             edge = EdgeItem(self.nodes[src], self.nodes[dst])
-            self.addItem(edge)
+            self._add(edge)
             self.edges[(src, dst)] = edge
+
+    def _add(self, item: NodeItem | EdgeItem) -> None:
+        item.setOpacity(0.0 if self.overview else 1.0)
+        self.addItem(item)
+
+    def show_overview(self, on: bool) -> None:
+        """Make the nodes and wires transparent while the view draws the overview, and
+        opaque again after; a fully transparent item is skipped when the scene is drawn."""
+        if on == self.overview:
+            return
+        self.overview = on
+        for item in (*self.nodes.values(), *self.edges.values()):
+            item.setOpacity(0.0 if on else 1.0)
 
     def _remove_edge_item(self, key: tuple[str, str]) -> None:
         edge = self.edges.pop(key)

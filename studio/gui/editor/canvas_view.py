@@ -17,7 +17,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QCompleter, QGraphicsView, QLineEdit, QMenu, QWidget
 
-from studio.gui.editor.canvas_items import NodeItem
+from studio.gui.editor.canvas_items import OVERVIEW_ZOOM, NodeItem, draw_overview
 from studio.gui.editor.canvas_scene import CanvasScene
 from studio.gui.editor.palette import LAYER_MIME, layers_matching
 
@@ -86,6 +86,8 @@ class CanvasView(QGraphicsView):
         self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
         self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontAdjustForAntialiasing)
+        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState)
+        """Each item sets the pen, brush, font and antialiasing it draws with."""
         self.setAcceptDrops(True)
         self.setBackgroundBrush(Qt.GlobalColor.white)
         self._pan_from: QPoint | None = None
@@ -97,6 +99,7 @@ class CanvasView(QGraphicsView):
         self.setSceneRect(QRectF())
         scene.doc.changed.connect(self._edited)
         scene.doc.replaced.connect(self.show_model)
+        scene.selectionChanged.connect(self._update_overview)
 
     # Room to scroll: the view's scene rect only ever grows while a project is shown
 
@@ -117,6 +120,23 @@ class CanvasView(QGraphicsView):
     def _edited(self) -> None:
         self._fitted = False
         self._make_room()
+        self._update_overview()
+
+    # The overview: far out, the view draws the whole model in a few calls
+
+    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802 - Qt's name
+        """Draw the overview below the (then transparent) items when zoomed far out; this is
+        where the zoom of every paint is known, however the view was scaled."""
+        super().drawBackground(painter, rect)
+        self.canvas.show_overview(self.zoom() < OVERVIEW_ZOOM)
+        if self.canvas.overview:
+            draw_overview(painter, self.canvas.nodes.values(), self.canvas.edges.values())
+
+    def _update_overview(self) -> None:
+        """Repaint the overview: Qt drops the updates of transparent items, so their moves,
+        selection and edits would not show by themselves."""
+        if self.canvas.overview:
+            self.viewport().update()
 
     def _reset_room(self) -> None:
         """Start the scene rect afresh around the model (another project is shown)."""
@@ -130,24 +150,34 @@ class CanvasView(QGraphicsView):
         return self.transform().m11()
 
     def zoom_by(self, factor: float) -> None:
-        """Zoom in (factor > 1) or out, within sensible limits."""
-        factor = max(MIN_ZOOM / self.zoom(), min(MAX_ZOOM / self.zoom(), factor))
+        """Zoom in (factor > 1) or out, within sensible limits: from far enough out to see
+        the whole model (or 10%) to 300%."""
+        low = min(MIN_ZOOM, self._fitting_zoom())
+        factor = max(low / self.zoom(), min(MAX_ZOOM / self.zoom(), factor))
         self.scale(factor, factor)
         self._fitted = False
         self._make_room()
+
+    def _model_box(self) -> QRectF:
+        return self.canvas.itemsBoundingRect().adjusted(-FIT_MARGIN, -FIT_MARGIN,
+                                                        FIT_MARGIN, FIT_MARGIN)
+
+    def _fitting_zoom(self) -> float:
+        """The zoom at which the whole model fits the view."""
+        box, seen = self._model_box(), self.viewport().rect()
+        if box.isEmpty() or seen.isEmpty():
+            return MIN_ZOOM
+        return min(seen.width() / box.width(), seen.height() / box.height())
 
     def fit(self) -> None:
         """Show every node, centred, at no more than 100%."""
         if not self.canvas.nodes:
             return
-        box = self.canvas.itemsBoundingRect().adjusted(-FIT_MARGIN, -FIT_MARGIN,
-                                                        FIT_MARGIN, FIT_MARGIN)
+        self.resetTransform()
+        zoom = min(1.0, self._fitting_zoom())
+        self.scale(zoom, zoom)
         self._make_room()
-        self.fitInView(box, Qt.AspectRatioMode.KeepAspectRatio)
-        if self.zoom() > 1.0:
-            self.resetTransform()
-        self._make_room()
-        self.centerOn(box.center())
+        self.centerOn(self._model_box().center())
         self._fitted = True
 
     def show_model(self) -> None:
@@ -177,6 +207,7 @@ class CanvasView(QGraphicsView):
         super().mousePressEvent(event)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
+        self._update_overview()
         if self._pan_from is not None:
             delta = event.position().toPoint() - self._pan_from
             self._pan_from = event.position().toPoint()
