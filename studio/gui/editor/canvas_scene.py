@@ -7,7 +7,12 @@ from typing import Any
 
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QPen, QTransform
-from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsScene, QGraphicsSceneMouseEvent
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QGraphicsPathItem,
+    QGraphicsScene,
+    QGraphicsSceneMouseEvent,
+)
 
 from studio.core.base.messages import count
 from studio.core.build.analysis import Analysis
@@ -55,8 +60,8 @@ class CanvasScene(QGraphicsScene):
         self._wire: QGraphicsPathItem | None = None
         self._wire_source: NodeItem | None = None
         self.overview = False
-        """The view draws nodes and wires itself (draw_overview); the items are transparent,
-        still there to be selected and moved."""
+        """The view draws nodes and wires itself (draw_overview); the items draw nothing, but
+        are still there to be clicked, selected and moved."""
         doc.changed.connect(self.sync)
         self.sync()
 
@@ -111,17 +116,17 @@ class CanvasScene(QGraphicsScene):
             self.edges[(src, dst)] = edge
 
     def _add(self, item: NodeItem | EdgeItem) -> None:
-        item.setOpacity(0.0 if self.overview else 1.0)
+        item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, self.overview)
         self.addItem(item)
 
     def show_overview(self, on: bool) -> None:
-        """Make the nodes and wires transparent while the view draws the overview, and
-        opaque again after; a fully transparent item is skipped when the scene is drawn."""
+        """Tell the nodes and wires to draw nothing while the view draws the overview (Qt then
+        skips them without a call into Python), and to draw themselves again after."""
         if on == self.overview:
             return
         self.overview = on
         for item in (*self.nodes.values(), *self.edges.values()):
-            item.setOpacity(0.0 if on else 1.0)
+            item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, on)
 
     def _remove_edge_item(self, key: tuple[str, str]) -> None:
         edge = self.edges.pop(key)

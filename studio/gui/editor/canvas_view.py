@@ -125,16 +125,16 @@ class CanvasView(QGraphicsView):
     # The overview: far out, the view draws the whole model in a few calls
 
     def drawBackground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802 - Qt's name
-        """Draw the overview below the (then transparent) items when zoomed far out; this is
-        where the zoom of every paint is known, however the view was scaled."""
+        """Draw the overview below the (then empty) items when zoomed far out; this is where
+        the zoom of every paint is known, however the view was scaled."""
         super().drawBackground(painter, rect)
         self.canvas.show_overview(self.zoom() < OVERVIEW_ZOOM)
         if self.canvas.overview:
             draw_overview(painter, self.canvas.nodes.values(), self.canvas.edges.values())
 
     def _update_overview(self) -> None:
-        """Repaint the overview: Qt drops the updates of transparent items, so their moves,
-        selection and edits would not show by themselves."""
+        """Repaint the overview: Qt drops the updates of items that draw nothing, so their
+        moves, selection and edits would not show by themselves."""
         if self.canvas.overview:
             self.viewport().update()
 
