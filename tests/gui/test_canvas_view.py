@@ -11,6 +11,7 @@ from studio.core.model.registry import REGISTRY
 from studio.core.project.document import Project
 from studio.gui.editor.canvas_items import OVERVIEW_ZOOM, PORT_RADIUS, NodeItem, NodeLook
 from studio.gui.editor.palette import layers_matching
+from tests.gui.support import click_palette_entry
 from tests.gui.test_canvas import CTRL, LEFT, click_node, drop_layer, node_centre, wheel
 
 
@@ -97,6 +98,18 @@ def test_f_centres_the_model_even_after_it_grew_and_shrank(window, qtbot):
     assert_centred(window)
 
 
+def assert_nothing_covered(scene) -> None:
+    """No node's card overlaps another's, nor covers a port of another."""
+    cards = {i: item.sceneBoundingRect() for i, item in scene.nodes.items()}
+    for node_id, item in scene.nodes.items():
+        ports = [item.input_port(), item.output_port()]
+        for other, card in cards.items():
+            if other != node_id:
+                assert not card.intersects(cards[node_id]), (node_id, other)
+                assert not any(card.adjusted(-PORT_RADIUS, 0, PORT_RADIUS, 0).contains(p)
+                               for p in ports), (node_id, other)
+
+
 def test_duplicate_puts_the_copy_beside_the_original_covering_no_port(window, qtbot):
     fitted(window, qtbot)
     scene = window.scene
@@ -106,14 +119,16 @@ def test_duplicate_puts_the_copy_beside_the_original_covering_no_port(window, qt
     original = scene.nodes["conv2d_1"]
     assert scene.nodes[copy].pos().y() == original.pos().y()
     assert scene.nodes[copy].pos().x() > original.pos().x()
-    cards = {i: item.sceneBoundingRect() for i, item in scene.nodes.items()}
-    for node_id, item in scene.nodes.items():
-        ports = [item.input_port(), item.output_port()]
-        for other, card in cards.items():
-            if other != node_id:
-                assert not card.intersects(cards[node_id]), (node_id, other)
-                assert not any(card.adjusted(-PORT_RADIUS, 0, PORT_RADIUS, 0).contains(p)
-                               for p in ports), (node_id, other)
+    assert_nothing_covered(scene)
+
+
+def test_a_layer_added_onto_another_moves_beside_it(window, qtbot):
+    fitted(window, qtbot)
+    window.scene.clearSelection()
+    click_palette_entry(qtbot, window, "Dropout", double=True)  # added mid-view
+    assert len(window.scene.nodes) == 10
+    drop_layer(window, "Dense", node_centre(window, "flatten_1"))
+    assert_nothing_covered(window.scene)
 
 
 def open_quick_add(window, qtbot):

@@ -163,7 +163,8 @@ class CanvasScene(QGraphicsScene):
         return True
 
     def add_layer(self, layer_type: str, at: QPointF) -> str:
-        """Add a layer centred at ``at``, or after the one selected node; return its id."""
+        """Add a layer centred at ``at`` (moved right if it would cover a layer there), or
+        after the one selected node; return its id."""
         graph = self.doc.project.graph
         node = Node(graph.new_id(layer_type), layer_type, REGISTRY[layer_type].defaults())
         selected = self.selected_ids()
@@ -174,8 +175,9 @@ class CanvasScene(QGraphicsScene):
             g = project.graph
             project.positions = complete_positions(g, project.positions)
             if source is None:
+                dx = clear_offset({node.id: position}, list(project.positions.values()))
                 g.add(node)
-                project.positions[node.id] = position
+                project.positions[node.id] = [position[0] + dx, position[1]]
                 return
             successors = g.outputs_of(source)
             if len(successors) == 1 and g.inputs_of(successors[0]) == [source]:
