@@ -207,7 +207,8 @@ class CanvasView(QGraphicsView):
         super().mousePressEvent(event)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
-        self._update_overview()
+        if event.buttons() & Qt.MouseButton.LeftButton:
+            self._update_overview()  # nodes may be dragged
         if self._pan_from is not None:
             delta = event.position().toPoint() - self._pan_from
             self._pan_from = event.position().toPoint()
