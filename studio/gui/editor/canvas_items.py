@@ -35,7 +35,7 @@ OVERVIEW_ZOOM = 0.15
 """Below this zoom a node is too small to read: the view draws every node as a box and every
 wire as a line in one go (draw_overview), since drawing hundreds of items one by one, each a
 call into Python, takes longer than a frame."""
-DETAIL_ZOOM = 0.6
+DETAIL_ZOOM = 0.55
 """Below this zoom a node draws its box, its ports and its type in large letters, but not
 its smaller lines, which would be too small to read (and slow to draw by the hundred)."""
 OVERVIEW_TITLE_PX = 30
