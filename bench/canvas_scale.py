@@ -5,7 +5,7 @@ then measures, in the real window offscreen:
 - shape inference for the whole graph after one edit (target under 50 ms), and the whole
   edit as a person feels it (undo command, analysis, canvas update);
 - the time to repaint the canvas for each step of panning and zooming, with every node in
-  view and at 100% (target: no frame over 50 ms).
+  view and at 100% (target: no frame over 16 ms, one frame at 60 Hz).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python bench/canvas_scale.py [--blocks 43]
     QT_QPA_PLATFORM=offscreen .venv/bin/python bench/canvas_scale.py --model imported-resnet50
@@ -27,6 +27,7 @@ from PySide6.QtCore import QEventLoop, QTimer
 from studio.core.build.analysis import analyze_project
 from studio.core.model.graph import Graph, Node
 from studio.core.project.document import Project
+from studio.gui.editor import canvas_view
 from studio.gui.editor.canvas_items import NodeItem
 
 BLOCK = ("Conv2D", "BatchNormalization", "Activation", "Conv2D", "BatchNormalization", "Add",
@@ -99,35 +100,58 @@ def time_edits(window, repeats: int) -> tuple[list[float], list[float]]:
 
 
 class PaintCounter:
-    """Counts node paints, to show the frames timed really drew the nodes."""
+    """Counts the nodes drawn, one by one or in the overview, to show the frames timed really
+    drew them."""
 
     def __init__(self) -> None:
         self.count = 0
-        self._paint = NodeItem.paint
         counter = self
+        paint = NodeItem.paint
+        overview = getattr(canvas_view, "draw_overview", None)  # the code before 2026-11 had none
 
-        def paint(item, *args):
+        def counted_paint(item, *args):
             counter.count += 1
-            return counter._paint(item, *args)
+            return paint(item, *args)
 
-        NodeItem.paint = paint
+        def counted_overview(painter, nodes, edges):
+            nodes = list(nodes)
+            counter.count += len(nodes)
+            return overview(painter, nodes, edges)
+
+        NodeItem.paint = counted_paint
+        if overview is not None:
+            canvas_view.draw_overview = counted_overview
 
 
-def time_frames(window, steps: int, counter: PaintCounter) -> tuple[list[float], int]:
-    """Repaint the canvas after each small pan and zoom step; also how many nodes drew."""
+def in_view(window) -> int:
+    """How many nodes lie wholly inside the canvas."""
+    seen = window.canvas.mapToScene(window.canvas.viewport().rect()).boundingRect()
+    return sum(seen.contains(n.sceneBoundingRect()) for n in window.scene.nodes.values())
+
+
+def time_frames(window, steps: int, counter: PaintCounter, pan: int,
+                zoom: float) -> tuple[list[float], list[float], int, int]:
+    """Repaint the canvas after each step: three pans by ``pan`` pixels, then a zoom in or
+    out by ``zoom``. Returns each frame's time, and its processor time on this thread (on a
+    loaded machine, the frame's cost without the waits for a core), how many nodes drew,
+    and the fewest that were in view."""
     view = window.canvas
-    frames = []
+    frames, cpu = [], []
     painted = counter.count
+    fewest = len(window.scene.nodes)
     for i in range(steps):
         if i % 4 == 3:
-            view.zoom_by(1.1 if (i // 4) % 2 else 1 / 1.1)
+            step = zoom if (i // 4) % 2 else 1 / zoom
+            view.scale(step, step)
         else:
             bar = view.verticalScrollBar()
-            bar.setValue(bar.value() + (40 if (i // 20) % 2 == 0 else -40))
-        start = time.perf_counter()
+            bar.setValue(bar.value() + (pan if (i // 20) % 2 == 0 else -pan))
+        fewest = min(fewest, in_view(window))
+        start, start_cpu = time.perf_counter(), time.thread_time()
         view.viewport().repaint()
         frames.append(time.perf_counter() - start)
-    return frames, counter.count - painted
+        cpu.append(time.thread_time() - start_cpu)
+    return frames, cpu, counter.count - painted, fewest
 
 
 def settle(ms: int = 500) -> None:
@@ -157,18 +181,22 @@ def main() -> None:
     print(f"shape inference after one edit: {millis(analysis)} (target < 50 ms)")
     print(f"whole edit (undo command + analysis + canvas update): {millis(whole)}")
     window.canvas.fit()
+    window.canvas.scale(0.8, 0.8)  # room to pan and zoom a little with every node in view
     settle(100)
-    everything, painted = time_frames(window, 120, counter)
-    print(f"pan/zoom frames, all {len(project.graph.nodes)} nodes in view "
-          f"(zoom {window.canvas.zoom():.2f}): {millis(everything)}; {painted} node paints")
+    everything, cpu, painted, fewest = time_frames(window, 120, counter, pan=2, zoom=1.02)
+    print(f"pan/zoom frames, whole model in view (zoom {window.canvas.zoom():.3f}, at least "
+          f"{fewest} of {len(project.graph.nodes)} nodes in view): {millis(everything)}; "
+          f"{painted} nodes drawn")
+    print(f"  their processor time: {millis(cpu)}")
     window.canvas.resetTransform()
     window.canvas.centerOn(window.scene.nodes[project.graph.ids()[0]])
     settle(100)
-    close_up, painted = time_frames(window, 120, counter)
-    print(f"pan/zoom frames at 100%: {millis(close_up)}; {painted} node paints")
+    close_up, cpu, painted, _ = time_frames(window, 120, counter, pan=40, zoom=1.1)
+    print(f"pan/zoom frames at 100%: {millis(close_up)}; {painted} nodes drawn")
+    print(f"  their processor time: {millis(cpu)}")
     worst = max(everything + close_up) * 1000
-    met = worst < 50 and statistics.median(analysis) * 1000 < 50 and max(analysis) * 1000 < 50
-    print(f"targets (no frame over 50 ms, inference under 50 ms): {'met' if met else 'NOT met'}")
+    met = worst <= 16 and statistics.median(analysis) * 1000 < 50 and max(analysis) * 1000 < 50
+    print(f"targets (no frame over 16 ms, inference under 50 ms): {'met' if met else 'NOT met'}")
     close_discarding(window)
 
 

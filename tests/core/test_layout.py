@@ -130,3 +130,15 @@ def test_new_nodes_go_below_their_input_and_push_lower_rows_down():
     column = [positions[i] for i in ("a", "x", "y", "b", "c")]
     assert [p[0] for p in column] == [column[0][0]] * 5
     assert [p[1] - column[0][1] for p in column] == [0, ROW, 2 * ROW, 3 * ROW, 4 * ROW]
+
+
+def test_a_copy_moves_right_by_whole_columns_until_it_covers_no_node():
+    from studio.core.model.layout import clear_offset
+
+    column = NODE_WIDTH + H_GAP
+    taken = [[0.0, 0.0], [0.0, ROW], [column, ROW]]
+    assert clear_offset({"a": [0.0, 0.0]}, taken) == column
+    assert clear_offset({"a": [0.0, ROW]}, taken) == 2 * column
+    assert clear_offset({"a": [0.0, 0.0], "b": [0.0, ROW]}, taken) == 2 * column
+    assert clear_offset({"a": [0.0, 3 * ROW]}, taken) == 0
+    assert clear_offset({"a": [10.0, 10.0]}, []) == 0

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from studio.core.model.graph import Graph, GraphError
 
-NODE_WIDTH = 200
-NODE_HEIGHT = 64
+NODE_WIDTH = 220
+NODE_HEIGHT = 76
+"""Room for four lines of text at a readable size: type, id, key parameters, shape."""
 H_GAP = 40
-V_GAP = 48
+V_GAP = 40
 SWEEPS = 2
 """Down-and-up passes of barycenter ordering; more barely reduce crossings further."""
 
@@ -93,3 +94,17 @@ def place_new_nodes(graph: Graph, positions: dict[str, list[float]]) -> None:
             if oy >= below:
                 positions[other] = [ox, oy + ROW]
         positions[node_id] = [x, below]
+
+
+def clear_offset(piece: dict[str, list[float]], taken: list[list[float]]) -> float:
+    """How far right to move nodes at ``piece`` so that none covers, or touches, a node at
+    ``taken`` (0 if none does): whole columns, so a copy lands beside what it copies."""
+
+    def clashes(dx: float) -> bool:
+        return any(abs(x + dx - tx) < NODE_WIDTH + H_GAP / 2 and abs(y - ty) < ROW - V_GAP / 2
+                   for x, y in piece.values() for tx, ty in taken)
+
+    dx = 0.0
+    while clashes(dx):
+        dx += NODE_WIDTH + H_GAP
+    return dx

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
+from itertools import pairwise
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
     QBrush,
     QColor,
     QFont,
     QFontMetrics,
+    QGuiApplication,
     QPainter,
     QPainterPath,
     QPainterPathStroker,
@@ -22,6 +26,19 @@ from studio.core.model.layout import NODE_HEIGHT, NODE_WIDTH, ROW
 PORT_RADIUS = 6.0
 CORNER = 8.0
 TEXT_MARGIN = 10.0
+TITLE_PX = 13
+TEXT_PX = 12
+"""Text sizes in pixels at 100%: readable on any screen, whatever the platform's point size."""
+LINE_HEIGHT = 16.0
+TEXT_TOP = 6.0
+OVERVIEW_ZOOM = 0.15
+"""Below this zoom a node is too small to read: the view draws every node as a box and every
+wire as a line in one go (draw_overview), since drawing hundreds of items one by one, each a
+call into Python, takes longer than a frame."""
+DETAIL_ZOOM = 0.55
+"""Below this zoom a node draws its box, its ports and its type in large letters, but not
+its smaller lines, which would be too small to read (and slow to draw by the hundred)."""
+OVERVIEW_TITLE_PX = 30
 SKIP_BOW = NODE_WIDTH * 0.9
 """How far a wire that skips rows swings to the side of the column it passes."""
 CATEGORY_COLOURS = {
@@ -33,11 +50,13 @@ CATEGORY_COLOURS = {
     "Merge": "#fce8e6",
     "Transfer learning": "#e0f2f1",
 }
-PROBLEM_COLOUR = QColor("#d93025")
+PROBLEM_COLOUR = QColor("#c5221f")
 SELECTED_COLOUR = QColor("#1a73e8")
 EDGE_COLOUR = QColor("#80868b")
 TEXT_COLOUR = QColor("#202124")
-MUTED_COLOUR = QColor("#5f6368")
+MUTED_COLOUR = QColor("#3c4043")
+"""Secondary text: lighter than the title, still above 7:1 contrast on every card colour."""
+BORDER_COLOUR = QColor("#5f6368")
 
 
 @dataclass(frozen=True)
@@ -55,12 +74,94 @@ class NodeLook:
     help: str
 
 
+CARD = QRectF(0, 0, NODE_WIDTH, NODE_HEIGHT)
+TEXT_WIDTH = int(NODE_WIDTH - 2 * TEXT_MARGIN)
+
+
+@dataclass(frozen=True)
+class TextLine:
+    """One piece of a node's text, laid out (and elided) once when its look changes."""
+
+    text: str
+    font: QFont
+    colour: QColor
+    rect: QRectF
+    align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft
+
+
+def _row(line: int) -> QRectF:
+    return QRectF(TEXT_MARGIN, TEXT_TOP + line * LINE_HEIGHT, TEXT_WIDTH, LINE_HEIGHT)
+
+
+@cache
+def node_fonts() -> tuple[QFont, QFont]:
+    """The title's bold font and the smaller lines' font, at fixed pixel sizes."""
+    title = QFont(QGuiApplication.font())
+    title.setPixelSize(TITLE_PX)
+    title.setBold(True)
+    text = QFont(QGuiApplication.font())
+    text.setPixelSize(TEXT_PX)
+    return title, text
+
+
+def text_lines(look: NodeLook) -> list[TextLine]:
+    """The lines a node shows: its type, its id, its key parameters, its shape and size.
+
+    A line too long for the card is elided: the id in the middle, so that its start and its
+    number both stay; the others at the end (the tooltip has them whole).
+    """
+    title_font, font = node_fonts()
+    title = QFontMetrics(title_font).elidedText(_title(look), Qt.TextElideMode.ElideRight,
+                                                TEXT_WIDTH)
+    metrics = QFontMetrics(font)
+    lines = [
+        TextLine(title, title_font, _title_colour(look), _row(0)),
+        TextLine(metrics.elidedText(look.node_id, Qt.TextElideMode.ElideMiddle, TEXT_WIDTH),
+                 font, MUTED_COLOUR, _row(1)),
+        TextLine(metrics.elidedText(look.key_params, Qt.TextElideMode.ElideRight, TEXT_WIDTH),
+                 font, TEXT_COLOUR, _row(2)),
+    ]
+    if not look.shape:
+        return [*lines, TextLine("shape unknown", font, MUTED_COLOUR, _row(3))]
+    size = f"{look.params} params"
+    shape_width = TEXT_WIDTH - metrics.horizontalAdvance(size) - 8
+    return [*lines,
+            TextLine(metrics.elidedText(look.shape, Qt.TextElideMode.ElideRight, shape_width),
+                     font, MUTED_COLOUR, _row(3)),
+            TextLine(size, font, MUTED_COLOUR, _row(3), Qt.AlignmentFlag.AlignRight)]
+
+
+def _title(look: NodeLook) -> str:
+    return ("⚠ " if look.problem else "") + look.layer_type
+
+
+def _title_colour(look: NodeLook) -> QColor:
+    return PROBLEM_COLOUR if look.problem else TEXT_COLOUR
+
+
+def overview_title(look: NodeLook) -> TextLine:
+    """The type alone, as large as fits the card (up to OVERVIEW_TITLE_PX): what a node
+    shows when zoomed out, so a whole model in view still reads as a list of layer types."""
+    font = QFont(node_fonts()[0])
+    font.setPixelSize(OVERVIEW_TITLE_PX)
+    wide = QFontMetrics(font).horizontalAdvance(_title(look))
+    font.setPixelSize(max(TITLE_PX, min(OVERVIEW_TITLE_PX, OVERVIEW_TITLE_PX * TEXT_WIDTH // wide)))
+    text = QFontMetrics(font).elidedText(_title(look), Qt.TextElideMode.ElideRight, TEXT_WIDTH)
+    return TextLine(text, font, _title_colour(look), CARD, Qt.AlignmentFlag.AlignHCenter)
+
+
 class NodeItem(QGraphicsItem):
-    """One layer: a rounded card with an input port on top and an output port below."""
+    """One layer: a rounded card with an input port on top and an output port below.
+
+    What it draws depends on the zoom (see OVERVIEW_ZOOM, DETAIL_ZOOM), so that a view of a
+    few hundred layers pans and zooms smoothly.
+    """
 
     def __init__(self, look: NodeLook) -> None:
         super().__init__()
         self.look = look
+        self.lines: list[TextLine] = []
+        self.overview: TextLine | None = None
         self.edges: list[EdgeItem] = []
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
@@ -77,7 +178,11 @@ class NodeItem(QGraphicsItem):
     def show_look(self, look: NodeLook) -> None:
         """Show new texts and problem state."""
         self.look = look
-        tip = f"<b>{look.layer_type}</b> — {look.help}"
+        self.lines = text_lines(look)
+        self.overview = overview_title(look)
+        self.fill = QColor(CATEGORY_COLOURS.get(look.category, "#f1f3f4"))
+        self._fill = QBrush(self.fill)
+        tip = f"<b>{look.layer_type}</b> <i>{look.node_id}</i> — {look.help}"
         if look.problem:
             tip += f"<br><br><b>Problem:</b> {look.problem}"
         self.setToolTip(tip)
@@ -100,50 +205,29 @@ class NodeItem(QGraphicsItem):
         delta = scene_pos - self.output_port()
         return delta.x() ** 2 + delta.y() ** 2 <= (PORT_RADIUS * 2.2) ** 2
 
-    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
-        look = self.look
-        card = QRectF(0, 0, NODE_WIDTH, NODE_HEIGHT)
-        border = QPen(MUTED_COLOUR, 1.2)
-        if look.problem:
-            border = QPen(PROBLEM_COLOUR, 2.2)
+    def _border(self) -> QPen:
         if self.isSelected():
-            border = QPen(SELECTED_COLOUR, 2.6)
+            return QPen(SELECTED_COLOUR, 2.6)
+        if self.look.problem:
+            return QPen(PROBLEM_COLOUR, 2.2)
+        return QPen(BORDER_COLOUR, 1.2)
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        zoom = option.levelOfDetailFromTransform(painter.worldTransform())  # 1.0 at 100%
+        painter.setPen(self._border())
+        painter.setBrush(self._fill)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(border)
-        painter.setBrush(QBrush(QColor(CATEGORY_COLOURS.get(look.category, "#f1f3f4"))))
-        painter.drawRoundedRect(card, CORNER, CORNER)
-
-        inner = NODE_WIDTH - 2 * TEXT_MARGIN
-        bold = QFont(painter.font())
-        bold.setPointSizeF(9.5)
-        bold.setBold(True)
-        small = QFont(painter.font())
-        small.setPointSizeF(8)
-        title = ("⚠ " if look.problem else "") + look.layer_type
-        title_width = QFontMetrics(bold).horizontalAdvance(title) + 8
-        self._text(painter, bold, PROBLEM_COLOUR if look.problem else TEXT_COLOUR, 5, title)
-        node_id = QFontMetrics(small).elidedText(look.node_id, Qt.TextElideMode.ElideLeft,
-                                                 max(0, inner - title_width))
-        self._text(painter, small, MUTED_COLOUR, 6, node_id, Qt.AlignmentFlag.AlignRight)
-        self._text(painter, small, TEXT_COLOUR, 25, look.key_params)
-        self._text(painter, small, MUTED_COLOUR, 43, look.shape or "shape unknown")
-        if look.shape:
-            self._text(painter, small, MUTED_COLOUR, 43, f"{look.params} params",
-                       Qt.AlignmentFlag.AlignRight)
-
-        painter.setPen(QPen(MUTED_COLOUR, 1.2))
+        painter.drawRoundedRect(CARD, CORNER, CORNER)
+        for line in self.lines if zoom >= DETAIL_ZOOM else [self.overview]:
+            painter.setFont(line.font)
+            painter.setPen(line.colour)
+            painter.drawText(line.rect, line.align | Qt.AlignmentFlag.AlignVCenter, line.text)
+        painter.setPen(QPen(BORDER_COLOUR, 1.2))
         painter.setBrush(QBrush(QColor("white")))
-        if look.has_input:
+        if self.look.has_input:
             painter.drawEllipse(QPointF(NODE_WIDTH / 2, 0), PORT_RADIUS, PORT_RADIUS)
-        painter.setBrush(QBrush(MUTED_COLOUR))
+        painter.setBrush(QBrush(BORDER_COLOUR))
         painter.drawEllipse(QPointF(NODE_WIDTH / 2, NODE_HEIGHT), PORT_RADIUS, PORT_RADIUS)
-
-    @staticmethod
-    def _text(painter: QPainter, font: QFont, colour: QColor, top: float, text: str,
-              align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft) -> None:
-        painter.setFont(font)
-        painter.setPen(colour)
-        painter.drawText(QRectF(TEXT_MARGIN, top, NODE_WIDTH - 2 * TEXT_MARGIN, 18), align, text)
 
     def itemChange(self, change, value):  # noqa: N802 - Qt's name
         if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
@@ -182,6 +266,7 @@ class EdgeItem(QGraphicsPathItem):
         self.setZValue(0)
         self.setToolTip(f"{source.node_id} → {target.node_id}")
         self.setPen(QPen(EDGE_COLOUR, 1.6))
+        self._shape: QPainterPath | None = None
         self.reroute()
 
     @property
@@ -191,7 +276,13 @@ class EdgeItem(QGraphicsPathItem):
 
     def reroute(self) -> None:
         """Follow the ports after a node moved."""
-        self.setPath(wire_path(self.source.output_port(), self.target.input_port()))
+        self._shape = None
+        path = wire_path(self.source.output_port(), self.target.input_port())
+        corners = [QPointF(path.elementAt(i).x, path.elementAt(i).y)
+                   for i in range(path.elementCount())]
+        self.outline = [QLineF(a, b) for a, b in pairwise(corners)]
+        """The curve's control polygon: what the overview draws for it."""
+        self.setPath(path)
 
     def detach(self) -> None:
         """Forget the nodes before this edge is removed from the scene."""
@@ -207,10 +298,33 @@ class EdgeItem(QGraphicsPathItem):
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(self.pen())
+        painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawPath(self.path())
 
     def shape(self) -> QPainterPath:
-        """A wider band than the line itself, so an edge is easy to click."""
-        stroker = QPainterPathStroker()
-        stroker.setWidth(10)
-        return stroker.createStroke(self.path())
+        """A wider band than the line itself, so an edge is easy to click (made once per
+        route: hit tests and rubber-band selection ask for it often)."""
+        if self._shape is None:
+            stroker = QPainterPathStroker()
+            stroker.setWidth(10)
+            self._shape = stroker.createStroke(self.path())
+        return self._shape
+
+
+def draw_overview(painter: QPainter, nodes: Iterable[NodeItem], edges: Iterable[EdgeItem]) -> None:
+    """Every node as a box and every wire as its control polygon, one pixel wide and in a few
+    calls: what a model far too small to read looks like. Selected nodes are filled blue,
+    those with a problem red, as their borders would be too thin to see."""
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+    painter.setPen(QPen(EDGE_COLOUR, 0))
+    painter.drawLines([line for edge in edges for line in edge.outline])
+    boxes: dict[int, tuple[QColor, list[QRectF]]] = {}
+    for node in nodes:
+        fill = (SELECTED_COLOUR if node.isSelected()
+                else PROBLEM_COLOUR if node.look.problem else node.fill)
+        boxes.setdefault(fill.rgba(), (fill, []))[1].append(
+            QRectF(node.x(), node.y(), NODE_WIDTH, NODE_HEIGHT))
+    painter.setPen(QPen(BORDER_COLOUR, 0))
+    for fill, rects in boxes.values():
+        painter.setBrush(fill)
+        painter.drawRects(rects)

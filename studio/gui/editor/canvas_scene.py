@@ -7,7 +7,12 @@ from typing import Any
 
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QPen, QTransform
-from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsScene, QGraphicsSceneMouseEvent
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QGraphicsPathItem,
+    QGraphicsScene,
+    QGraphicsSceneMouseEvent,
+)
 
 from studio.core.base.messages import count
 from studio.core.build.analysis import Analysis
@@ -18,6 +23,7 @@ from studio.core.model.layout import (
     NODE_HEIGHT,
     NODE_WIDTH,
     auto_layout,
+    clear_offset,
     complete_positions,
     place_new_nodes,
 )
@@ -27,8 +33,6 @@ from studio.core.project.document import Project, ProjectFileError
 from studio.core.project.templates import TEMPLATES, from_template
 from studio.gui.editor.canvas_items import SELECTED_COLOUR, EdgeItem, NodeItem, NodeLook, wire_path
 from studio.gui.widgets.document import ProjectDocument
-
-PASTE_OFFSET = 40.0
 
 
 def _checked_fragment(data: Any) -> Project:
@@ -55,6 +59,9 @@ class CanvasScene(QGraphicsScene):
         self.edges: dict[tuple[str, str], EdgeItem] = {}
         self._wire: QGraphicsPathItem | None = None
         self._wire_source: NodeItem | None = None
+        self.overview = False
+        """The view draws nodes and wires itself (draw_overview); the items draw nothing, but
+        are still there to be clicked, selected and moved."""
         doc.changed.connect(self.sync)
         self.sync()
 
@@ -67,12 +74,14 @@ class CanvasScene(QGraphicsScene):
     def _look(self, node: Node, analysis: Analysis) -> NodeLook:
         layer = REGISTRY[node.type]
         report = analysis.nodes.get(node.id)
+        shape = format_shape(report.output_shape) if report else ""
+        summary = key_params(node)
         return NodeLook(
             node_id=node.id,
             layer_type=node.type,
             category=layer.category,
-            key_params=key_params(node),
-            shape=format_shape(report.output_shape) if report else "",
+            key_params="" if summary == shape else summary,  # an Input's shape, shown once
+            shape=shape,
             params=f"{report.params:,}" if report else "",
             problem=analysis.problem_at(node.id) or "",
             has_input=layer.max_inputs > 0,
@@ -91,7 +100,7 @@ class CanvasScene(QGraphicsScene):
             item = self.nodes.get(node.id)
             if item is None:
                 item = NodeItem(look)
-                self.addItem(item)
+                self._add(item)
                 self.nodes[node.id] = item
             elif item.look != look:
                 item.show_look(look)
@@ -103,8 +112,21 @@ class CanvasScene(QGraphicsScene):
             self._remove_edge_item(key)
         for src, dst in wanted - set(self.edges):
             edge = EdgeItem(self.nodes[src], self.nodes[dst])
-            self.addItem(edge)
+            self._add(edge)
             self.edges[(src, dst)] = edge
+
+    def _add(self, item: NodeItem | EdgeItem) -> None:
+        item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, self.overview)
+        self.addItem(item)
+
+    def show_overview(self, on: bool) -> None:
+        """Tell the nodes and wires to draw nothing while the view draws the overview (Qt then
+        skips them without a call into Python), and to draw themselves again after."""
+        if on == self.overview:
+            return
+        self.overview = on
+        for item in (*self.nodes.values(), *self.edges.values()):
+            item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, on)
 
     def _remove_edge_item(self, key: tuple[str, str]) -> None:
         edge = self.edges.pop(key)
@@ -141,7 +163,8 @@ class CanvasScene(QGraphicsScene):
         return True
 
     def add_layer(self, layer_type: str, at: QPointF) -> str:
-        """Add a layer centred at ``at``, or after the one selected node; return its id."""
+        """Add a layer centred at ``at`` (moved right if it would cover a layer there), or
+        after the one selected node; return its id."""
         graph = self.doc.project.graph
         node = Node(graph.new_id(layer_type), layer_type, REGISTRY[layer_type].defaults())
         selected = self.selected_ids()
@@ -152,8 +175,9 @@ class CanvasScene(QGraphicsScene):
             g = project.graph
             project.positions = complete_positions(g, project.positions)
             if source is None:
+                dx = clear_offset({node.id: position}, list(project.positions.values()))
                 g.add(node)
-                project.positions[node.id] = position
+                project.positions[node.id] = [position[0] + dx, position[1]]
                 return
             successors = g.outputs_of(source)
             if len(successors) == 1 and g.inputs_of(successors[0]) == [source]:
@@ -214,13 +238,14 @@ class CanvasScene(QGraphicsScene):
         data = {
             "nodes": [asdict(n) for n in template.graph.nodes],
             "edges": [list(e) for e in template.graph.edges],
-            "positions": {i: [x - x0 + left - PASTE_OFFSET, y + top - PASTE_OFFSET]
-                          for i, (x, y) in layout.items()},
+            "positions": {i: [x - x0 + left, y + top] for i, (x, y) in layout.items()},
         }
         return self.paste(data, f"Insert {TEMPLATES[name].title}")
 
     def paste(self, data: dict[str, Any], text: str = "") -> list[str]:
-        """Add a copied fragment with fresh ids, offset from the original; select it.
+        """Add a copied fragment with fresh ids where it was copied from, or, if layers are
+        there, moved right until it covers none of them (so a duplicate sits beside its
+        original, every port in sight); select it.
 
         The fragment may come from the clipboard, so it is checked like a project file first;
         if it is not valid, nothing changes and ``message`` says why.
@@ -233,10 +258,13 @@ class CanvasScene(QGraphicsScene):
         names: dict[str, str] = {}
 
         def change(project: Project) -> None:
+            project.positions = complete_positions(project.graph, project.positions)
+            spots = {old: list(piece.positions.get(old, (0.0, 0.0))) for old in piece.graph.ids()}
+            dx = clear_offset(spots, list(project.positions.values()))
             names.update(project.graph.paste(piece.graph))
             for old, new in names.items():
-                x, y = piece.positions.get(old, (0.0, 0.0))
-                project.positions[new] = [x + PASTE_OFFSET, y + PASTE_OFFSET]
+                x, y = spots[old]
+                project.positions[new] = [x + dx, y]
 
         if not self._edit(text or f"Paste {count(len(piece.graph.nodes), 'layer')}", change):
             return []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QPoint, QPointF, Qt, Signal
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QStringListModel, Qt, Signal
 from PySide6.QtGui import (
     QContextMenuEvent,
     QDragEnterEvent,
@@ -12,44 +12,46 @@ from PySide6.QtGui import (
     QGuiApplication,
     QMouseEvent,
     QPainter,
+    QResizeEvent,
     QWheelEvent,
 )
 from PySide6.QtWidgets import QCompleter, QGraphicsView, QLineEdit, QMenu, QWidget
 
-from studio.gui.editor.canvas_items import NodeItem
+from studio.gui.editor.canvas_items import OVERVIEW_ZOOM, NodeItem, draw_overview
 from studio.gui.editor.canvas_scene import CanvasScene
-from studio.gui.editor.palette import LAYER_MIME, addable_layers
+from studio.gui.editor.palette import LAYER_MIME, layers_matching
 
 FRAGMENT_KEY = "layer_studio_fragment"
 """Marks clipboard text that holds copied layers."""
 ZOOM_STEP = 1.15
 MIN_ZOOM, MAX_ZOOM = 0.1, 3.0
 FIT_MARGIN = 40.0
-READABLE_ZOOM = 0.75
 
 
 class QuickAdd(QLineEdit):
-    """A search box listing layer types; Enter adds the chosen one, Escape closes it."""
+    """A search box listing the layer types that contain what was typed, best first; Enter
+    adds the first one (or the one picked in the list), Escape closes it."""
 
     chosen = Signal(str)
     """The layer type the person picked."""
 
     def __init__(self, parent: QWidget) -> None:
         super().__init__(parent)
-        self.setPlaceholderText("Add layer: type a name…")
+        self.setPlaceholderText("Add layer: type part of its name")
         self.setFixedWidth(240)
-        names = sorted(layer.name for layer in addable_layers())
-        completer = QCompleter(names, self)
-        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        self.matches = QStringListModel(self)
+        completer = QCompleter(self.matches, self)
+        completer.setCompletionMode(QCompleter.CompletionMode.UnfilteredPopupCompletion)
         completer.activated.connect(self._pick)
         self.setCompleter(completer)
+        self.textEdited.connect(lambda text: self.matches.setStringList(layers_matching(text)))
         self.returnPressed.connect(lambda: self._pick(self.text()))
         self.hide()
 
     def open_at(self, point: QPoint) -> None:
-        """Show the box at ``point`` (view coordinates), empty and focused."""
+        """Show the box at ``point`` (in the parent's coordinates), empty and focused."""
         self.clear()
+        self.matches.setStringList([])
         self.move(point)
         self.show()
         self.raise_()
@@ -58,12 +60,11 @@ class QuickAdd(QLineEdit):
     def _pick(self, text: str) -> None:
         if not self.isVisible():
             return  # Enter on the completer's list arrives twice: as activated and returnPressed
-        match = next((layer.name for layer in addable_layers()
-                      if layer.name.lower() == text.strip().lower()), None)
-        if match is None:
+        matches = layers_matching(text)
+        if not matches:
             return
         self.hide()
-        self.chosen.emit(match)
+        self.chosen.emit(matches[0])
 
     def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt's name
         if event.key() == Qt.Key.Key_Escape:
@@ -82,13 +83,65 @@ class CanvasView(QGraphicsView):
         self.setRenderHint(QPainter.RenderHint.Antialiasing)
         self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
+        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontAdjustForAntialiasing)
+        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState)
+        """Each item sets the pen, brush, font and antialiasing it draws with."""
         self.setAcceptDrops(True)
         self.setBackgroundBrush(Qt.GlobalColor.white)
         self._pan_from: QPoint | None = None
+        self._fitted = False
+        """The view shows the whole model as fitted, untouched since: a resize fits again."""
         self.quick_add = QuickAdd(self)
         self.quick_add.chosen.connect(self._quick_added)
         self._quick_at = QPointF()
+        self.setSceneRect(QRectF())
+        scene.doc.changed.connect(self._edited)
+        scene.doc.replaced.connect(self.show_model)
+        scene.selectionChanged.connect(self._update_overview)
+
+    # Room to scroll: the view's scene rect only ever grows while a project is shown
+
+    def _make_room(self) -> None:
+        """Grow the scene rect to hold every node and what is in view, with a view's worth of
+        space around, so the view can scroll anywhere near the model.
+
+        Qt would otherwise follow the items' bounding rect, and whenever that changed (a node
+        added or moved) the view scrolled or re-centred it: every node jumped on screen. A
+        rect that never shrinks, and always exceeds the view, keeps them where they are.
+        """
+        seen = self.mapToScene(self.viewport().rect()).boundingRect()
+        wanted = seen.united(self.canvas.itemsBoundingRect())
+        wanted.adjust(-seen.width(), -seen.height(), seen.width(), seen.height())
+        if not self.sceneRect().contains(wanted):
+            self.setSceneRect(self.sceneRect().united(wanted))
+
+    def _edited(self) -> None:
+        self._fitted = False
+        self._make_room()
+        self._update_overview()
+
+    # The overview: far out, the view draws the whole model in a few calls
+
+    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802 - Qt's name
+        """Draw the overview below the (then empty) items when zoomed far out; this is where
+        the zoom of every paint is known, however the view was scaled."""
+        super().drawBackground(painter, rect)
+        self.canvas.show_overview(self.zoom() < OVERVIEW_ZOOM)
+        if self.canvas.overview:
+            draw_overview(painter, self.canvas.nodes.values(), self.canvas.edges.values())
+
+    def _update_overview(self) -> None:
+        """Repaint the overview: Qt drops the updates of items that draw nothing, so their
+        moves, selection and edits would not show by themselves."""
+        if self.canvas.overview:
+            self.viewport().update()
+
+    def _reset_room(self) -> None:
+        """Start the scene rect afresh around the model (another project is shown)."""
+        self.setSceneRect(self.canvas.itemsBoundingRect())
+        self._make_room()
 
     # Zoom, pan and fit
 
@@ -97,30 +150,47 @@ class CanvasView(QGraphicsView):
         return self.transform().m11()
 
     def zoom_by(self, factor: float) -> None:
-        """Zoom in (factor > 1) or out, within sensible limits."""
-        factor = max(MIN_ZOOM / self.zoom(), min(MAX_ZOOM / self.zoom(), factor))
+        """Zoom in (factor > 1) or out, within sensible limits: from far enough out to see
+        the whole model (or 10%) to 300%."""
+        low = min(MIN_ZOOM, self._fitting_zoom())
+        factor = max(low / self.zoom(), min(MAX_ZOOM / self.zoom(), factor))
         self.scale(factor, factor)
+        self._fitted = False
+        self._make_room()
+
+    def _model_box(self) -> QRectF:
+        return self.canvas.itemsBoundingRect().adjusted(-FIT_MARGIN, -FIT_MARGIN,
+                                                        FIT_MARGIN, FIT_MARGIN)
+
+    def _fitting_zoom(self) -> float:
+        """The zoom at which the whole model fits the view."""
+        box, seen = self._model_box(), self.viewport().rect()
+        if box.isEmpty() or seen.isEmpty():
+            return MIN_ZOOM
+        return min(seen.width() / box.width(), seen.height() / box.height())
 
     def fit(self) -> None:
-        """Show every node, at no more than 100%."""
+        """Show every node, centred, at no more than 100%."""
         if not self.canvas.nodes:
             return
-        box = self.canvas.itemsBoundingRect().adjusted(-FIT_MARGIN, -FIT_MARGIN,
-                                                        FIT_MARGIN, FIT_MARGIN)
-        self.fitInView(box, Qt.AspectRatioMode.KeepAspectRatio)
-        if self.zoom() > 1.0:
-            self.resetTransform()
-            self.centerOn(box.center())
+        self.resetTransform()
+        zoom = min(1.0, self._fitting_zoom())
+        self.scale(zoom, zoom)
+        self._make_room()
+        self.centerOn(self._model_box().center())
+        self._fitted = True
 
     def show_model(self) -> None:
-        """Fit the model if it stays readable; otherwise show its top at a readable zoom."""
+        """Show a newly opened project: all of it, fitted and centred."""
+        self._reset_room()
         self.fit()
-        if self.canvas.nodes and self.zoom() < READABLE_ZOOM:
-            box = self.canvas.itemsBoundingRect()
-            self.resetTransform()
-            self.scale(READABLE_ZOOM, READABLE_ZOOM)
-            half_height = self.viewport().height() / (2 * READABLE_ZOOM)
-            self.centerOn(box.center().x(), box.top() - FIT_MARGIN + half_height)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        """Keep the centre in place; a model still shown as fitted is fitted again."""
+        super().resizeEvent(event)
+        self._make_room()
+        if self._fitted:
+            self.fit()
 
     def visible_centre(self) -> QPointF:
         """The scene point at the middle of the view."""
@@ -137,11 +207,15 @@ class CanvasView(QGraphicsView):
         super().mousePressEvent(event)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
+        if event.buttons() & Qt.MouseButton.LeftButton:
+            self._update_overview()  # nodes may be dragged
         if self._pan_from is not None:
             delta = event.position().toPoint() - self._pan_from
             self._pan_from = event.position().toPoint()
             self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() - delta.x())
             self.verticalScrollBar().setValue(self.verticalScrollBar().value() - delta.y())
+            self._fitted = False
+            self._make_room()
             return
         super().mouseMoveEvent(event)
 
@@ -173,12 +247,21 @@ class CanvasView(QGraphicsView):
         event.acceptProposedAction()
 
     def open_quick_add(self) -> None:
-        """Open the search box under the mouse (or in the middle) to add a layer by name."""
-        point = self.mapFromGlobal(self.cursor().pos())
-        if not self.viewport().rect().contains(point):
-            point = self.viewport().rect().center()
+        """Open the search box under the mouse (or in the middle) to add a layer by name;
+        near an edge it moves in, so the whole box shows inside the canvas."""
+        viewport = self.viewport()
+        point = viewport.mapFromGlobal(self.cursor().pos())
+        if not viewport.rect().contains(point):
+            point = viewport.rect().center()
         self._quick_at = self.mapToScene(point)
-        self.quick_add.open_at(point)
+        area = viewport.geometry()
+        box = QRect(viewport.mapToParent(point), self.quick_add.sizeHint())
+        box.setWidth(self.quick_add.width())
+        box.moveRight(min(box.right(), area.right()))
+        box.moveBottom(min(box.bottom(), area.bottom()))
+        box.moveLeft(max(box.left(), area.left()))
+        box.moveTop(max(box.top(), area.top()))
+        self.quick_add.open_at(box.topLeft())
 
     def _quick_added(self, layer_type: str) -> None:
         self.canvas.add_layer(layer_type, self._quick_at)

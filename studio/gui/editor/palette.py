@@ -25,6 +25,17 @@ def addable_layers() -> list[LayerType]:
     return [layer for layer in REGISTRY.values() if layer.name != OPAQUE_TYPE]
 
 
+def layers_matching(text: str) -> list[str]:
+    """Names of the addable layer types that contain ``text`` (ignoring case), best first:
+    those that start with it, then the rest by where it occurs, shorter names first."""
+    wanted = text.strip().lower()
+    if not wanted:
+        return []
+    found = [(name.lower().find(wanted), len(name), name)
+             for name in (layer.name for layer in addable_layers())]
+    return [name for _, _, name in sorted(f for f in found if f[0] >= 0)]
+
+
 class _LayerTree(QTreeWidget):
     """The palette's tree; dragging an entry carries its layer type."""
 

@@ -141,7 +141,6 @@ class MainWindow(QMainWindow):
         self.palette.add_requested.connect(self.add_layer)
         self.model_list.selection_changed.connect(self._list_selected)
         self.scene.selectionChanged.connect(self._canvas_selected)
-        self.doc.path_changed.connect(self.canvas.show_model)
         for source in (self.model_list, self.training, self.scene, self.weights,
                        self.keras_files, self.try_panel, self.evaluation, self.search):
             source.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
