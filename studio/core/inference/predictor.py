@@ -71,6 +71,9 @@ class Prediction:
     error: str | None = None
     thumbnail: np.ndarray | None = field(default=None, repr=False)
     """The image as the model saw it (uint8, at most THUMBNAIL_SIDE a side), for showing."""
+    image: np.ndarray | None = field(default=None, repr=False)
+    """The image in the model's standard form (uint8 H × W × C), kept for an input that has
+    no file to read again (a pasted or drawn image), so it can still be explained."""
     task: str = ""
     """The task of the model that answered, which says how to draw the answer (empty for an
     input that could not be read)."""
@@ -78,7 +81,7 @@ class Prediction:
     def to_dict(self) -> dict[str, Any]:
         """The answer as JSON-ready values (without what is only for showing it)."""
         return {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name not in ("thumbnail", "task")}
+                if f.name not in ("thumbnail", "image", "task")}
 
 
 def _shape_text(shape: Sequence[int | None]) -> str:
@@ -373,6 +376,19 @@ class Predictor:
         """Image files as the model's input batch (for predictions and explanations)."""
         return self.normalised(self.standard_files(paths))
 
+    def can_explain(self, prediction: Prediction) -> bool:
+        """Whether ``prediction`` is of an image the model can be shown again: one kept in
+        memory (pasted or drawn) or an image file still there."""
+        return self.kind == "image" and prediction.error is None and (
+            prediction.image is not None or Path(prediction.source).is_file())
+
+    def explained_input(self, prediction: Prediction) -> np.ndarray:
+        """The model's input batch of one for an answered image (see ``can_explain``): its
+        image kept in memory, else its file read again."""
+        if prediction.image is not None:
+            return self.normalised(prediction.image[np.newaxis])
+        return self.model_inputs([Path(prediction.source)])
+
     def predict_files(self, paths: Sequence[Path], top_k: int = DEFAULT_TOP_K
                       ) -> list[Prediction]:
         """Answer image files, in order; a file that is not a usable image gets an error
@@ -407,8 +423,10 @@ class Predictor:
                                                   f"{_shape_text(np.shape(image))}"))
                 continue
             standard = standard_images(pixels[None].astype(np.uint8), form).numpy()
-            out += self._answered([name], self.normalised(standard), top_k, started,
-                                  [thumbnail_of(standard[0])])
+            (answered,) = self._answered([name], self.normalised(standard), top_k, started,
+                                         [thumbnail_of(standard[0])])
+            answered.image = standard[0]
+            out.append(answered)
         return out
 
     def predict_rows(self, rows: Sequence[Mapping[str, Any]], top_k: int = DEFAULT_TOP_K
