@@ -48,7 +48,7 @@ def draw(qtbot, canvas, stroke: list[tuple[float, float]]) -> None:
 def draw_answered(qtbot, pad, stroke) -> None:
     """Draw ``stroke`` and wait until the bars show the answer to the finished drawing."""
     draw(qtbot, pad.canvas, stroke)
-    qtbot.waitUntil(lambda: pad.prediction is not None and pad._shown == pad.version,
+    qtbot.waitUntil(lambda: pad.prediction is not None and pad.answered_version == pad.version,
                     timeout=RUN_TIMEOUT_MS)
 
 
@@ -63,7 +63,7 @@ def test_drawing_with_the_mouse_shows_bars_that_change_as_it_grows(pad, qtbot, c
     with qtbot.waitSignal(pad.answered, timeout=RUN_TIMEOUT_MS):
         draw(qtbot, pad.canvas, SEVEN)
     assert pad.canvas.pixels().shape == (28, 28, 1)
-    qtbot.waitUntil(lambda: pad._shown == pad.version, timeout=RUN_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: pad.answered_version == pad.version, timeout=RUN_TIMEOUT_MS)
     first = pad.answer.probabilities, pad.answer.labels
     expected = keras_probabilities(cnn_run, pad.canvas.pixels())
     assert pad.answer.labels[0] == str(expected.argmax())
@@ -89,7 +89,7 @@ def test_strokes_while_an_answer_works_are_coalesced_into_the_newest(pad, qtbot,
     qtbot.waitUntil(gate.reached.is_set, timeout=RUN_TIMEOUT_MS)
     assert pad.version > 5  # many stroke events came while the first answer was held
     gate.open()
-    qtbot.waitUntil(lambda: pad._shown == pad.version and not pad.job.busy(),
+    qtbot.waitUntil(lambda: pad.answered_version == pad.version and not pad.job.busy(),
                     timeout=RUN_TIMEOUT_MS)
     assert len(asked) == 2  # the first drawing's, then the newest; those between dropped
     assert np.array_equal(asked[-1], pad.canvas.pixels())
@@ -139,6 +139,6 @@ def test_explain_shows_a_heat_map_of_the_drawing_and_follows_new_strokes(pad, qt
     assert view.heat_caption.text() in ("Grad-CAM", "HiResCAM")
     with qtbot.waitSignal(view.explained, timeout=RUN_TIMEOUT_MS):
         draw(qtbot, pad.canvas, BAR)
-    assert view.prediction is pad.prediction and pad._shown == pad.version
+    assert view.prediction is pad.prediction and pad.answered_version == pad.version
     qtbot.mouseClick(pad.clear_button, LEFT)
     assert view.heat.pixmap().isNull() and view.explanation is None

@@ -19,6 +19,7 @@ import numpy as np
 
 from studio.core.base.archives import ArchiveRefused, check_member
 from studio.core.base.messages import count, first_line
+from studio.core.base.runtime import start_tensorflow
 from studio.core.data.image_check import CORRUPT, UnusableImage, inspect_image
 from studio.core.data.image_pipeline import (
     ImageForm,
@@ -190,6 +191,10 @@ def _noting_skipped_members(path: Path, notes: list[str]) -> Iterator[None]:
 def _load_model(path: Path, notes: list[str]) -> Any:
     """The Keras model in ``path``, loaded in safe mode (no Python code from the file); what
     the person should know about the file goes to ``notes``."""
+    # TensorFlow is imported once, under start_tensorflow's lock: importing it from a second
+    # thread while the window's warm-up imports it failed ("Registering two gradient with
+    # name 'ReduceDataset'"), and its device settings apply only before it starts
+    start_tensorflow()
     import keras
 
     if not _is_container(path):

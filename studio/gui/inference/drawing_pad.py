@@ -33,7 +33,7 @@ MODEL_SIDE = 28
 DRAWING = "Drawing"
 """The name of the drawing's answers."""
 EMPTY_TEXT = "Draw in the box with the mouse or a pen: the model answers as you draw."
-NO_MODEL_TEXT = "Waiting for a model to answer: train one, or open a model file."
+NO_MODEL_TEXT = "The drawing is answered once a model is loaded (see above)."
 EXPLAIN_TEXT = "Press Explain to see where in the drawing the model found its answer."
 
 
@@ -156,6 +156,7 @@ class PadCanvas(QWidget):
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
         target = self._target()
         painter.drawImage(target, self.ink)
         painter.setPen(QColor("#9aa0a6"))
@@ -183,9 +184,9 @@ class DrawingPad(QWidget):
         """The answer on screen, or None."""
         self.version = 0
         """Counts the drawing's changes; an answer says which version it is of."""
-        self._shown = 0
-        """The version whose answer is on screen, or whose wiping is (answers of earlier
-        versions are out of date)."""
+        self.answered_version = 0
+        """The version of the drawing whose answer is on screen, or that was wiped (answers
+        to earlier versions are out of date)."""
         self._wanted = False
         """A model was asked for (once, not at every stroke event)."""
         self._explaining = False
@@ -281,9 +282,9 @@ class DrawingPad(QWidget):
     @Slot(object)
     def _show(self, answer: tuple[int, Prediction]) -> None:
         version, prediction = answer
-        if version <= self._shown:
+        if version <= self.answered_version:
             return  # of a drawing wiped since, or older than the one shown
-        self.prediction, self._shown = prediction, version
+        self.prediction, self.answered_version = prediction, version
         if prediction.error:
             self._failed(prediction.error)
             return
@@ -311,7 +312,7 @@ class DrawingPad(QWidget):
         self.note.setText(EMPTY_TEXT)
 
     def _drop_answer(self) -> None:
-        self._shown = self.version
+        self.answered_version = self.version
         self.prediction = None
         self._explaining = False
         if self.answer is not None:
@@ -328,7 +329,8 @@ class DrawingPad(QWidget):
     def _explain_when_answered(self) -> None:
         """Explain the drawing if its answer is on screen; otherwise its answer, once shown,
         is explained (see ``_show``)."""
-        if self._explaining and self.prediction is not None and self._shown == self.version:
+        if self._explaining and self.prediction is not None \
+                and self.answered_version == self.version:
             self._explain_current()
 
     def _explain_current(self) -> None:
