@@ -16,7 +16,6 @@ path the pad avoids) and of the predictor's call the pad uses.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -28,12 +27,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import numpy as np  # noqa: E402
-from gui_session import close_discarding, open_demo_window, wait_for, warm_up  # noqa: E402
+from gui_session import close_discarding, demo_run_workspace, open_try_view  # noqa: E402
 from PySide6.QtCore import QEventLoop, QPoint, Qt, QTimer  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
-from studio.core.project.templates import demo_project  # noqa: E402
-from studio.core.training.trainer import train  # noqa: E402
 from studio.gui.tasks import classification  # noqa: E402
 
 MOVES = 12
@@ -122,15 +119,9 @@ def main() -> None:
     parser.add_argument("--strokes", type=int, default=100)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="layer-studio-drawing-") as temp:
-        os.environ["LAYER_STUDIO_HOME"] = temp
-        project = demo_project()
-        project.training.epochs = 1
-        train(project, Path(temp) / "runs")
-        window = open_demo_window()
-        warm_up(window)  # as the app does once the window shows
+        demo_run_workspace(temp)
+        window = open_try_view()
         panel = window.try_panel
-        window.views.setCurrentWidget(panel)
-        wait_for(panel.model_ready)
         panel.tabs.setCurrentWidget(panel.pad)
         pad = panel.pad
         draw_strokes(pad, WARM_UP, seed=1)
