@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from studio.core.inference.predictor import Predictor
-from studio.gui.inference.drawing_pad import EMPTY_TEXT
+from studio.gui.inference.drawing_pad import EMPTY_TEXT, NO_MODEL_TEXT
 from tests.gui.support import RUN_TIMEOUT_MS, copied_run
 
 LEFT = Qt.MouseButton.LeftButton
@@ -142,3 +142,19 @@ def test_explain_shows_a_heat_map_of_the_drawing_and_follows_new_strokes(pad, qt
     assert view.prediction is pad.prediction and pad.answered_version == pad.version
     qtbot.mouseClick(pad.clear_button, LEFT)
     assert view.heat.pixmap().isNull() and view.explanation is None
+
+
+def test_a_drawing_made_while_the_model_loads_is_answered_once_it_has(
+    window, qtbot, cnn_run, private_workspace, gate
+):
+    copied_run(cnn_run, private_workspace / "runs")
+    gate.after(Predictor, "load")  # the model loads, then waits until the test has drawn
+    panel = window.try_panel
+    window.views.setCurrentWidget(panel)
+    panel.tabs.setCurrentWidget(panel.pad)
+    qtbot.waitUntil(gate.reached.is_set, timeout=RUN_TIMEOUT_MS)
+    draw(qtbot, panel.pad.canvas, SEVEN)
+    assert panel.pad.note.text() == NO_MODEL_TEXT and panel.pad.answer is None
+    with qtbot.waitSignal(panel.pad.answered, timeout=RUN_TIMEOUT_MS):
+        gate.open()
+    assert panel.pad.answer.labels == panel.pad.prediction.labels

@@ -295,6 +295,7 @@ class DrawingPad(QWidget):
             self.answer.deleteLater()
         else:
             self.answer_box.addWidget(answer_widget)
+        answer_widget.show()  # at once: a layout shows a widget it is given only later
         self.answer = answer_widget
         self._enable_explain()
         self.answered.emit(prediction)
