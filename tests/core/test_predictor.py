@@ -345,6 +345,15 @@ def test_an_in_memory_image_is_explained_from_its_kept_pixels_as_its_file_is(cnn
     assert not cnn.can_explain(from_file) and cnn.can_explain(in_memory)
 
 
+def test_warming_up_traces_the_forward_pass_once_for_every_batch_size(cnn_run):
+    predictor = Predictor.load(cnn_run)
+    assert predictor._call.experimental_get_tracing_count() == 0
+    predictor.warm_up()
+    assert predictor._call.experimental_get_tracing_count() == 1
+    predictor.outputs(np.zeros((3, 28, 28, 1), np.float32))
+    assert predictor._call.experimental_get_tracing_count() == 1
+
+
 def test_thumbnails_are_at_most_128_pixels_a_side():
     assert thumbnail_of(np.zeros((600, 400, 3), np.uint8)).shape == (128, 85, 3)
     assert thumbnail_of(np.zeros((30, 900, 1), np.uint8)).shape == (4, 128, 1)

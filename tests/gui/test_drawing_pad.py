@@ -60,6 +60,8 @@ def keras_probabilities(run_dir: Path, pixels: np.ndarray) -> np.ndarray:
 
 
 def test_drawing_with_the_mouse_shows_bars_that_change_as_it_grows(pad, qtbot, cnn_run):
+    predictor = pad.predictor()
+    assert predictor._call.experimental_get_tracing_count() == 1  # warmed up when loaded
     with qtbot.waitSignal(pad.answered, timeout=RUN_TIMEOUT_MS):
         draw(qtbot, pad.canvas, SEVEN)
     assert pad.canvas.pixels().shape == (28, 28, 1)
@@ -72,6 +74,7 @@ def test_drawing_with_the_mouse_shows_bars_that_change_as_it_grows(pad, qtbot, c
     draw_answered(qtbot, pad, BAR)
     assert (pad.answer.probabilities, pad.answer.labels) != first
     assert pad.explain_button.isEnabled()
+    assert predictor._call.experimental_get_tracing_count() == 1  # never traced again
 
 
 def test_strokes_while_an_answer_works_are_coalesced_into_the_newest(pad, qtbot, monkeypatch,

@@ -316,6 +316,13 @@ class Predictor:
             return np.zeros((0, len(self.class_names)))
         return np.asarray(self._output(self._call(x)), dtype=np.float64)
 
+    def warm_up(self) -> None:
+        """Trace the forward pass now, on a batch of zeros, so the first answer does not wait
+        for it (a drawing answered as it is drawn would stall for a quarter of a second)."""
+        shape = tuple(self.model.inputs[0].shape[1:])
+        if all(shape):
+            self.outputs(np.zeros((1, *shape), self.prep.get("input_dtype") or "float32"))
+
     def answers(self, outputs: np.ndarray, top_k: int) -> list[dict[str, Any]]:
         """Each output row as labels and probabilities (top ``top_k``) or values."""
         if not len(outputs):  # nothing was readable: no row to answer

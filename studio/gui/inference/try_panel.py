@@ -408,8 +408,11 @@ class TryPanel(QWidget):
 
 
 def _load(path: Path, preprocessing: dict[str, Any] | None) -> Predictor | PreprocessingMissing:
-    """Load on the worker thread; a missing preprocessing is a result (the GUI asks for it)."""
+    """Load on the worker thread, ready to answer at once; a missing preprocessing is a
+    result (the GUI asks for it)."""
     try:
-        return Predictor.load(path, preprocessing)
+        predictor = Predictor.load(path, preprocessing)
     except PreprocessingMissing as missing:
         return missing
+    predictor.warm_up()
+    return predictor
