@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from studio.core.inference.predictor import Predictor
-from studio.gui.inference.drawing_pad import EMPTY_TEXT, NO_MODEL_TEXT
+from studio.gui.inference.drawing_pad import EMPTY_TEXT, NO_MODEL_TEXT, PadCanvas
 from tests.gui.support import RUN_TIMEOUT_MS, copied_run
 
 LEFT = Qt.MouseButton.LeftButton
@@ -161,3 +161,16 @@ def test_a_drawing_made_while_the_model_loads_is_answered_once_it_has(
     with qtbot.waitSignal(panel.pad.answered, timeout=RUN_TIMEOUT_MS):
         gate.open()
     assert panel.pad.answer.labels == panel.pad.prediction.labels
+
+
+def test_the_pad_draws_at_the_size_and_colour_mode_of_the_models_input(qtbot):
+    canvas = PadCanvas()
+    qtbot.addWidget(canvas)
+    canvas.resize(300, 200)
+    canvas.show()
+    canvas.set_form(32, 48, 3)  # an RGB model taking 32 × 48 images
+    draw(qtbot, canvas, BAR)
+    pixels = canvas.pixels()
+    assert pixels.shape == (32, 48, 3) and pixels.dtype == np.uint8
+    assert (pixels[..., 0] == pixels[..., 2]).all() and pixels[16, 24, 0] == 255
+    assert canvas.ink.width() == 48 * 6 and canvas.ink.height() == 32 * 6  # smooth strokes
