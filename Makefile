@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/checkpoint_cost.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/history_open.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/inference_latency.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/drawing_latency.py
 	$(BIN)/python bench/batch_inference.py
 	$(BIN)/python bench/search_overhead.py
 	$(BIN)/python bench/loader_fuzz.py

@@ -58,6 +58,27 @@ def wait_for(signal, timeout_s: float = 600.0) -> tuple:
     return catcher.received[0]
 
 
+def demo_run_workspace(folder: str) -> None:
+    """Make ``folder`` the workspace and train the demo CNN there for one epoch, where the
+    window's Try view finds the run."""
+    from studio.core.training.trainer import train
+
+    os.environ["LAYER_STUDIO_HOME"] = folder
+    project = demo_project()
+    project.training.epochs = 1
+    train(project, Path(folder) / "runs")
+
+
+def open_try_view() -> MainWindow:
+    """The demo window with TensorFlow warmed up, as the app does once the window shows,
+    showing the Try view once its model has loaded."""
+    window = open_demo_window()
+    warm_up(window)
+    window.views.setCurrentWidget(window.try_panel)
+    wait_for(window.try_panel.model_ready)
+    return window
+
+
 def close_discarding(window: MainWindow) -> None:
     """Close the window without the unsaved-changes question (settings were set for the run)."""
     window.doc.undo_stack.setClean()

@@ -14,7 +14,6 @@ thread fired meanwhile (the GUI never blocks if that stays small).
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -25,15 +24,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from gui_session import close_discarding, drop, open_demo_window, wait_for, warm_up  # noqa: E402
+from gui_session import close_discarding, demo_run_workspace, drop, open_try_view, wait_for  # noqa: E402
 from gui_stalls import LatenessProbe, summary  # noqa: E402
 from PIL import Image  # noqa: E402
 from PySide6.QtCore import QCoreApplication  # noqa: E402
 
 from studio.core.data.sources import load_arrays  # noqa: E402
 from studio.core.project.document import DatasetChoice  # noqa: E402
-from studio.core.project.templates import demo_project  # noqa: E402
-from studio.core.training.trainer import train  # noqa: E402
 from studio.gui.tasks import classification  # noqa: E402
 
 WARM_UP = 2
@@ -76,10 +73,7 @@ def main() -> None:
     parser.add_argument("--folder", type=int, default=5000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="layer-studio-latency-") as temp:
-        os.environ["LAYER_STUDIO_HOME"] = temp
-        project = demo_project()
-        project.training.epochs = 1
-        train(project, Path(temp) / "runs")
+        demo_run_workspace(temp)
         x, _ = load_arrays(DatasetChoice())
         images = []
         folder = Path(temp) / "folder"
@@ -88,10 +82,7 @@ def main() -> None:
             path = folder / f"digit-{index:05d}.png"
             Image.fromarray(x[index % len(x), ..., 0]).save(path)
             images.append(path)
-        window = open_demo_window()
-        warm_up(window)  # as the app does once the window shows
-        window.views.setCurrentWidget(window.try_panel)
-        wait_for(window.try_panel.model_ready)
+        window = open_try_view()
         seconds = time_drops(window, images[: args.drops + WARM_UP])[WARM_UP:]
         probe = LatenessProbe()
         probe.start()

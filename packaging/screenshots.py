@@ -8,13 +8,14 @@ the bundled MNIST-10k, previewing rotation and zoom), data-health.png (the healt
 a small image folder with a corrupt file and a copy), branched-model.png (the small
 ResNet template around a skip connection), training.png (the Training dock after a run with
 a cosine schedule and warm-up), runs.png (the Runs dock overlaying two runs' curves), try.png
-(four dropped digits answered, with the heat map of one), evaluate.png (the Evaluate view
+(four dropped digits answered, with the heat map of one), draw.png (a 7 drawn on the Try
+tab's pad, answered and explained), evaluate.png (the Evaluate view
 on the validation split), search.png (the Search tab after a grid of six trials) and
 welcome.png (the welcome page with two recent projects).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python packaging/screenshots.py search
 
-writes only search.png (and ``welcome`` only welcome.png).
+writes only search.png (``welcome`` only welcome.png, ``draw`` only draw.png).
 """
 
 from __future__ import annotations
@@ -30,9 +31,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import numpy as np  # noqa: E402
-from gui_session import close_discarding, drop, open_demo_window, wait_for, warm_up  # noqa: E402
+from gui_session import (  # noqa: E402
+    close_discarding,
+    demo_run_workspace,
+    drop,
+    open_demo_window,
+    open_try_view,
+    wait_for,
+    warm_up,
+)
 from PIL import Image, ImageDraw  # noqa: E402
-from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer  # noqa: E402
+from PySide6.QtCore import QEventLoop, QPoint, QSettings, Qt, QTimer  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
 
 from studio.core.project.document import SUFFIX, save_project  # noqa: E402
 from studio.core.project.templates import from_template  # noqa: E402
@@ -162,6 +172,7 @@ def answer_screenshots(window, folder: Path) -> None:
     wait_for(panel.answered)
     wait_for(panel.explain.explained)
     grab(window, "try.png")
+    draw_screenshot(window)
 
     view = window.evaluation
     window.views.setCurrentWidget(view)
@@ -170,6 +181,29 @@ def answer_screenshots(window, folder: Path) -> None:
     wait_for(view.evaluated)
     grab(window, "evaluate.png")
     window.views.setCurrentIndex(0)
+
+
+def draw_screenshot(window) -> None:
+    """A 7 drawn with the mouse on the Try tab's pad, answered, and explained."""
+    panel = window.try_panel
+    pad = panel.pad
+    panel.tabs.setCurrentWidget(pad)
+    settle()
+    canvas = pad.canvas
+    left = QPoint(canvas.width() // 2 - canvas.height() // 4, canvas.height() // 4)
+    corner = QPoint(canvas.width() // 2 + canvas.height() // 4, canvas.height() // 4)
+    foot = QPoint(canvas.width() // 2 - canvas.height() // 12, canvas.height() * 4 // 5)
+    QTest.mousePress(canvas, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, left)
+    for start, end in ((left, corner), (corner, foot)):
+        for step in range(1, 11):
+            QTest.mouseMove(canvas, start + (end - start) * step / 10)
+    QTest.mouseRelease(canvas, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, foot)
+    wait_until(lambda: pad.answered_version == pad.version)
+    pad.explain_button.click()
+    wait_for(pad.explain_view.explained)
+    settle()
+    grab(window, "draw.png")
+    panel.tabs.setCurrentIndex(0)
 
 
 def search_screenshot(window) -> None:
@@ -228,6 +262,8 @@ def main() -> None:
             grab_search()
         elif sys.argv[1:] == ["welcome"]:
             grab_welcome(Path(settings))
+        elif sys.argv[1:] == ["draw"]:
+            grab_draw(settings)
         else:
             grab_all()
     print(f"wrote the screenshots in {OUT}")
@@ -239,6 +275,15 @@ def grab_search() -> None:
     window.resize(1400, 900)
     warm_up(window)
     search_screenshot(window)
+    close_discarding(window)
+
+
+def grab_draw(workspace: str) -> None:
+    """Only the drawing pad's screenshot, with the demo trained for one epoch."""
+    demo_run_workspace(workspace)
+    window = open_try_view()
+    window.resize(1400, 900)
+    draw_screenshot(window)
     close_discarding(window)
 
 

@@ -333,6 +333,27 @@ def test_in_memory_images_answer_as_the_same_pixels_saved_as_png_files(cnn, tmp_
     assert not np.array_equal(from_files[0].thumbnail, from_files[3].thumbnail)
 
 
+def test_an_in_memory_image_is_explained_from_its_kept_pixels_as_its_file_is(cnn, tmp_path):
+    (path,) = write_digits(tmp_path, 1)
+    (from_file,) = cnn.predict_files([path])
+    (in_memory,) = cnn.predict_images([np.asarray(Image.open(path))], ["pasted"])
+    assert from_file.image is None and in_memory.image.shape == (28, 28, 1)
+    assert cnn.can_explain(from_file) and cnn.can_explain(in_memory)
+    assert np.array_equal(cnn.explained_input(in_memory), cnn.explained_input(from_file))
+    assert "image" not in in_memory.to_dict()
+    path.unlink()
+    assert not cnn.can_explain(from_file) and cnn.can_explain(in_memory)
+
+
+def test_warming_up_traces_the_forward_pass_once_for_every_batch_size(cnn_run):
+    predictor = Predictor.load(cnn_run)
+    assert predictor._call.experimental_get_tracing_count() == 0
+    predictor.warm_up()
+    assert predictor._call.experimental_get_tracing_count() == 1
+    predictor.outputs(np.zeros((3, 28, 28, 1), np.float32))
+    assert predictor._call.experimental_get_tracing_count() == 1
+
+
 def test_thumbnails_are_at_most_128_pixels_a_side():
     assert thumbnail_of(np.zeros((600, 400, 3), np.uint8)).shape == (128, 85, 3)
     assert thumbnail_of(np.zeros((30, 900, 1), np.uint8)).shape == (4, 128, 1)

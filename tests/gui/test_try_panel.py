@@ -219,18 +219,24 @@ def test_a_second_folder_replaces_the_first_whose_answers_never_show(
     assert panel.table_model.rowCount() == 4 and not panel.busy()
 
 
-def test_a_pasted_image_is_answered(window, qtbot, run_dir, digits):
-    panel = window.try_panel
+def test_a_pasted_image_is_answered_and_explained_with_a_heat_map(window, qtbot, run_dir,
+                                                                  digits):
+    panel, view = window.try_panel, window.try_panel.explain
     with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS):
         window.views.setCurrentWidget(panel)
     QGuiApplication.clipboard().setImage(QImage(str(digits["7"])))
     panel.top_k.setValue(3)
-    with qtbot.waitSignal(panel.answered, timeout=RUN_TIMEOUT_MS) as answered:
+    with qtbot.waitSignal(view.explained, timeout=RUN_TIMEOUT_MS), \
+            qtbot.waitSignal(panel.answered, timeout=RUN_TIMEOUT_MS) as answered:
         panel.tabs.setFocus()
         qtbot.keyClick(panel.tabs, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
     (prediction,) = answered.args[0]
     assert prediction.source.startswith("Pasted image")
     assert prediction.error is None and len(prediction.labels) == 3
+    # no file holds a pasted image: it is explained from the pixels the model was shown
+    assert view.prediction is prediction and view.explanation.overlay.shape == (28, 28, 3)
+    assert view.explanation.maps.shape == (8, 26, 26)
+    assert not view.heat.pixmap().isNull() and view.heat.pixmap().width() > 1
 
 
 def test_a_model_file_without_preprocessing_asks_how_images_were_prepared(

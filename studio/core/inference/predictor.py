@@ -19,6 +19,7 @@ import numpy as np
 
 from studio.core.base.archives import ArchiveRefused, check_member
 from studio.core.base.messages import count, first_line
+from studio.core.base.runtime import start_tensorflow
 from studio.core.data.image_check import CORRUPT, UnusableImage, inspect_image
 from studio.core.data.image_pipeline import (
     ImageForm,
@@ -71,6 +72,9 @@ class Prediction:
     error: str | None = None
     thumbnail: np.ndarray | None = field(default=None, repr=False)
     """The image as the model saw it (uint8, at most THUMBNAIL_SIDE a side), for showing."""
+    image: np.ndarray | None = field(default=None, repr=False)
+    """The image in the model's standard form (uint8 H × W × C), kept for an input that has
+    no file to read again (a pasted or drawn image), so it can still be explained."""
     task: str = ""
     """The task of the model that answered, which says how to draw the answer (empty for an
     input that could not be read)."""
@@ -78,7 +82,7 @@ class Prediction:
     def to_dict(self) -> dict[str, Any]:
         """The answer as JSON-ready values (without what is only for showing it)."""
         return {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name not in ("thumbnail", "task")}
+                if f.name not in ("thumbnail", "image", "task")}
 
 
 def _shape_text(shape: Sequence[int | None]) -> str:
@@ -187,6 +191,10 @@ def _noting_skipped_members(path: Path, notes: list[str]) -> Iterator[None]:
 def _load_model(path: Path, notes: list[str]) -> Any:
     """The Keras model in ``path``, loaded in safe mode (no Python code from the file); what
     the person should know about the file goes to ``notes``."""
+    # TensorFlow is imported once, under start_tensorflow's lock: importing it from a second
+    # thread while the window's warm-up imports it failed ("Registering two gradient with
+    # name 'ReduceDataset'"), and its device settings apply only before it starts
+    start_tensorflow()
     import keras
 
     if not _is_container(path):
@@ -308,6 +316,13 @@ class Predictor:
             return np.zeros((0, len(self.class_names)))
         return np.asarray(self._output(self._call(x)), dtype=np.float64)
 
+    def warm_up(self) -> None:
+        """Trace the forward pass now, on a batch of zeros, so the first answer does not wait
+        for it (a drawing answered as it is drawn would stall for a quarter of a second)."""
+        shape = tuple(self.model.inputs[0].shape[1:])
+        if all(shape):
+            self.outputs(np.zeros((1, *shape), self.prep.get("input_dtype") or "float32"))
+
     def answers(self, outputs: np.ndarray, top_k: int) -> list[dict[str, Any]]:
         """Each output row as labels and probabilities (top ``top_k``) or values."""
         if not len(outputs):  # nothing was readable: no row to answer
@@ -373,6 +388,19 @@ class Predictor:
         """Image files as the model's input batch (for predictions and explanations)."""
         return self.normalised(self.standard_files(paths))
 
+    def can_explain(self, prediction: Prediction) -> bool:
+        """Whether ``prediction`` is of an image the model can be shown again: one kept in
+        memory (pasted or drawn) or an image file still there."""
+        return self.kind == "image" and prediction.error is None and (
+            prediction.image is not None or Path(prediction.source).is_file())
+
+    def explained_input(self, prediction: Prediction) -> np.ndarray:
+        """The model's input batch of one for an answered image (see ``can_explain``): its
+        image kept in memory, else its file read again."""
+        if prediction.image is not None:
+            return self.normalised(prediction.image[np.newaxis])
+        return self.model_inputs([Path(prediction.source)])
+
     def predict_files(self, paths: Sequence[Path], top_k: int = DEFAULT_TOP_K
                       ) -> list[Prediction]:
         """Answer image files, in order; a file that is not a usable image gets an error
@@ -407,8 +435,10 @@ class Predictor:
                                                   f"{_shape_text(np.shape(image))}"))
                 continue
             standard = standard_images(pixels[None].astype(np.uint8), form).numpy()
-            out += self._answered([name], self.normalised(standard), top_k, started,
-                                  [thumbnail_of(standard[0])])
+            (answered,) = self._answered([name], self.normalised(standard), top_k, started,
+                                         [thumbnail_of(standard[0])])
+            answered.image = standard[0]
+            out.append(answered)
         return out
 
     def predict_rows(self, rows: Sequence[Mapping[str, Any]], top_k: int = DEFAULT_TOP_K

@@ -26,9 +26,9 @@ METHOD_NAMES = {"grad-cam": "Grad-CAM", "hires-cam": "HiResCAM"}
 
 def _explain(predictor: Predictor, prediction: Prediction, class_index: int,
              layer: str | None) -> Explanation:
-    """Run on the worker thread: the explanation of the answered image file."""
+    """Run on the worker thread: the explanation of the answered image."""
 
-    x = predictor.model_inputs([Path(prediction.source)])
+    x = predictor.explained_input(prediction)
     return explain_image(predictor.model, x, prediction.thumbnail, class_index, layer)
 
 
@@ -122,10 +122,21 @@ class ExplainView(QWidget):
                                    if label in predictor.class_names else None)
         self.layer_box.clear()
         self.image.setPixmap(self._fit(prediction.thumbnail))
-        if predictor.kind != "image" or not Path(prediction.source).is_file():
-            self._clear("Explanations are drawn for image files the model answered.")
+        if not predictor.can_explain(prediction):
+            self._clear("Explanations are drawn for images the model answered.")
             return
         self._start()
+
+    def reset(self, text: str) -> None:
+        """Show nothing but ``text``, dropping any explanation under way."""
+        self.job.cancel()
+        self.predictor = self.prediction = None
+        self.title.setText("<b>Why</b>")
+        self.class_box.clear()
+        self.layer_box.clear()
+        self.image.clear()
+        self.heat_caption.setText("Heat map")
+        self._clear(text)
 
     def _start(self) -> None:
         """Explain the chosen image, class and layer. One explanation is worked out at a time

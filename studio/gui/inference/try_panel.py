@@ -32,6 +32,7 @@ from studio.core.inference.batch import BatchResult, image_files, predict_folder
 from studio.core.inference.predictor import Prediction, Predictor, PreprocessingMissing
 from studio.core.runs.history import RunSummary
 from studio.gui.data.preprocessing_dialog import PreprocessingDialog
+from studio.gui.inference.drawing_pad import DrawingPad
 from studio.gui.inference.example_form import ExampleForm, Request
 from studio.gui.inference.folder_batch import FolderBatch
 from studio.gui.inference.image_cards import ImageCards
@@ -142,6 +143,9 @@ class TryPanel(QWidget):
         self.export_button = self.folder.export_button
         self.form = ExampleForm()
         self.form.asked.connect(self.predict_form)
+        self.pad = DrawingPad(lambda: self.predictor, self.top_k.value)
+        self.pad.model_wanted.connect(self._wait_for_model)
+        self.top_k.valueChanged.connect(self.pad.ask)
 
         self.tabs = QTabWidget()
         self.tabs.addTab(self.images, "Images")
@@ -149,6 +153,8 @@ class TryPanel(QWidget):
         self.tabs.setTabToolTip(1, "A folder's images answered as a batch, in a table")
         self.tabs.addTab(self.form, "Example")
         self.tabs.setTabToolTip(2, "Type one example for a model trained on a table or texts")
+        self.tabs.addTab(self.pad, "Draw")
+        self.tabs.setTabToolTip(3, "Draw an image and see the model answer it as you draw")
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.status)
@@ -203,6 +209,7 @@ class TryPanel(QWidget):
             return
         self._chosen, self._preprocessing = path, preprocessing
         self.predictor = None
+        self.pad.set_predictor(None)
         self.loading.cancel()
         self._set_status(f"{path.name} answers once it is loaded.")
         if self.isVisible() or self._pending or self._pending_folders:
@@ -235,6 +242,7 @@ class TryPanel(QWidget):
         where = self.chooser.describe(path)
         self._set_status(f"Answering with {where}.")
         self._show_form(result)
+        self.pad.set_predictor(result)
         self.model_ready.emit(where)
         self._next()
         if self._pending_folders:
@@ -385,6 +393,7 @@ class TryPanel(QWidget):
         kind = self.form.show_for(predictor)
         self.tabs.setTabVisible(2, kind != "image")
         self.tabs.setTabVisible(1, kind == "image")
+        self.tabs.setTabVisible(self.tabs.indexOf(self.pad), kind == "image")
         if kind != "image":
             self.tabs.setCurrentIndex(2)
 
@@ -394,12 +403,16 @@ class TryPanel(QWidget):
 
     def busy(self) -> bool:
         """True while a model loads or answers."""
-        return any(job.busy() for job in (self.loading, self.answering, self.batch))
+        return any(job.busy() for job in (self.loading, self.answering, self.batch,
+                                          self.pad.job))
 
 
 def _load(path: Path, preprocessing: dict[str, Any] | None) -> Predictor | PreprocessingMissing:
-    """Load on the worker thread; a missing preprocessing is a result (the GUI asks for it)."""
+    """Load on the worker thread, ready to answer at once; a missing preprocessing is a
+    result (the GUI asks for it)."""
     try:
-        return Predictor.load(path, preprocessing)
+        predictor = Predictor.load(path, preprocessing)
     except PreprocessingMissing as missing:
         return missing
+    predictor.warm_up()
+    return predictor
