@@ -32,7 +32,7 @@ from studio.gui.data.options import OptionsForm, estimated_counts
 from studio.gui.data.samples import SamplesView
 from studio.gui.data.source import ERROR_STYLE, SourceForm
 from studio.gui.widgets.document import ProjectDocument
-from studio.gui.widgets.forms import delay, scrolling
+from studio.gui.widgets.forms import VerticalScrollArea, delay, scrolled_body
 from studio.gui.widgets.jobs import JobSlot
 
 LOAD_DELAY_MS = 250
@@ -95,10 +95,7 @@ class DataPanel(QWidget):
         column.addWidget(self.source)
         column.addWidget(self.options)
         column.addStretch(1)
-        scroll = scrolling(form)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(form.minimumSizeHint().width()
-                               + scroll.verticalScrollBar().sizeHint().width())
+        scroll = VerticalScrollArea(form)
 
         self.status = QLabel()
         self.status.setObjectName("data-status")
@@ -143,16 +140,12 @@ class DataPanel(QWidget):
         splitter.addWidget(scroll)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
-        width = max(FORM_WIDTH, scroll.minimumWidth())
+        width = max(FORM_WIDTH, scroll.minimumSizeHint().width())
         splitter.setSizes([width, 3 * width])
         splitter.setChildrenCollapsible(False)
-        content = QWidget()
-        inner = QVBoxLayout(content)
+        inner = QVBoxLayout(scrolled_body(self))  # scrolls rather than widen the window
         inner.setContentsMargins(4, 4, 4, 4)
         inner.addWidget(splitter)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(scrolling(content))  # scrolls rather than widen the window
 
         self.loaded: LoadedData | None = None
         """The data on screen, read for the choice whose read_key is ``self._read``."""

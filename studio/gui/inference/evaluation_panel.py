@@ -63,7 +63,7 @@ from studio.core.runs.history import RunSummary
 from studio.core.tasks.class_scores import Evaluation
 from studio.core.tasks.registry import task_for
 from studio.gui.runs.run_picker import offer_runs
-from studio.gui.widgets.forms import hint, narrow_box
+from studio.gui.widgets.forms import hint, narrow_box, scrolled_body
 from studio.gui.widgets.images import array_pixmap
 from studio.gui.widgets.jobs import JobSlot
 
@@ -415,7 +415,7 @@ class EvaluationPanel(QWidget):
         self.empty = hint(NO_RUNS)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
 
-        layout = QVBoxLayout(self)
+        layout = QVBoxLayout(scrolled_body(self))  # a small window scrolls the page
         layout.addLayout(bar)
         layout.addWidget(self.status)
         layout.addWidget(results, 1)

@@ -28,6 +28,7 @@ from studio.core.runs.index import RunIndex
 from studio.gui.runs.export_dialog import ExportDialog
 from studio.gui.runs.run_details import MAX_OVERLAID, RunDetails
 from studio.gui.runs.run_table import STATUS_TIPS, RunTable
+from studio.gui.widgets.forms import scrolled_body
 from studio.gui.widgets.jobs import JobSlot, Policy
 
 RESUMABLE = ("interrupted", "stopped", "failed")
@@ -175,7 +176,7 @@ class HistoryPanel(QWidget):
         splitter.addWidget(lower)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
-        layout = QVBoxLayout(self)
+        layout = QVBoxLayout(scrolled_body(self))  # a small window scrolls the page
         layout.addWidget(splitter)
 
     def _action(self, text: str, name: str, slot: Callable[[], None], tip: str) -> QAction:

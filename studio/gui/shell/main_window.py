@@ -39,7 +39,7 @@ from studio.gui.shell.weights_download import WeightsDownload
 from studio.gui.shell.welcome import WelcomePage
 from studio.gui.training.panel import TrainingPanel
 from studio.gui.widgets.document import ProjectDocument
-from studio.gui.widgets.forms import scrolling
+from studio.gui.widgets.forms import VerticalScrollArea
 from studio.gui.widgets.jobs import shutdown_jobs
 
 FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
@@ -102,7 +102,7 @@ class MainWindow(QMainWindow):
         for corner in (Qt.Corner.BottomLeftCorner, Qt.Corner.BottomRightCorner):
             self.setCorner(corner, Qt.DockWidgetArea.BottomDockWidgetArea)  # curves want width
         layers = self._dock("Layers", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea)
-        inspector = self._dock("Inspector", scrolling(self.inspector),
+        inspector = self._dock("Inspector", VerticalScrollArea(self.inspector),
                                Qt.DockWidgetArea.RightDockWidgetArea)
         self.inspector_dock = inspector
         self._inspector_put_away = False

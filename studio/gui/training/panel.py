@@ -36,7 +36,7 @@ from studio.gui.training.estimate_view import EstimateView
 from studio.gui.training.optimizer_form import NOMINAL_STEPS_PER_EPOCH, OptimizerForm
 from studio.gui.training.stopping_form import StoppingForm
 from studio.gui.widgets.document import ProjectDocument
-from studio.gui.widgets.forms import scrolling
+from studio.gui.widgets.forms import scrolled_body, scrolling
 from studio.gui.widgets.jobs import JobSlot
 from studio.gui.widgets.search_button import SearchButton
 from studio.gui.widgets.sync import show_value
@@ -195,7 +195,7 @@ class TrainingPanel(QWidget):
         self.splitter.addWidget(live)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([560, 900])
-        layout = QVBoxLayout(self)
+        layout = QVBoxLayout(scrolled_body(self))  # a small window scrolls the page
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(basics)
         layout.addWidget(self.splitter, 1)
