@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from PySide6.QtCore import QRect, Qt
+from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtGui import QScreen
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractScrollArea,
@@ -12,6 +14,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.data.types import ArraySamples
+from studio.core.tasks.class_scores import Evaluation
+from studio.gui.shell.app import open_window
+from studio.gui.shell.main_window import FIRST_RUN_SIZE
+from studio.gui.widgets.forms import VerticalScrollArea
 from tests.gui.support import click_row, isolate_settings
 
 LAPTOP = (1280, 720)
@@ -145,3 +152,54 @@ def test_the_inspector_shows_a_problem_its_fixes_and_every_editor_without_scroll
     area = window.inspector_dock.widget()
     assert area.horizontalScrollBar().value() == 0
     assert area.widget().width() == area.viewport().width()
+
+
+def test_the_window_opens_inside_the_screen_s_available_area(qtbot, dialogs, monkeypatch):
+    laptop = QRect(0, 30, *LAPTOP)  # a taskbar above
+    monkeypatch.setattr(QScreen, "availableGeometry", lambda screen: laptop)
+    window = open_window()  # first run: it would be 1400 × 900
+    qtbot.addWidget(window)
+    qtbot.waitExposed(window)
+    assert laptop.contains(window.frameGeometry()), window.frameGeometry()
+
+
+def test_the_data_settings_fit_the_first_run_window_and_the_split_buttons_match(window, qtbot):
+    window.views.setCurrentWidget(window.data_panel)
+    panel = window.data_panel
+    qtbot.waitUntil(lambda: panel.loaded is not None, timeout=30_000)
+    settle(qtbot, window)
+    assert window.size().toTuple() == FIRST_RUN_SIZE
+    column = panel.findChild(VerticalScrollArea)
+    assert column.verticalScrollBar().maximum() == 0  # every row shows, down to the cache
+    assert not cut_off(panel.options.seed, window) and not cut_off(panel.options.cache, window)
+    buttons = panel.samples.buttons.buttons()
+    assert len({button.width() for button in buttons}) == 1, [b.width() for b in buttons]
+
+
+def _ten_class_evaluation() -> Evaluation:
+    rng = np.random.default_rng(0)
+    true = rng.integers(0, 10, 500)
+    probabilities = rng.random((500, 10))
+    probabilities[np.arange(500), true] += 5
+    probabilities /= probabilities.sum(axis=1, keepdims=True)
+    images = rng.integers(0, 256, (500, 28, 28, 1), dtype=np.uint8)
+    return Evaluation.of_answers("validation", [str(i) for i in range(10)], true,
+                                 probabilities, 0.3, samples=ArraySamples(images))
+
+
+def test_the_confusion_matrix_shows_all_ten_rows_under_its_axis_titles(window, qtbot):
+    window.views.setCurrentWidget(window.evaluation)
+    window.evaluation.show_evaluation(_ten_class_evaluation(), "a made-up model")
+    settle(qtbot, window)
+    view = window.evaluation.confusion
+    assert view.model().rowCount() == 10
+    assert view.verticalScrollBar().maximum() == 0  # rows 8 and 9 too, without scrolling
+    assert view.horizontalScrollBar().maximum() == 0
+    true, predicted = window.evaluation.axis_titles
+    assert (true.text(), predicted.text()) == ("true class", "predicted class")
+    assert not cut_off(true, window) and not cut_off(predicted, window)
+    assert true.height() >= true.sizeHint().height()  # the whole title reads
+    table = QRect(view.mapTo(window, QPoint(0, 0)), view.size())
+    title_at = true.mapTo(window, QPoint(0, 0))
+    assert title_at.x() < table.left() and table.top() <= title_at.y()  # beside the rows
+    assert predicted.mapTo(window, QPoint(0, 0)).y() < table.top()  # above the columns

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QGroupBox,
     QHBoxLayout,
     QLabel,
     QProgressBar,
@@ -46,6 +47,7 @@ CANCELLED = "Reading the data was cancelled: press “Read again” on the Data 
 NOTES_SHOWN = 3
 PROGRESS_STEPS = 1000
 FORM_WIDTH = 370
+GROUP_MARGINS = (8, 4, 8, 6)
 
 
 SPLIT_FIELDS = ("validation_split", "test_split", "seed")
@@ -92,9 +94,12 @@ class DataPanel(QWidget):
         self.options = OptionsForm(doc)
         form = QWidget()
         column = QVBoxLayout(form)
+        column.setContentsMargins(0, 0, 4, 0)
         column.addWidget(self.source)
         column.addWidget(self.options)
         column.addStretch(1)
+        for group in form.findChildren(QGroupBox):  # tight: every row shows at 1400 × 900
+            group.layout().setContentsMargins(*GROUP_MARGINS)
         scroll = VerticalScrollArea(form)
 
         self.status = QLabel()

@@ -143,7 +143,7 @@ class Inspector(QWidget):
 
     def _show_fixes(self, fixes: list[Fix]) -> None:
         """A button per one-click fix; old buttons go later, one may be mid-click."""
-        if [b.label_text() for b in self.fix_buttons] == [f.label for f in fixes]:
+        if [b.text() for b in self.fix_buttons] == [f.label for f in fixes]:
             return
         for button in self.fix_buttons:
             button.hide()

@@ -61,6 +61,13 @@ def hint(text: str = "") -> QLabel:
     return label
 
 
+def same_width(widgets: Sequence[QWidget]) -> None:
+    """Give a row of buttons (say) the width of the widest, so that they read as a set."""
+    width = max(widget.sizeHint().width() for widget in widgets)
+    for widget in widgets:
+        widget.setMinimumWidth(width)
+
+
 def delay(parent: QObject, ms: int, slot) -> QTimer:
     """A single-shot timer calling ``slot``; each ``start()`` restarts the wait (debouncing)."""
     timer = QTimer(parent)

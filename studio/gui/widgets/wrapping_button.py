@@ -10,7 +10,7 @@ MARGINS = (8, 4, 8, 4)
 
 
 class WrappingButton(QPushButton):
-    """A button showing ``text`` in a word-wrapped label; ``label_text()`` reads it back."""
+    """A button showing ``text`` in a word-wrapped label; ``text()`` reads it back."""
 
     def __init__(self, text: str) -> None:
         super().__init__()
@@ -26,8 +26,9 @@ class WrappingButton(QPushButton):
         policy.setHeightForWidth(True)
         self.setSizePolicy(policy)
 
-    def label_text(self) -> str:
-        """The text the button shows."""
+    def text(self) -> str:
+        """The text the button shows (in its label: the button's own text stays empty, so
+        that the style does not draw it a second time, on one line)."""
         return self.label.text()
 
     def sizeHint(self):  # noqa: N802 - Qt's name
