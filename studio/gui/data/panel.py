@@ -48,6 +48,7 @@ NOTES_SHOWN = 3
 PROGRESS_STEPS = 1000
 FORM_WIDTH = 370
 GROUP_MARGINS = (8, 4, 8, 6)
+GROUP_SPACING = 3
 
 
 SPLIT_FIELDS = ("validation_split", "test_split", "seed")
@@ -100,6 +101,7 @@ class DataPanel(QWidget):
         column.addStretch(1)
         for group in form.findChildren(QGroupBox):  # tight: every row shows at 1400 × 900
             group.layout().setContentsMargins(*GROUP_MARGINS)
+            group.layout().setSpacing(GROUP_SPACING)
         scroll = VerticalScrollArea(form)
 
         self.status = QLabel()

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QMainWindow,
     QMessageBox,
+    QTabBar,
     QTabWidget,
     QUndoView,
     QVBoxLayout,
@@ -39,7 +40,7 @@ from studio.gui.shell.weights_download import WeightsDownload
 from studio.gui.shell.welcome import WelcomePage
 from studio.gui.training.panel import TrainingPanel
 from studio.gui.widgets.document import ProjectDocument
-from studio.gui.widgets.forms import VerticalScrollArea
+from studio.gui.widgets.forms import VerticalScrollArea, unscrolled_height
 from studio.gui.widgets.jobs import shutdown_jobs
 
 FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
@@ -176,8 +177,14 @@ class MainWindow(QMainWindow):
 
     def _size_docks(self) -> None:
         """The first run's dock sizes (they take effect only once the window is laid out):
-        the training dock a third of the height, leaving the tabs room."""
-        self.resizeDocks([self.training_dock], [self.height() // 3], Qt.Orientation.Vertical)
+        the training dock tall enough not to scroll, or a third of the height if more, but
+        never more than half, leaving the tabs room."""
+        chrome = self.training_dock.height() - self.training.height()  # its title
+        chrome += sum(bar.height() for bar in self.findChildren(QTabBar)  # the dock's tabs
+                      if bar.isVisible() and "Training" in map(bar.tabText, range(bar.count())))
+        wanted = max(self.height() // 3, unscrolled_height(self.training) + chrome)
+        self.resizeDocks([self.training_dock], [min(wanted, self.height() // 2)],
+                         Qt.Orientation.Vertical)
         self.resizeDocks([self.findChild(QDockWidget, "dock-Layers"), self.inspector_dock],
                          [self.palette.sizeHint().width(), 360], Qt.Orientation.Horizontal)
 

@@ -98,6 +98,13 @@ def scrolled_body(page: QWidget) -> QWidget:
     return body
 
 
+def unscrolled_height(page: QWidget) -> int:
+    """The least height at which the body of ``page`` (see :func:`scrolled_body`) shows
+    without scrolling."""
+    area = page.findChild(QScrollArea, "", Qt.FindChildOption.FindDirectChildrenOnly)
+    return area.widget().minimumSizeHint().height() + 2 * area.frameWidth()
+
+
 class VerticalScrollArea(QScrollArea):
     """A frameless scroll area that scrolls only up and down: its widget always takes the
     viewport's width (its text wraps), and the area is never narrower than the widget's
