@@ -1,5 +1,6 @@
-"""Small pieces shared by the Data view's forms: undoable dataset edits, choice boxes, hints,
-debouncing timers and scroll areas."""
+"""Small pieces shared by the forms and pages: undoable dataset edits, choice boxes, hints,
+buttons of one width, debouncing timers, and the scroll areas that let a page or a column
+shrink with the window (scrolling up and down, never sideways for a column)."""
 
 from __future__ import annotations
 
