@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+if os.environ["QT_QPA_PLATFORM"] == "offscreen":
+    # A desktop's screen (offscreen Qt's own is 800 × 800): windows open at their real size.
+    SCREEN = Path(__file__).with_name("screen.json")
+    os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={SCREEN}"
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import pytest  # noqa: E402

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QMessageBox, QToolButton
 
 from studio.core.runs import folders as runs
 from studio.core.runs.lock import RunLock
-from studio.gui.runs.history_panel import HistoryPanel
+from studio.gui.runs.history_panel import NO_RUNS, HistoryPanel
 from studio.gui.runs.run_table import COLUMNS
 from studio.gui.shell.app import create_application
 from studio.gui.widgets.jobs import shutdown_jobs
@@ -227,4 +227,23 @@ def test_a_run_is_exported_from_the_panel_and_its_verification_shown(qtbot, cnn_
         dialog.result.text())
     assert dialog.progress.text() == "Verified"
     dialog.close()
+    shutdown_jobs(panel)
+
+
+def test_without_runs_a_sentence_says_how_to_make_one(qtbot, tmp_path):
+    create_application()
+    root = tmp_path / "runs" / "new"
+    panel = HistoryPanel(lambda: root)
+    qtbot.addWidget(panel)
+    panel.resize(1000, 500)
+    with qtbot.waitSignal(panel.refreshed, timeout=10_000):
+        panel.show()
+    assert panel.no_runs.isVisible() and not panel.table.isVisible()
+    assert panel.no_runs.text() == NO_RUNS and "Start (F5)" in NO_RUNS
+    write_run(root, 0)
+    with qtbot.waitSignal(panel.refreshed, timeout=10_000):
+        panel.refresh()
+    assert panel.table.isVisible() and not panel.no_runs.isVisible()
+    qtbot.keyClicks(panel.filter_edit, "no such run")  # a filter matching none keeps the table
+    assert panel.proxy.rowCount() == 0 and panel.table.isVisible()
     shutdown_jobs(panel)

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, QRectF, Qt
 
 from studio.core.base.messages import format_duration
 from studio.core.model.graph import Graph, Node
@@ -17,7 +17,13 @@ from studio.core.search.runner import SearchSession
 from studio.core.search.space import estimated_seconds
 from studio.gui.search import estimate
 from studio.gui.search.panel import SearchPanel
-from studio.gui.search.parallel_coordinates import axis_for, metric_axis
+from studio.gui.search.parallel_coordinates import (
+    ParallelCoordinates,
+    axis_for,
+    metric_axis,
+    round_marks,
+)
+from studio.gui.shell.app import create_application
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.jobs import shutdown_jobs
 from tests.gui.support import RUN_TIMEOUT_MS, click_row, isolate_settings, run_folders, show_tab
@@ -357,3 +363,42 @@ def test_the_newest_runs_time_is_read_off_the_gui_thread(qtbot, private_workspac
                     f"2 trials, about {format_duration(seconds, 'rough')}")
     assert not panel.measuring.busy()
     shutdown_jobs(panel)
+
+
+def test_the_metric_axis_is_labelled_in_round_steps():
+    metric = metric_axis("Validation accuracy", [0.9023, 0.9751, 0.93])
+    assert [text for _, text in metric.ticks()] == ["0.9023", "0.92", "0.94", "0.96", "0.9751"]
+    heights = [height for height, _ in metric.ticks()]
+    assert heights == sorted(heights) and heights[0] == 0 and heights[-1] == 1
+    assert round_marks(0.0, 1.0) == [0.2, 0.4, 0.6, 0.8] and round_marks(2.0, 2.0) == []
+
+
+@pytest.mark.parametrize("minimize", [False, True])
+def test_parallel_coordinates_draw_a_colour_scale_and_labels_over_the_lines(qtbot, minimize):
+    create_application()
+    view = ParallelCoordinates()
+    qtbot.addWidget(view)
+    view.resize(500, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    dimension = Dimension("layer.d.units", values=[32, 64, 128])
+    trials = [{"number": n, "params": {"layer.d.units": units}, "value": value}
+              for n, (units, value) in enumerate([(32, 0.91), (64, 0.95), (128, 0.93)])]
+    view.show_trials([("Units", dimension)], "Validation accuracy", trials, minimize, 1)
+    qtbot.wait(1)
+
+    stops = view.scale.brush().gradient().stops()
+    best, worst = (stops[0], stops[-1]) if minimize else (stops[-1], stops[0])
+    assert best[1] == view.colors.map(1.0, mode="qcolor")  # yellow at the best metric
+    assert worst[1] == view.colors.map(0.0, mode="qcolor")
+    for number, height in ((0, 0.0), (2, 0.5)):  # 0.91 at the bottom, 0.93 half-way up
+        line = view.lines[number].opts["pen"].color()
+        assert line == view.colors.map(1 - height if minimize else height, mode="qcolor")
+
+    texts = [label.toPlainText() for label in view.labels]
+    assert {"Units", "Validation accuracy", "0.93", "0.92", "0.94"} <= set(texts)
+    area = QRectF(view.plot.rect())
+    top_line = max(line.zValue() for line in view.lines.values())
+    for label in view.labels:
+        assert label.zValue() > top_line and label.fill.color().alpha() >= 230
+        assert area.contains(label.sceneBoundingRect()), label.toPlainText()

@@ -92,10 +92,10 @@ class OptionsForm(QWidget):
         size.addWidget(self.height)
         size.addWidget(QLabel("×"))
         size.addWidget(self.width)
+        size.addWidget(self.native)  # on the size's row: the column fits without scrolling
         size.addStretch(1)
         image_form = QFormLayout(self.images)
         image_form.addRow("Size (h × w)", size)
-        image_form.addRow("", self.native)
         image_form.addRow("Colour", self.color)
         image_form.addRow("Resize", self.resize_mode)
         image_form.addRow("Normalise", self.normalization)
@@ -177,7 +177,7 @@ class OptionsForm(QWidget):
         self.text.setVisible(kind == "text")
         self.class_weights.setVisible(task_for(choice.task).has_classes)
         in_memory = choice.source in ("bundled", "keras")
-        self.images.layout().setRowVisible(self.native, in_memory)
+        self.native.setVisible(in_memory)
         show_value(self.native, in_memory and choice.image_size is None)
         native = info.sample_shape[:2] if info and kind == "image" else DEFAULT_IMAGE_SIZE
         height, width = choice.image_size or (native if in_memory else DEFAULT_IMAGE_SIZE)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QGroupBox,
     QHBoxLayout,
     QLabel,
     QProgressBar,
@@ -33,7 +34,7 @@ from studio.gui.data.samples import SamplesView
 from studio.gui.data.source import ERROR_STYLE, SourceForm
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.errors import note_error
-from studio.gui.widgets.forms import delay, scrolling
+from studio.gui.widgets.forms import VerticalScrollArea, delay, scrolled_body
 from studio.gui.widgets.jobs import JobSlot
 
 LOAD_DELAY_MS = 250
@@ -47,6 +48,8 @@ CANCELLED = "Reading the data was cancelled: press “Read again” on the Data 
 NOTES_SHOWN = 3
 PROGRESS_STEPS = 1000
 FORM_WIDTH = 370
+GROUP_MARGINS = (8, 4, 8, 6)
+GROUP_SPACING = 3
 
 
 SPLIT_FIELDS = ("validation_split", "test_split", "seed")
@@ -93,13 +96,14 @@ class DataPanel(QWidget):
         self.options = OptionsForm(doc)
         form = QWidget()
         column = QVBoxLayout(form)
+        column.setContentsMargins(0, 0, 4, 0)
         column.addWidget(self.source)
         column.addWidget(self.options)
         column.addStretch(1)
-        scroll = scrolling(form)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(form.minimumSizeHint().width()
-                               + scroll.verticalScrollBar().sizeHint().width())
+        for group in form.findChildren(QGroupBox):  # tight: every row shows at 1400 × 900
+            group.layout().setContentsMargins(*GROUP_MARGINS)
+            group.layout().setSpacing(GROUP_SPACING)
+        scroll = VerticalScrollArea(form)
 
         self.status = QLabel()
         self.status.setObjectName("data-status")
@@ -144,16 +148,12 @@ class DataPanel(QWidget):
         splitter.addWidget(scroll)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
-        width = max(FORM_WIDTH, scroll.minimumWidth())
+        width = max(FORM_WIDTH, scroll.minimumSizeHint().width())
         splitter.setSizes([width, 3 * width])
         splitter.setChildrenCollapsible(False)
-        content = QWidget()
-        inner = QVBoxLayout(content)
+        inner = QVBoxLayout(scrolled_body(self))  # scrolls rather than widen the window
         inner.setContentsMargins(4, 4, 4, 4)
         inner.addWidget(splitter)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(scrolling(content))  # scrolls rather than widen the window
 
         self.loaded: LoadedData | None = None
         """The data on screen, read for the choice whose read_key is ``self._read``."""

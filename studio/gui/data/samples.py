@@ -28,6 +28,7 @@ from studio.core.data.types import SPLITS, ArraySamples, FileSamples, LoadedData
 from studio.core.model.params import format_shape
 from studio.core.tasks.registry import task_for
 from studio.gui.data.images import THUMBNAIL, framed, pixmap, thumbnail
+from studio.gui.widgets.forms import same_width
 from studio.gui.widgets.jobs import JobSlot
 
 SAMPLES = 48
@@ -105,6 +106,7 @@ class SamplesView(QWidget):
             bar.addWidget(button)
             button.clicked.connect(lambda _=False, name=name: self.show_split(name))
         self.buttons.buttons()[0].setChecked(True)
+        same_width(self.buttons.buttons())
         bar.addStretch(1)
         self.caption = QLabel()
         bar.addWidget(self.caption)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFormLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
 
 from studio.core.model.fixes import Fix
 from studio.core.model.params import format_shape
@@ -11,6 +11,24 @@ from studio.core.search.space import SEARCHABLE_KINDS, layer_target
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.param_editors import ParamEditor
 from studio.gui.widgets.search_button import SearchButton, with_search_button
+from studio.gui.widgets.wrapping_button import WrappingButton
+
+MIN_WIDTH = 250
+"""The inspector's narrowest: its texts wrap, and a long label goes above its editor."""
+
+
+def _wrapping_label(text: str = "") -> QLabel:
+    label = QLabel(text)
+    label.setWordWrap(True)
+    return label
+
+
+def _form(page: QWidget) -> QFormLayout:
+    """The parameters' form: a row too narrow for label and editor puts the label above."""
+    form = QFormLayout(page)
+    form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+    return form
 
 
 class Inspector(QWidget):
@@ -25,24 +43,23 @@ class Inspector(QWidget):
         """The Search… button of each parameter a search can vary."""
         self._editors_for: tuple[str, str] | None = None
         """The (layer id, layer type) the editors were built for."""
-        self.title = QLabel("Select a layer")
+        self.setMinimumWidth(MIN_WIDTH)
+        self.title = _wrapping_label("Select a layer")
         self.title.setStyleSheet("font-weight: bold; font-size: 13pt;")
-        self.help = QLabel()
-        self.help.setWordWrap(True)
-        self.facts = QLabel()
-        self.problem = QLabel()
-        self.problem.setWordWrap(True)
+        self.help = _wrapping_label()
+        self.facts = _wrapping_label()
+        self.problem = _wrapping_label()
         self.problem.setObjectName("inspector-problem")
         self.problem.setStyleSheet("color: #b3261e;")
         self.fix_box = QWidget()
         self.fix_box.setObjectName("inspector-fixes")
         QVBoxLayout(self.fix_box).setContentsMargins(0, 0, 0, 0)
-        self.fix_buttons: list[QPushButton] = []
+        self.fix_buttons: list[WrappingButton] = []
         self.form_host = QWidget()
         host_layout = QVBoxLayout(self.form_host)
         host_layout.setContentsMargins(0, 0, 0, 0)
         self.form_page = QWidget()
-        self.form = QFormLayout(self.form_page)
+        self.form = _form(self.form_page)
         host_layout.addWidget(self.form_page)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
@@ -71,7 +88,7 @@ class Inspector(QWidget):
         # event loop: a signal handler of one of its editors may still be running.
         old = self.form_page
         self.form_page = QWidget()
-        self.form = QFormLayout(self.form_page)
+        self.form = _form(self.form_page)
         self.form.setContentsMargins(0, 6, 0, 0)
         self.editors = {}
         self.search_buttons = {}
@@ -113,7 +130,7 @@ class Inspector(QWidget):
         report = self.doc.analysis().nodes.get(self.node_id)
         if report:
             self.facts.setText(
-                f"Output shape: {format_shape(report.output_shape)}    "
+                f"Output shape: {format_shape(report.output_shape)}\n"
                 f"Parameters: {report.params:,}"
             )
         else:
@@ -133,7 +150,7 @@ class Inspector(QWidget):
             button.deleteLater()
         self.fix_buttons = []
         for fix in fixes:
-            button = QPushButton(fix.label)
+            button = WrappingButton(fix.label)
             button.setToolTip("Apply this fix in one step (Ctrl+Z undoes it)")
             button.clicked.connect(lambda _=False, f=fix: self.doc.apply_fix(f))
             self.fix_box.layout().addWidget(button)

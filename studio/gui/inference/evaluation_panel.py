@@ -35,6 +35,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QButtonGroup,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -64,9 +65,10 @@ from studio.core.tasks.class_scores import Evaluation
 from studio.core.tasks.registry import task_for
 from studio.gui.runs.run_picker import offer_runs
 from studio.gui.widgets.errors import note_error
-from studio.gui.widgets.forms import hint, narrow_box
+from studio.gui.widgets.forms import hint, narrow_box, scrolled_body
 from studio.gui.widgets.images import array_pixmap
 from studio.gui.widgets.jobs import JobSlot
+from studio.gui.widgets.vertical_label import VerticalLabel
 
 COUNT_ROLE = Qt.ItemDataRole.UserRole
 """The confusion matrix's count in a cell, as an int."""
@@ -244,6 +246,8 @@ class ConfusionView(QTableView):
         self.setGridStyle(Qt.PenStyle.SolidLine)
         self.setCornerButtonEnabled(False)
         self.setMouseTracking(True)
+        self._row_height = 40
+        """The rows' height where there is room (that of the cells' width, up to 40)."""
         for header in (self.horizontalHeader(), self.verticalHeader()):
             header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
             header.setHighlightSections(True)
@@ -261,7 +265,20 @@ class ConfusionView(QTableView):
         digits = self.fontMetrics().horizontalAdvance(f"{int(self.matrix.counts.max(initial=0)):,}")
         side = max(digits + 8, min(56, max(24, 560 // count)))
         self.horizontalHeader().setDefaultSectionSize(side)
-        self.verticalHeader().setDefaultSectionSize(min(side, 40))
+        self._row_height = min(side, 40)
+        self._fit_rows()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Keep every row in view where the rows can shrink to fit."""
+        super().resizeEvent(event)
+        self._fit_rows()
+
+    def _fit_rows(self) -> None:
+        """Rows as tall as the cells are wide, but low enough (down to one line of text)
+        that all of them show without scrolling."""
+        room = self.viewport().height() // max(1, self.model().rowCount())
+        lowest = self.fontMetrics().height() + 4
+        self.verticalHeader().setDefaultSectionSize(max(lowest, min(self._row_height, room)))
 
     def full_width(self) -> int:
         """The width that shows every column, with room for a vertical scroll bar."""
@@ -416,7 +433,7 @@ class EvaluationPanel(QWidget):
         self.empty = hint(NO_RUNS)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
 
-        layout = QVBoxLayout(self)
+        layout = QVBoxLayout(scrolled_body(self))  # a small window scrolls the page
         layout.addLayout(bar)
         layout.addWidget(self.status)
         layout.addWidget(results, 1)
@@ -488,11 +505,17 @@ class EvaluationPanel(QWidget):
         self.confusion = ConfusionView()
         self.confusion.clicked.connect(self._cell_clicked)
         matrix = QWidget()
-        matrix_layout = QVBoxLayout(matrix)
+        matrix_layout = QGridLayout(matrix)
         matrix_layout.setContentsMargins(0, 0, 0, 0)
         matrix_layout.addWidget(hint("Confusion matrix: rows are the true classes, columns the "
-                                     "model's answers. Click a cell to see its images."))
-        matrix_layout.addWidget(self.confusion, 1)
+                                     "model's answers. Click a cell to see its images."),
+                                0, 0, 1, 2)
+        self.axis_titles = (VerticalLabel("true class"), QLabel("predicted class"))
+        self.axis_titles[1].setAlignment(Qt.AlignmentFlag.AlignCenter)
+        matrix_layout.addWidget(self.axis_titles[1], 1, 1)
+        matrix_layout.addWidget(self.axis_titles[0], 2, 0)
+        matrix_layout.addWidget(self.confusion, 2, 1)
+        matrix_layout.setRowStretch(2, 1)
 
         self.cell_caption = hint()
         self.cell_grid = ImageGrid(CELL_PLACEHOLDER)

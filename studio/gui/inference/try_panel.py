@@ -37,6 +37,7 @@ from studio.gui.inference.example_form import ExampleForm, Request
 from studio.gui.inference.folder_batch import FolderBatch
 from studio.gui.inference.image_cards import ImageCards
 from studio.gui.inference.model_chooser import ModelChooser
+from studio.gui.widgets.forms import scrolled_body
 from studio.gui.widgets.jobs import JobSlot
 
 ERROR_STYLE = "color: #b3261e;"
@@ -155,7 +156,7 @@ class TryPanel(QWidget):
         self.tabs.setTabToolTip(2, "Type one example for a model trained on a table or texts")
         self.tabs.addTab(self.pad, "Draw")
         self.tabs.setTabToolTip(3, "Draw an image and see the model answer it as you draw")
-        layout = QVBoxLayout(self)
+        layout = QVBoxLayout(scrolled_body(self))  # a small window scrolls the page
         layout.addLayout(top)
         layout.addWidget(self.status)
         layout.addWidget(self.tabs, 1)

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMessageBox,
     QSplitter,
+    QStackedWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -28,9 +29,12 @@ from studio.core.runs.index import RunIndex
 from studio.gui.runs.export_dialog import ExportDialog
 from studio.gui.runs.run_details import MAX_OVERLAID, RunDetails
 from studio.gui.runs.run_table import STATUS_TIPS, RunTable
+from studio.gui.widgets.forms import scrolled_body
 from studio.gui.widgets.jobs import JobSlot, Policy
 
 RESUMABLE = ("interrupted", "stopped", "failed")
+NO_RUNS = ("No runs yet. Press Start (F5) to train the model: each run is listed here, to "
+           "overlay its curves, compare its settings, resume it or export its model.")
 
 
 @dataclass
@@ -141,6 +145,10 @@ class HistoryPanel(QWidget):
         self.details = RunDetails()
         self.accuracy_plot, self.loss_plot = self.details.accuracy_plot, self.details.loss_plot
         self.differences = self.details.differences
+        self.no_runs = QLabel(NO_RUNS)
+        self.no_runs.setObjectName("history-no-runs")
+        self.no_runs.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.no_runs.setWordWrap(True)
         self.message = QLabel("Select runs, then Overlay curves or Compare.")
         self.message.setObjectName("history-message")
         self.message.setWordWrap(True)
@@ -163,7 +171,11 @@ class HistoryPanel(QWidget):
         upper_layout = QVBoxLayout(upper)
         upper_layout.setContentsMargins(0, 0, 0, 0)
         upper_layout.addLayout(top)
-        upper_layout.addWidget(self.table, 1)
+        self.listed = QStackedWidget()
+        """The table, or while there are no runs a sentence saying how to make one."""
+        self.listed.addWidget(self.table)
+        self.listed.addWidget(self.no_runs)
+        upper_layout.addWidget(self.listed, 1)
         upper_layout.addLayout(buttons)
         lower = QWidget()
         lower_layout = QVBoxLayout(lower)
@@ -175,7 +187,8 @@ class HistoryPanel(QWidget):
         splitter.addWidget(lower)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
-        layout = QVBoxLayout(self)
+        splitter.setChildrenCollapsible(False)  # the plots never shrink to a sliver
+        layout = QVBoxLayout(scrolled_body(self))  # a small window scrolls the page
         layout.addWidget(splitter)
 
     def _action(self, text: str, name: str, slot: Callable[[], None], tip: str) -> QAction:
@@ -256,6 +269,7 @@ class HistoryPanel(QWidget):
         interrupted = sum(run.status == "interrupted" for run in self.model.runs)
         text = f"{total:,} runs" if shown == total else f"{shown:,} of {total:,} runs"
         self.count_label.setText(text + (f" · {interrupted} interrupted" if interrupted else ""))
+        self.listed.setCurrentWidget(self.table if total else self.no_runs)
 
     @Slot()
     def _update_actions(self) -> None:

@@ -23,6 +23,7 @@ from studio.gui.widgets.plot_style import epoch_plot
 
 MAX_OVERLAID = 12
 """Curves of at most this many runs are overlaid at once."""
+LEGEND_COLUMNS = 4
 CURVE_COLORS = ("#1a73e8", "#e8710a", "#188038", "#d93025", "#9334e6", "#12b5cb",
                 "#e52592", "#795548", "#5f6368", "#f9ab00")
 
@@ -40,10 +41,9 @@ class RunDetails(QTabWidget):
         super().__init__()
         self.setObjectName("history-details")
         self.accuracy_plot = epoch_plot("Validation accuracy", left="accuracy",
-                                         legend_offset=(-10, -10))
-        self.accuracy_plot.setYRange(0, 1, padding=0.02)
+                                         legend_columns=LEGEND_COLUMNS)
         self.loss_plot = epoch_plot("Loss (solid: validation, dashed: training)", left="loss",
-                                     legend_offset=(-10, 10))
+                                     legend_columns=LEGEND_COLUMNS)
         curves = QWidget()
         curves_layout = QHBoxLayout(curves)
         curves_layout.setContentsMargins(0, 0, 0, 0)

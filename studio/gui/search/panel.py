@@ -20,7 +20,7 @@ from studio.gui.search.runner import ERROR_STYLE, SearchRunner
 from studio.gui.search.space_editor import SpaceEditor
 from studio.gui.widgets.dimension_dialog import DimensionDialog
 from studio.gui.widgets.document import ProjectDocument
-from studio.gui.widgets.forms import scrolling
+from studio.gui.widgets.forms import VerticalScrollArea, scrolled_body
 from studio.gui.widgets.jobs import JobSlot
 
 
@@ -106,11 +106,11 @@ class SearchPanel(QWidget):
         watch_layout.addWidget(self.status)
         watch_layout.addWidget(self.results, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(scrolling(settings))
+        self.splitter.addWidget(VerticalScrollArea(settings))
         self.splitter.addWidget(watch)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([320, 900])
-        layout = QVBoxLayout(self)
+        layout = QVBoxLayout(scrolled_body(self))  # a small window scrolls the page
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.splitter)
 

@@ -11,7 +11,9 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor, QLinearGradient, QPen
+from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
 
 from studio.core.project.document import Dimension
 from studio.gui.widgets.dimension_dialog import format_value
@@ -24,7 +26,13 @@ MAX_MARKS = 6
 """A list of at most this many numbers has each labelled on its axis."""
 BEST_PEN = pg.mkPen("#d93025", width=4)
 TOP = 1.0
-TICK_FILL = pg.mkBrush(255, 255, 255, 200)
+LABEL_FILL = pg.mkBrush(255, 255, 255, 240)
+LABEL_Z = 100
+"""Labels are drawn over the trials' lines, on a background, so that no line hides them."""
+METRIC_MARKS = 4
+"""About how many steps the metric's axis is labelled in, besides its ends."""
+SCALE_WIDTH = 0.06
+"""The width of the colour scale drawn along the metric's axis, in axis spacings."""
 RIGHT_ROOM = 0.7
 """Room right of the last axis for its labels, in axis spacings."""
 LABEL_ROOM = 0.3
@@ -99,11 +107,28 @@ def axis_for(label: str, dimension: Dimension, seen: list[Any]) -> Axis:
     return Axis(label, categories=categories)
 
 
+def round_marks(low: float, high: float, steps: int = METRIC_MARKS) -> list[float]:
+    """Round values between ``low`` and ``high`` (steps of 1, 2 or 5 × 10ⁿ, about ``steps``
+    of them across), none so near an end that their labels would overlap."""
+    if not high > low:
+        return []
+    rough = (high - low) / steps
+    power = 10.0 ** math.floor(math.log10(rough))
+    step = min((m * power for m in (1, 2, 5, 10)), key=lambda step: abs(step - rough))
+    marks, value = [], math.ceil(low / step) * step
+    while value < high - step / 3:
+        if value > low + step / 3:
+            marks.append(round(value, 12))
+        value += step
+    return marks
+
+
 def metric_axis(label: str, values: list[float]) -> Axis:
-    """The metric's axis over the trials' values."""
+    """The metric's axis over the trials' values, labelled at its ends and round steps."""
     usable = [v for v in values if v is not None and math.isfinite(v)]
-    return Axis(label, min(usable, default=0.0), max(usable, default=1.0),
-                text=lambda value: f"{value:.4g}")
+    low, high = min(usable, default=0.0), max(usable, default=1.0)
+    return Axis(label, low, high, text=lambda value: f"{value:.4g}",
+                marks=round_marks(low, high))
 
 
 class ParallelCoordinates(QWidget):
@@ -126,6 +151,10 @@ class ParallelCoordinates(QWidget):
         self.colors = pg.colormap.get(COLOR_MAP)
         self.axes: list[Axis] = []
         self.lines: dict[int, pg.PlotDataItem] = {}
+        self.labels: list[pg.TextItem] = []
+        """The axes' titles and tick labels."""
+        self.scale: QGraphicsRectItem | None = None
+        """The metric's colour scale, along its axis."""
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot)
@@ -143,7 +172,7 @@ class ParallelCoordinates(QWidget):
         """Draw the finished ``trials`` (TrialRecord dicts with a value) over one axis per
         (label, dimension) and the metric."""
         self.plot.clear()
-        self.lines = {}
+        self.lines, self.labels, self.scale = {}, [], None
         scored = [t for t in trials if t.get("value") is not None
                   and math.isfinite(t["value"])]
         self.axes = [axis_for(label, dimension,
@@ -155,6 +184,7 @@ class ParallelCoordinates(QWidget):
             return
         self.axes.append(metric_axis(metric_label, [t["value"] for t in scored]))
         self._draw_axes()
+        self._draw_scale(minimize)
         metric = self.axes[-1]
         ordered = sorted(scored, key=lambda t: t["number"] == best)  # the best drawn last
         for trial in ordered:
@@ -163,25 +193,45 @@ class ParallelCoordinates(QWidget):
             heights.append(metric.position(trial["value"]))
             if any(h is None for h in heights):
                 continue
-            goodness = heights[-1] if not minimize else 1 - heights[-1]
             pen = BEST_PEN if trial["number"] == best else pg.mkPen(
-                self.colors.map(goodness, mode="qcolor"), width=2)
+                self.color_at(heights[-1], minimize), width=2)
             line = self.plot.plot(np.arange(len(heights), dtype=float),
                                   np.asarray(heights, dtype=float), pen=pen, antialias=True)
             self.lines[trial["number"]] = line
         self.plot.setXRange(-0.45, len(self.axes) - 1 + RIGHT_ROOM, padding=0)
         self.plot.setYRange(-0.06, TOP + LABEL_ROOM, padding=0)
 
+    def color_at(self, height: float, minimize: bool) -> QColor:
+        """The colour of a metric at ``height`` on its axis: yellow is best."""
+        return self.colors.map(1 - height if minimize else height, mode="qcolor")
+
     def _draw_axes(self) -> None:
         for index, axis in enumerate(self.axes):
             self.plot.addItem(pg.PlotDataItem([index, index], [0, TOP], pen=GRID_PEN))
-            title = pg.TextItem(axis.label.replace(" · ", "\n"), color=TITLE_COLOR,
-                                anchor=(0.5, 0.5))
+            title = self._label(axis.label.replace(" · ", "\n"), TITLE_COLOR, (0.5, 0.5))
             title.setPos(index, TOP + LABEL_ROOM / 2)
-            self.plot.addItem(title)
             for height, text in axis.ticks():
-                tick = pg.TextItem(text, color=TEXT_PEN.color(), anchor=(0.0, 0.5),
-                                   fill=TICK_FILL)
-                tick.setZValue(20)
-                tick.setPos(index + 0.03, height)
-                self.plot.addItem(tick)
+                self._label(text, TEXT_PEN.color(), (0.0, 0.5)).setPos(
+                    index + SCALE_WIDTH, height)
+
+    def _label(self, text: str, color, anchor: tuple[float, float]) -> pg.TextItem:
+        """A label over every line, on a background."""
+        label = pg.TextItem(text, color=color, anchor=anchor, fill=LABEL_FILL)
+        label.setZValue(LABEL_Z)
+        self.plot.addItem(label)
+        self.labels.append(label)
+        return label
+
+    def _draw_scale(self, minimize: bool) -> None:
+        """The metric's axis drawn as its colour scale: each height in the colour of a trial
+        line ending there."""
+        gradient = QLinearGradient(0, 0, 0, TOP)
+        for stop in np.linspace(0.0, 1.0, 11):
+            gradient.setColorAt(stop, self.color_at(stop, minimize))
+        index = len(self.axes) - 1
+        self.scale = QGraphicsRectItem(index - SCALE_WIDTH / 2, 0, SCALE_WIDTH, TOP)
+        self.scale.setBrush(QBrush(gradient))
+        self.scale.setPen(QPen(Qt.PenStyle.NoPen))
+        self.scale.setToolTip("The colour scale of the metric: each trial's line has the "
+                              "colour of its metric on this axis")
+        self.plot.addItem(self.scale)

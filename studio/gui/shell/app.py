@@ -30,7 +30,9 @@ def open_window(project_path: Path | None = None) -> MainWindow:
     """The window, shown, opening ``project_path`` once the event loop runs; without one, on
     the demo project, with the welcome page over it the first time."""
     window = MainWindow(demo_project())
+    window.fit_screen()
     window.show()
+    window.fit_screen()  # again with the frame, known once shown
     if project_path is not None:
         QTimer.singleShot(0, lambda: window.open_path(project_path))
     elif window.recent.first_run():

@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
     QMainWindow,
     QMessageBox,
+    QTabBar,
     QTabWidget,
     QUndoView,
     QVBoxLayout,
@@ -41,10 +42,12 @@ from studio.gui.shell.welcome import WelcomePage
 from studio.gui.training.panel import TrainingPanel
 from studio.gui.widgets import errors
 from studio.gui.widgets.document import ProjectDocument
-from studio.gui.widgets.forms import scrolling
+from studio.gui.widgets.forms import VerticalScrollArea, unscrolled_height
 from studio.gui.widgets.jobs import shutdown_jobs
 
 FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
+FIRST_RUN_SIZE = (1400, 900)
+"""The window's size until the person resizes it (then it opens as they left it)."""
 
 
 def _with_summary(view: QWidget, summary: QWidget) -> QWidget:
@@ -104,7 +107,7 @@ class MainWindow(QMainWindow):
         for corner in (Qt.Corner.BottomLeftCorner, Qt.Corner.BottomRightCorner):
             self.setCorner(corner, Qt.DockWidgetArea.BottomDockWidgetArea)  # curves want width
         layers = self._dock("Layers", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea)
-        inspector = self._dock("Inspector", scrolling(self.inspector),
+        inspector = self._dock("Inspector", VerticalScrollArea(self.inspector),
                                Qt.DockWidgetArea.RightDockWidgetArea)
         self.inspector_dock = inspector
         self._inspector_put_away = False
@@ -120,9 +123,6 @@ class MainWindow(QMainWindow):
                              Qt.DockWidgetArea.LeftDockWidgetArea)
         self.tabifyDockWidget(layers, history)
         layers.raise_()
-        self.resizeDocks([training], [370], Qt.Orientation.Vertical)
-        self.resizeDocks([layers, inspector], [self.palette.sizeHint().width(), 360],
-                         Qt.Orientation.Horizontal)
 
         self.training.run_started.connect(self.runs.refresh)
         self.training.run_finished.connect(self.runs.refresh)
@@ -151,17 +151,43 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._update_title()
         self._clean_changed(True)
-        self.resize(1400, 900)
+        self.resize(*FIRST_RUN_SIZE)
         self.restoreGeometry(QSettings().value("window/geometry", b""))
-        self.restoreState(QSettings().value("window/state", b""))
+        self._docks_restored = self.restoreState(QSettings().value("window/state", b""))
         self.statusBar().showMessage("Welcome to Layer Studio", 4000)
+
+    def fit_screen(self) -> None:
+        """Keep the window, at its first-run or saved size, inside its screen's available
+        area (a laptop's screen less its taskbar)."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        area = screen.availableGeometry()
+        frame = self.frameGeometry().size() - self.size()  # the title bar and borders
+        self.resize(self.size().boundedTo(area.size() - frame))
+        box = self.frameGeometry()
+        self.move(min(max(box.x(), area.x()), area.x() + area.width() - box.width()),
+                  min(max(box.y(), area.y()), area.y() + area.height() - box.height()))
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
         """Show the model in the canvas the first time the window shows."""
         super().showEvent(event)
         if not self._shown:
             self._shown = True
+            if not self._docks_restored:
+                QTimer.singleShot(0, self._size_docks)
             QTimer.singleShot(0, self.canvas.show_model)
+
+    def _size_docks(self) -> None:
+        """The first run's dock sizes (they take effect only once the window is laid out):
+        the training dock tall enough not to scroll, or a third of the height if more, but
+        never more than half, leaving the tabs room."""
+        chrome = self.training_dock.height() - self.training.height()  # its title
+        chrome += sum(bar.height() for bar in self.findChildren(QTabBar)  # the dock's tabs
+                      if bar.isVisible() and "Training" in map(bar.tabText, range(bar.count())))
+        wanted = max(self.height() // 3, unscrolled_height(self.training) + chrome)
+        self.resizeDocks([self.training_dock], [min(wanted, self.height() // 2)],
+                         Qt.Orientation.Vertical)
+        self.resizeDocks([self.findChild(QDockWidget, "dock-Layers"), self.inspector_dock],
+                         [self.palette.sizeHint().width(), 360], Qt.Orientation.Horizontal)
 
     def add_layer(self, layer_type: str) -> None:
         """Add a layer in the view in front: the canvas (mid-view or after the selection)

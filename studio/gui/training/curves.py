@@ -15,9 +15,9 @@ from studio.gui.widgets.plot_style import epoch_plot
 
 REDRAW_MS = 50
 SMOOTHING = 0.8
-RATE_HEADROOM = 1.4
-"""The learning-rate plot reaches this many times the highest planned rate: the legend sits in
-the strip above the curve (a constant rate runs along the top otherwise, under the legend)."""
+RATE_HEADROOM = 1.1
+"""The learning-rate plot reaches this many times the highest planned rate (a constant rate
+runs just under the top, not on the frame)."""
 
 _PENS = {
     "batch": pg.mkPen("#8ab4f8", width=1.5),
@@ -26,15 +26,13 @@ _PENS = {
     "planned": pg.mkPen("#9aa0a6", width=1.5, style=Qt.PenStyle.DashLine),
     "actual": pg.mkPen("#188038", width=2.5),
 }
-PLOTS = {"loss": ("Loss", (("batch", "train (batch, smoothed)"), ("train", "train"),
-                            ("val", "validation"))),
-         "accuracy": ("Accuracy", (("batch", "train (batch, smoothed)"), ("train", "train"),
-                                   ("val", "validation"))),
-         "learning_rate": ("Learning rate", (("planned", "planned"), ("actual", "used")))}
-"""Each plot's title and its curves (kind, legend label)."""
-LEGEND_OFFSETS = {"loss": (-10, 10), "accuracy": (-10, -10), "learning_rate": (-10, 2)}
-"""Where each legend sits: in the corner its curves leave free (loss falls, accuracy rises;
-the learning rate's legend is one row in the strip above its curve)."""
+PLOTS = {"loss": ("Loss", "loss", (("batch", "batches"), ("train", "train"),
+                                    ("val", "validation"))),
+         "accuracy": ("Accuracy", "accuracy", (("batch", "batches"),
+                                               ("train", "train"), ("val", "validation"))),
+         "learning_rate": ("Learning rate", "rate", (("planned", "planned"),
+                                                     ("actual", "used")))}
+"""Each plot's title, the label of its values' axis, and its curves (kind, legend label)."""
 _SYMBOLS = {"train": "o", "val": "s"}
 
 
@@ -77,9 +75,8 @@ class LiveCurves(QWidget):
         self.series: dict[str, Series] = {}
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        for metric, (title, kinds) in PLOTS.items():
-            plot = epoch_plot(title, "11pt", legend_offset=LEGEND_OFFSETS[metric],
-                              legend_columns=len(kinds) if metric == "learning_rate" else 1)
+        for metric, (title, left, kinds) in PLOTS.items():
+            plot = epoch_plot(title, "11pt", left=left, legend_columns=len(kinds))
             plot.setObjectName(f"plot-{metric}")
             plot.setClipToView(True)
             plot.setDownsampling(auto=True, mode="peak")

@@ -40,7 +40,7 @@ from studio.gui.training.stopping_form import StoppingForm
 from studio.gui.widgets.desktop import open_folder
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.errors import note_error
-from studio.gui.widgets.forms import scrolling
+from studio.gui.widgets.forms import scrolled_body, scrolling
 from studio.gui.widgets.jobs import JobSlot
 from studio.gui.widgets.search_button import SearchButton
 from studio.gui.widgets.sync import show_value
@@ -212,7 +212,7 @@ class TrainingPanel(QWidget):
         self.splitter.addWidget(live)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([560, 900])
-        layout = QVBoxLayout(self)
+        layout = QVBoxLayout(scrolled_body(self))  # a small window scrolls the page
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(basics)
         layout.addWidget(self.splitter, 1)

@@ -1,13 +1,14 @@
-"""Small pieces shared by the Data view's forms: undoable dataset edits, choice boxes, hints,
-debouncing timers and scroll areas."""
+"""Small pieces shared by the forms and pages: undoable dataset edits, choice boxes, hints,
+buttons of one width, debouncing timers, and the scroll areas that let a page or a column
+shrink with the window (scrolling up and down, never sideways for a column)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QObject, QSignalBlocker, Qt, QTimer
-from PySide6.QtWidgets import QComboBox, QFrame, QLabel, QScrollArea, QWidget
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, QSize, Qt, QTimer
+from PySide6.QtWidgets import QComboBox, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from studio.gui.widgets.document import ProjectDocument
 
@@ -61,6 +62,13 @@ def hint(text: str = "") -> QLabel:
     return label
 
 
+def same_width(widgets: Sequence[QWidget]) -> None:
+    """Give a row of buttons (say) the width of the widest, so that they read as a set."""
+    width = max(widget.sizeHint().width() for widget in widgets)
+    for widget in widgets:
+        widget.setMinimumWidth(width)
+
+
 def delay(parent: QObject, ms: int, slot) -> QTimer:
     """A single-shot timer calling ``slot``; each ``start()`` restarts the wait (debouncing)."""
     timer = QTimer(parent)
@@ -78,3 +86,49 @@ def scrolling(widget: QWidget) -> QScrollArea:
     area.setWidgetResizable(True)
     area.setFrameShape(QFrame.Shape.NoFrame)
     return area
+
+
+def scrolled_body(page: QWidget) -> QWidget:
+    """A new widget to build ``page``'s content in, shown in a scroll area that fills ``page``:
+    the page no longer holds the window at its content's minimum size, and a page squeezed
+    below that size scrolls (the page itself stays the widget other code refers to)."""
+    body = QWidget()
+    layout = QVBoxLayout(page)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(scrolling(body))
+    return body
+
+
+def unscrolled_height(page: QWidget) -> int:
+    """The least height at which the body of ``page`` (see :func:`scrolled_body`) shows
+    without scrolling."""
+    area = page.findChild(QScrollArea, "", Qt.FindChildOption.FindDirectChildrenOnly)
+    return area.widget().minimumSizeHint().height() + 2 * area.frameWidth()
+
+
+class VerticalScrollArea(QScrollArea):
+    """A frameless scroll area that scrolls only up and down: its widget always takes the
+    viewport's width (its text wraps), and the area is never narrower than the widget's
+    minimum width, so nothing is cut at the right edge and no sideways scrollbar appears."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__()
+        self.setWidget(widget)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        widget.installEventFilter(self)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """Wide enough for the widget's minimum width beside the vertical scrollbar."""
+        hint = super().minimumSizeHint()
+        widget = self.widget()
+        content = max(widget.minimumSizeHint().width(), widget.minimumWidth())
+        width = content + self.verticalScrollBar().sizeHint().width() + 2 * self.frameWidth()
+        return QSize(max(hint.width(), width), hint.height())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        """Pass a change of the widget's minimum width on to the dock or layout holding us."""
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self.updateGeometry()
+        return False

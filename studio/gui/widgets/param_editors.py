@@ -7,7 +7,6 @@ from typing import Any
 from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QDoubleSpinBox,
     QHBoxLayout,
     QLineEdit,
@@ -16,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.model.params import Param, parse_shape
+from studio.gui.widgets.forms import narrow_box
 from studio.gui.widgets.sync import show_value
 
 INT_LIMIT = 2**31 - 1
@@ -46,7 +46,7 @@ class ParamEditor(QWidget):
             box.toggled.connect(self.edited.emit)
             return box
         if p.kind == "choice":
-            combo = QComboBox()
+            combo = narrow_box()  # a long choice must not widen the inspector
             combo.addItems(list(p.choices))
             combo.currentTextChanged.connect(self.edited.emit)
             return combo
