@@ -20,11 +20,11 @@ import json
 import os
 import shutil
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studio.core.base.events import Progress
 from studio.core.base.files import atomic_write_text
 from studio.core.project.document import (
     DATA_PATH_FIELDS,
@@ -43,8 +43,8 @@ from studio.core.search.state import SEARCH_FILE
 JOURNAL_FORMAT = 1
 INCOMING = ".incoming-"
 """The prefix of a folder being copied in from another file system."""
-OnProgress = Callable[[int, int], None]
-"""Told (folders moved, folders to move) after each folder."""
+MOVING = "Moving the runs and searches"
+"""What ``finish_move`` tells its progress callback it does."""
 
 
 @dataclass
@@ -89,7 +89,7 @@ def plan_move(old: Path, new: Path) -> bool:
     return True
 
 
-def finish_move(project_path: Path, on_progress: OnProgress | None = None,
+def finish_move(project_path: Path, on_progress: Progress | None = None,
                 stop: threading.Event | None = None) -> MoveReport:
     """Move what the journal of ``project_path`` says has still to move (nothing if there is
     no journal); stopping (``stop``) between two folders leaves the rest for the next call.
@@ -112,7 +112,7 @@ def finish_move(project_path: Path, on_progress: OnProgress | None = None,
 class _Move:
     """One pass over a journaled move."""
 
-    def __init__(self, plan: dict[str, Any], project_path: Path, on_progress: OnProgress | None,
+    def __init__(self, plan: dict[str, Any], project_path: Path, on_progress: Progress | None,
                  stop: threading.Event | None) -> None:
         self.plan = plan
         self.project_path = project_path
@@ -160,7 +160,7 @@ class _Move:
     def _tell(self, total: int) -> None:
         self.moved += 1
         if self.on_progress is not None:
-            self.on_progress(self.moved, total)
+            self.on_progress(MOVING, self.moved, total)
 
     def _extend(self, kind: str, source: Path, target: Path, found: list[str]) -> list[str]:
         """The names of ``kind`` to move: those planned, with ``found`` ones not yet planned

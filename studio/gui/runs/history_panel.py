@@ -31,6 +31,7 @@ from studio.gui.runs.run_table import STATUS_TIPS, RunTable
 from studio.gui.widgets.jobs import JobSlot, Policy
 
 RESUMABLE = ("interrupted", "stopped", "failed")
+CHOOSE = "Select runs, then Overlay curves or Compare."
 
 
 @dataclass
@@ -141,7 +142,7 @@ class HistoryPanel(QWidget):
         self.details = RunDetails()
         self.accuracy_plot, self.loss_plot = self.details.accuracy_plot, self.details.loss_plot
         self.differences = self.details.differences
-        self.message = QLabel("Select runs, then Overlay curves or Compare.")
+        self.message = QLabel(CHOOSE)
         self.message.setObjectName("history-message")
         self.message.setWordWrap(True)
 
@@ -229,6 +230,8 @@ class HistoryPanel(QWidget):
         self.model.set_runs(listing.runs)
         self.select_runs(chosen)
         self._update_count()
+        if self.details.keep_listed({run.path for run in listing.runs}):
+            self.message.setText(CHOOSE)
         if listing.notes:
             self.message.setText(listing.notes[-1])
         self._listed = True

@@ -17,10 +17,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.base.events import progress_events
 from studio.core.hardware.devices import DeviceDiscovery, TensorFlowDiscovery
 from studio.core.project.document import SUFFIX, Project, ProjectFileError
 from studio.core.project.templates import demo_project, from_template
 from studio.core.runs.folders import runs_root
+from studio.core.search.moving import MoveReport, finish_move, journal_path, plan_move
 from studio.gui.data.panel import DataPanel
 from studio.gui.editor.canvas_scene import CanvasScene
 from studio.gui.editor.canvas_view import ZOOM_STEP, CanvasView
@@ -40,7 +42,7 @@ from studio.gui.shell.welcome import WelcomePage
 from studio.gui.training.panel import TrainingPanel
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import scrolling
-from studio.gui.widgets.jobs import shutdown_jobs
+from studio.gui.widgets.jobs import JobSlot, shutdown_jobs
 
 FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
 
@@ -108,7 +110,7 @@ class MainWindow(QMainWindow):
         self._inspector_put_away = False
         """The Data tab hid the inspector, so leaving the tab shows it again."""
         training = self._dock("Training", self.training, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.runs = HistoryPanel(lambda: runs_root(self.doc.path))
+        self.runs = HistoryPanel(lambda: runs_root(self.doc.place))
         runs = self._dock("Runs", self.runs, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(training, runs)
         training.raise_()
@@ -122,6 +124,15 @@ class MainWindow(QMainWindow):
         self.resizeDocks([layers, inspector], [self.palette.sizeHint().width(), 360],
                          Qt.Orientation.Horizontal)
 
+        self.moving = JobSlot(self)
+        """Moves the project's runs and searches into its place after a save under a new
+        name: renames, but copies where the workspace and the project's folder are on
+        different disks, so it runs in the background."""
+        self.moving.event.connect(self._move_progressed)
+        self.moving.succeeded.connect(self._moved)
+        self.moving.failed.connect(self._move_failed)
+        self.training.run_finished.connect(self.finish_move)
+        self.search.search_finished.connect(self.finish_move)
         self.training.run_started.connect(self.runs.refresh)
         self.training.run_finished.connect(self.runs.refresh)
         self.training.run_finished.connect(self.search.runs_changed)
@@ -432,6 +443,7 @@ class MainWindow(QMainWindow):
             return False
         self.recent.add(path)
         self.statusBar().showMessage(f"Opened {path}", 5000)
+        self.finish_move()  # one interrupted before
         return True
 
     def save(self) -> bool:
@@ -451,17 +463,63 @@ class MainWindow(QMainWindow):
         return self._save_to(Path(path))
 
     def _save_to(self, path: Path) -> bool:
+        """Save to ``path``; saved under a new name, the project takes its runs and searches
+        with it (see finish_move)."""
+        moves = False
         try:
+            if path != self.doc.place:
+                moves = plan_move(self.doc.place, path)
             self.doc.save(path)
-        except OSError as exc:
-            self.show_error("Cannot save project", f"{path}: {exc.strerror or exc}")
-            return False
-        except ProjectFileError as exc:
-            self.show_error("Cannot save project", str(exc))
+        except (OSError, ProjectFileError) as exc:
+            if moves:
+                journal_path(path).unlink(missing_ok=True)
+            text = str(exc) if isinstance(exc, ProjectFileError) else \
+                f"{path}: {exc.strerror or exc}"
+            self.show_error("Cannot save project", text)
             return False
         self.recent.add(path)
         self.statusBar().showMessage(f"Saved {path}", 5000)
+        if moves:
+            self.finish_move()
         return True
+
+    @Slot()
+    def finish_move(self) -> None:
+        """Move the project's runs and searches into its place if a move is under way (after
+        a save under a new name, or one interrupted), in the background; while this window
+        trains or searches in the old place, the move waits for that to end."""
+        path = self.doc.path
+        if path is None or not journal_path(path).exists():
+            return
+        if self.training.is_running() or self.search.is_running():
+            self.statusBar().showMessage("The runs move to the project's folder once the "
+                                         "training or search ends.", 8000)
+            return
+        self.moving.start(lambda on_event, stop: finish_move(path, progress_events(on_event),
+                                                             stop))
+
+    @Slot(object)
+    def _move_progressed(self, event) -> None:
+        self.statusBar().showMessage(f"{event['what']}: {event['done']} of {event['total']}…")
+
+    @Slot(object)
+    def _moved(self, report: MoveReport) -> None:
+        self.runs.refresh()
+        self.search.show_last_search()
+        self.search.runs_changed()
+        moved = report.runs + report.searches
+        text = f"Moved {moved} runs and searches into the project's folder." if moved else ""
+        if report.kept:
+            text += (f" {len(report.kept)} in use move once they end: "
+                     f"{', '.join(report.kept[:3])}.")
+        self.statusBar().showMessage(text.strip(), 8000)
+
+    @Slot(str)
+    def _move_failed(self, text: str) -> None:
+        self.runs.refresh()
+        self.show_error("Runs not moved yet", f"Some runs and searches could not be moved "
+                        f"into the project's folder: {text} They are kept where they were, "
+                        "and move when the project is opened again.")
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
         """Offer to save, stop any run, wait for worker threads, then close."""

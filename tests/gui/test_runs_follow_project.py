@@ -1,0 +1,107 @@
+"""The runs and searches of an unsaved project are its own: the first save (and Save As)
+takes them along into the project's folder, where the Runs dock, Try, Evaluate and the Search
+tab find them, also once reopened; another unsaved project never sees them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog
+
+from studio.core.runs.folders import runs_root
+from studio.core.search.runner import search_folder
+from studio.core.search.state import SearchState, TrialRecord, write_state
+from studio.gui.inference.try_panel import NO_MODEL
+from tests.gui.support import runs_of
+from tests.run_folders import write_run
+
+CTRL = Qt.KeyboardModifier.ControlModifier
+
+
+def listed(qtbot, window, count: int) -> None:
+    """Wait until the Runs dock lists ``count`` runs of the window's project."""
+    window.runs.refresh()
+    qtbot.waitUntil(lambda: not window.runs.listing.busy() and not window.moving.busy()
+                    and window.runs.count_label.text() == f"{count} runs"
+                    and all(run.path.parent == runs_of(window)
+                            for run in window.runs.model.runs))
+
+
+def offered(box) -> list[str]:
+    """The run folders a Try or Evaluate chooser offers."""
+    return [box.itemData(i) for i in range(box.count())]
+
+
+def test_the_first_save_takes_the_runs_and_the_search_along(window, qtbot, tmp_path,
+                                                              monkeypatch):
+    made = [write_run(runs_of(window), i, model=True, learning_rate=0.01 / (i + 1))
+            for i in range(2)]
+    trials = [TrialRecord(i, {"training.learning_rate": 0.01 / (i + 1)}, "finished", 0.9,
+                          run_dir=str(path)) for i, path in enumerate(made)]
+    write_state(search_folder(window.doc.place),
+                SearchState(window.doc.project.copy(), 1, 2, trials))
+    window.search.show_last_search()  # as a search ended in this window shows it
+    listed(qtbot, window, 2)
+    window.runs.select_runs([path.name for path in made])
+    window.runs.compare_action.trigger()
+    assert window.runs.differences.rowCount() > 0
+    scratch = window.doc.place.parent
+    path = tmp_path / "digits.studio.json"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(path), ""))
+
+    qtbot.keyClick(window, Qt.Key.Key_S, CTRL)  # an unsaved project: Save asks where
+
+    moved = [str(runs_root(path) / p.name) for p in reversed(made)]  # newest first
+    listed(qtbot, window, 2)
+    assert offered(window.try_panel.run_box) == moved
+    assert offered(window.evaluation.run_box) == moved
+    assert window.try_panel.run_box.isEnabled() and window.evaluation.evaluate_button.isEnabled()
+    assert str(scratch) not in window.try_panel.status.text()
+    assert window.runs.differences.rowCount() == 0  # it compared runs no longer listed
+    assert [row[0] for row in window.search.table.row_texts()] == ["0", "1"]
+    assert not scratch.exists()
+
+    window.doc.replace(window.doc.project.copy(), None)  # another project, then reopen
+    listed(qtbot, window, 0)
+    assert window.search.table.row_texts() == []
+    assert window.open_path(path)
+    listed(qtbot, window, 2)
+    assert [row[0] for row in window.search.table.row_texts()] == ["0", "1"]
+    window.search.table.selectRow(1)
+    window.search.table.activated.emit(window.search.table.currentIndex())
+    assert [run.path for run in window.runs.selected_runs()] == [Path(moved[0])]
+
+
+def test_save_as_takes_the_runs_to_the_new_name(window, qtbot, tmp_path, monkeypatch):
+    first, second = tmp_path / "one" / "a.studio.json", tmp_path / "two" / "b.studio.json"
+    first.parent.mkdir()
+    assert window._save_to(first)
+    write_run(runs_of(window), 0, model=True)
+    listed(qtbot, window, 1)
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(second), ""))
+
+    qtbot.keyClick(window, Qt.Key.Key_S, CTRL | Qt.KeyboardModifier.ShiftModifier)
+
+    listed(qtbot, window, 1)
+    assert runs_of(window) == runs_root(second)
+    assert offered(window.try_panel.run_box) == [str(runs_root(second) /
+                                                     window.runs.model.runs[0].id)]
+    assert not runs_root(first).exists()
+
+
+def test_two_unsaved_projects_do_not_see_each_others_runs(window, qtbot):
+    demo_run = write_run(runs_of(window), 0, model=True)
+    listed(qtbot, window, 1)
+    assert offered(window.try_panel.run_box) == [str(demo_run)]
+
+    assert window.new_project("mlp")  # File > New from Template > MLP
+
+    listed(qtbot, window, 0)
+    for box in (window.try_panel.run_box, window.evaluation.run_box):
+        assert [box.itemText(i) for i in range(box.count())] == ["No trained runs yet"]
+    assert window.try_panel.status.text() == NO_MODEL
+    mlp_run = write_run(runs_of(window), 1, model=True)
+    listed(qtbot, window, 1)
+    assert offered(window.try_panel.run_box) == [str(mlp_run)]
+    assert offered(window.evaluation.run_box) == [str(mlp_run)]
