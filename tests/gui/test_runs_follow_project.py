@@ -90,12 +90,16 @@ def test_save_as_takes_the_runs_to_the_new_name(window, qtbot, tmp_path, monkeyp
     assert not runs_root(first).exists()
 
 
-def test_two_unsaved_projects_do_not_see_each_others_runs(window, qtbot):
+def test_two_unsaved_projects_do_not_see_each_others_runs(window, qtbot, dialogs):
     demo_run = write_run(runs_of(window), 0, model=True)
     listed(qtbot, window, 1)
     assert offered(window.try_panel.run_box) == [str(demo_run)]
 
-    assert window.new_project("mlp")  # File > New from Template > MLP
+    assert window.new_project("mlp")  # File > New from Template > MLP; Discard is answered
+
+    assert dialogs == [("question", "Unsaved changes", "Save Small CNN with its runs? Unless it "
+                        "is saved, no other project lists them (they stay in "
+                        f"{demo_run.parents[2]}).")]
 
     listed(qtbot, window, 0)
     for box in (window.try_panel.run_box, window.evaluation.run_box):

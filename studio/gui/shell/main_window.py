@@ -22,7 +22,13 @@ from studio.core.hardware.devices import DeviceDiscovery, TensorFlowDiscovery
 from studio.core.project.document import SUFFIX, Project, ProjectFileError
 from studio.core.project.templates import demo_project, from_template
 from studio.core.runs.folders import runs_root
-from studio.core.search.moving import MoveReport, finish_move, journal_path, plan_move
+from studio.core.search.moving import (
+    MoveReport,
+    finish_move,
+    has_work,
+    journal_path,
+    plan_move,
+)
 from studio.gui.data.panel import DataPanel
 from studio.gui.editor.canvas_scene import CanvasScene
 from studio.gui.editor.canvas_view import ZOOM_STEP, CanvasView
@@ -360,12 +366,18 @@ class MainWindow(QMainWindow):
             self.doc.replace(project, None)
 
     def _confirm_discard(self) -> bool:
-        if self.doc.undo_stack.isClean():
+        """Ask to save unsaved changes, and an unsaved project's runs and searches (which no
+        other project lists); False if the person cancels."""
+        text = f"Save the changes to {self.doc.title}?"
+        if self.doc.path is None and has_work(self.doc.place):
+            text = (f"Save {self.doc.title} with its runs? Unless it is saved, no other project "
+                    f"lists them (they stay in {self.doc.place.parent}).")
+        elif self.doc.undo_stack.isClean():
             return True
         answer = QMessageBox.question(
             self,
             "Unsaved changes",
-            f"Save the changes to {self.doc.title}?",
+            text,
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
             | QMessageBox.StandardButton.Cancel,
         )
