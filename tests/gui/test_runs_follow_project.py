@@ -9,11 +9,13 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
-from studio.core.runs.folders import runs_root
+from studio.core.runs.folders import RunFolder, runs_root
+from studio.core.search.moving import journal_path
 from studio.core.search.runner import search_folder
 from studio.core.search.state import SearchState, TrialRecord, write_state
 from studio.gui.inference.try_panel import NO_MODEL
-from tests.gui.support import runs_of
+from tests.gui.support import RUN_TIMEOUT_MS, runs_of
+from tests.helpers import tiny_project
 from tests.run_folders import write_run
 
 CTRL = Qt.KeyboardModifier.ControlModifier
@@ -109,3 +111,23 @@ def test_two_unsaved_projects_do_not_see_each_others_runs(window, qtbot, dialogs
     listed(qtbot, window, 1)
     assert offered(window.try_panel.run_box) == [str(mlp_run)]
     assert offered(window.evaluation.run_box) == [str(mlp_run)]
+
+
+def test_a_run_training_during_the_save_follows_once_it_ends(window, qtbot, tmp_path, gate):
+    gate.after(RunFolder, "add_epoch")  # the run waits once its epoch is recorded
+    window.doc.replace(tiny_project(epochs=1), None)
+    earlier = write_run(runs_of(window), 0, model=True)
+    with qtbot.waitSignal(window.training.run_started, timeout=RUN_TIMEOUT_MS):
+        window.training.start()
+    assert gate.reached.wait(RUN_TIMEOUT_MS / 1000)
+    path = tmp_path / "tiny.studio.json"
+
+    assert window._save_to(path)
+
+    listed(qtbot, window, 1)  # the run that ended moved; the one training stays meanwhile
+    assert window.runs.model.runs[0].id == earlier.name
+    with qtbot.waitSignal(window.training.run_finished, timeout=RUN_TIMEOUT_MS):
+        gate.open()
+    listed(qtbot, window, 2)
+    assert {run.status for run in window.runs.model.runs} == {"finished"}
+    assert not journal_path(path).exists()

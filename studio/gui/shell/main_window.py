@@ -498,14 +498,15 @@ class MainWindow(QMainWindow):
     @Slot()
     def finish_move(self) -> None:
         """Move the project's runs and searches into its place if a move is under way (after
-        a save under a new name, or one interrupted), in the background; while this window
-        trains or searches in the old place, the move waits for that to end."""
+        a save under a new name, or one interrupted), in the background. A run training
+        stays until it ends (its lock keeps it); a search in the old place makes new runs
+        there, so while one runs, the move waits for it to end."""
         path = self.doc.path
         if path is None or not journal_path(path).exists():
             return
-        if self.training.is_running() or self.search.is_running():
+        if self.search.is_running():
             self.statusBar().showMessage("The runs move to the project's folder once the "
-                                         "training or search ends.", 8000)
+                                         "search ends.", 8000)
             return
         self.moving.start(lambda on_event, stop: finish_move(path, progress_events(on_event),
                                                              stop))
