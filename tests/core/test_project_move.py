@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import shutil
+import threading
 
 import pytest
 
@@ -35,11 +36,11 @@ def names(root) -> set[str]:
     return {p.name for p in root.iterdir() if p.is_dir()} if root.is_dir() else set()
 
 
-def save_and_move(old, new, project=None):
+def save_and_move(old, new, project=None, **options):
     """What the window does: plan, write the project, move."""
     plan_move(old, new)
     save_project(project or Project(), new)
-    return finish_move(new)
+    return finish_move(new, **options)
 
 
 def test_the_first_save_moves_the_runs_and_the_search_into_the_projects_place(tmp_path):
@@ -48,10 +49,12 @@ def test_the_first_save_moves_the_runs_and_the_search_into_the_projects_place(tm
     RunIndex(runs_root(scratch)).sync()
     searched(scratch, runs[:2])
     saved = tmp_path / "work" / "digits.studio.json"
+    told = []
 
-    report = save_and_move(scratch, saved)
+    report = save_and_move(scratch, saved, on_progress=lambda *args: told.append(args))
 
     assert (report.runs, report.searches, report.kept, report.done) == (3, 1, [], True)
+    assert told == [(moving.MOVING, done, 4) for done in range(1, 5)]
     index = RunIndex(runs_root(saved))
     assert {run.path for run in index.runs()} == {runs_root(saved) / p.name for p in runs}
     state = read_state(last_search(saved))
@@ -176,3 +179,19 @@ def test_a_copy_across_file_systems_interrupted_before_removing_the_old_run(tmp_
     assert report.done
     assert set(map(tuple, place_of(runs, scratch, saved).values())) == {("new",)}
     assert names(runs_root(saved)) == {p.name for p in runs}  # no copy left half-way
+
+
+def test_a_stopped_move_goes_on_at_the_next_call(tmp_path):
+    scratch = scratch_project()
+    runs = write_runs(runs_root(scratch), 3)
+    (searched(scratch, runs) / "search.json").write_text("{damaged")
+    saved = tmp_path / "p.studio.json"
+    stop = threading.Event()
+
+    report = save_and_move(scratch, saved, on_progress=lambda *_: stop.set(), stop=stop)
+
+    assert (report.runs, report.done) == (1, False)
+    assert len(names(runs_root(scratch))) == 2 and journal_path(saved).exists()
+    report = finish_move(saved)
+    assert (report.runs, report.searches, report.done) == (2, 1, True)  # damaged, moved as is
+    assert names(runs_root(saved)) == {p.name for p in runs}

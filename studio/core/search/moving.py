@@ -33,7 +33,7 @@ from studio.core.project.document import (
     project_stem,
     save_project,
 )
-from studio.core.runs.folders import PROJECT_FILE, runs_root
+from studio.core.runs.folders import PROJECT_FILE, UNSAVED, runs_root
 from studio.core.runs.history import iter_run_folders
 from studio.core.runs.index import INDEX_FILE, RunIndex
 from studio.core.runs.lock import RunLock
@@ -197,11 +197,17 @@ class _Move:
         source = self.searches_from / name
         target = self.searches_to / self.plan["searches"][name]
         record = source / SEARCH_FILE
-        document = json.loads(record.read_text(encoding="utf-8"))
-        trials = document.get("trials", []) if isinstance(document, dict) else []
+        try:
+            document = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            document = None  # a damaged record moves as it is
+        trials = document.get("trials") if isinstance(document, dict) else None
         changed = False
-        for trial in trials:
-            run_dir = Path(os.path.abspath(trial.get("run_dir") or "/"))
+        for trial in trials if isinstance(trials, list) else []:
+            if not isinstance(trial, dict) or not isinstance(trial.get("run_dir"), str) \
+                    or not trial["run_dir"]:
+                continue
+            run_dir = Path(os.path.abspath(trial["run_dir"]))
             if run_dir.parent != self.runs_from:
                 continue
             if run_dir.exists():  # a trial's run that could not move yet
@@ -248,10 +254,12 @@ class _Move:
                     folder.rmdir()
                 except OSError:
                     break
-        try:
-            Path(self.plan["from"]).parent.rmdir()
-        except OSError:
-            pass
+        scratch = Path(self.plan["from"]).parent
+        if scratch.parent.name == UNSAVED:
+            try:
+                scratch.rmdir()
+            except OSError:
+                pass
 
 
 def _pin_data_paths(run_dir: Path) -> None:
