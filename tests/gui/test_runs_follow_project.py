@@ -48,6 +48,9 @@ def test_the_first_save_takes_the_runs_and_the_search_along(window, qtbot, tmp_p
     window.runs.select_runs([path.name for path in made])
     window.runs.compare_action.trigger()
     assert window.runs.differences.rowCount() > 0
+    for view in (window.try_panel, window.evaluation):  # the person picks the older run
+        view.run_box.setCurrentIndex(1)
+        view.run_box.activated.emit(1)
     scratch = window.doc.place.parent
     path = tmp_path / "digits.studio.json"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(path), ""))
@@ -58,6 +61,9 @@ def test_the_first_save_takes_the_runs_and_the_search_along(window, qtbot, tmp_p
     listed(qtbot, window, 2)
     assert offered(window.try_panel.run_box) == moved
     assert offered(window.evaluation.run_box) == moved
+    for view in (window.try_panel, window.evaluation):  # still the run picked, where it is now
+        assert view.run_box.currentData() == moved[1]
+        assert Path(view.model_box.currentData()).parent == Path(moved[1])
     assert window.try_panel.run_box.isEnabled() and window.evaluation.evaluate_button.isEnabled()
     assert str(scratch) not in window.try_panel.status.text()
     assert window.runs.differences.rowCount() == 0  # it compared runs no longer listed

@@ -205,7 +205,10 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _runs_listed(self) -> None:
-        """Offer the runs just listed to the views that answer with them."""
+        """Offer the runs just listed to the views that answer with them (not those listed
+        while they move: the views follow a chosen run once it has moved)."""
+        if self.moving.busy():
+            return
         for view in (self.try_panel, self.evaluation):
             view.set_runs(self.runs.model.runs)
 
