@@ -4,12 +4,15 @@ tab find them, also once reopened; another unsaved project never sees them."""
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
 from studio.core.runs.folders import RunFolder, runs_root
+from studio.core.search import moving
 from studio.core.search.moving import journal_path
 from studio.core.search.runner import search_folder
 from studio.core.search.state import SearchState, TrialRecord, write_state
@@ -137,3 +140,32 @@ def test_a_run_training_during_the_save_follows_once_it_ends(window, qtbot, tmp_
     listed(qtbot, window, 2)
     assert {run.status for run in window.runs.model.runs} == {"finished"}
     assert not journal_path(path).exists()
+
+
+def test_a_move_that_fails_says_so_and_the_next_opening_finishes_it(window, qtbot, tmp_path,
+                                                                    dialogs, monkeypatch):
+    made = [write_run(runs_of(window), i, model=True) for i in range(3)]
+    real_rename, calls = os.rename, []
+
+    def failing_rename(source, target):
+        calls.append(source)
+        if len(calls) == 2:
+            raise OSError(errno.EIO, "Input/output error")
+        real_rename(source, target)
+
+    monkeypatch.setattr(moving.os, "rename", failing_rename)
+    path = tmp_path / "p.studio.json"
+    assert window._save_to(path)
+
+    qtbot.waitUntil(lambda: len(dialogs) == 1)
+    kind, title, text = dialogs[0]
+    assert (kind, title) == ("warning", "Runs not moved yet")
+    assert "Input/output error" in text and "kept whole where they were" in text
+    listed(qtbot, window, 1)
+    monkeypatch.setattr(moving.os, "rename", real_rename)
+    window.doc.replace(window.doc.project.copy(), None)
+
+    assert window.open_path(path)
+
+    listed(qtbot, window, 3)
+    assert {run.id for run in window.runs.model.runs} == {p.name for p in made}

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.base.events import progress_events
+from studio.core.base.messages import count
 from studio.core.hardware.devices import DeviceDiscovery, TensorFlowDiscovery
 from studio.core.project.document import SUFFIX, Project, ProjectFileError
 from studio.core.project.templates import demo_project, from_template
@@ -48,7 +49,7 @@ from studio.gui.shell.welcome import WelcomePage
 from studio.gui.training.panel import TrainingPanel
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import scrolling
-from studio.gui.widgets.jobs import JobSlot, shutdown_jobs
+from studio.gui.widgets.jobs import JobSlot, Policy, shutdown_jobs
 
 FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
 
@@ -130,7 +131,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([layers, inspector], [self.palette.sizeHint().width(), 360],
                          Qt.Orientation.Horizontal)
 
-        self.moving = JobSlot(self)
+        self.moving = JobSlot(self, Policy.RERUN)
         """Moves the project's runs and searches into its place after a save under a new
         name: renames, but copies where the workspace and the project's folder are on
         different disks, so it runs in the background."""
@@ -486,11 +487,10 @@ class MainWindow(QMainWindow):
                 moves = plan_move(self.doc.place, path)
             self.doc.save(path)
         except (OSError, ProjectFileError) as exc:
-            if moves:
+            if moves:  # nothing moves into a project that was not written
                 journal_path(path).unlink(missing_ok=True)
-            text = str(exc) if isinstance(exc, ProjectFileError) else \
-                f"{path}: {exc.strerror or exc}"
-            self.show_error("Cannot save project", text)
+            self.show_error("Cannot save project", str(exc) if isinstance(exc, ProjectFileError)
+                            else f"{path}: {exc.strerror or exc}")
             return False
         self.recent.add(path)
         self.statusBar().showMessage(f"Saved {path}", 5000)
@@ -523,19 +523,18 @@ class MainWindow(QMainWindow):
         self.runs.refresh()
         self.search.show_last_search()
         self.search.runs_changed()
-        moved = report.runs + report.searches
-        text = f"Moved {moved} runs and searches into the project's folder." if moved else ""
+        searches = count(report.searches, "search", "searches")
+        text = f"Moved {count(report.runs, 'run')} and {searches} into the project's folder."
         if report.kept:
-            text += (f" {len(report.kept)} in use move once they end: "
-                     f"{', '.join(report.kept[:3])}.")
-        self.statusBar().showMessage(text.strip(), 8000)
+            text += f" In use, {', '.join(report.kept[:3])} moves once it ends."
+        self.statusBar().showMessage(text, 8000)
 
     @Slot(str)
     def _move_failed(self, text: str) -> None:
         self.runs.refresh()
-        self.show_error("Runs not moved yet", f"Some runs and searches could not be moved "
-                        f"into the project's folder: {text} They are kept where they were, "
-                        "and move when the project is opened again.")
+        self.show_error("Runs not moved yet", "Some runs or searches could not be moved into "
+                        f"the project's folder ({text.rstrip('.')}). They are kept whole where "
+                        "they were, and move when the project is opened again.")
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
         """Offer to save, stop any run, wait for worker threads, then close."""
