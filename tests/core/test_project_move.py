@@ -19,7 +19,7 @@ from studio.core.search import moving
 from studio.core.search.moving import finish_move, journal_path, plan_move
 from studio.core.search.runner import last_search, searches_root
 from studio.core.search.state import SearchState, TrialRecord, read_state, write_state
-from tests.run_folders import write_runs
+from tests.run_folders import rename_failing_at, write_runs
 
 
 def searched(project_path, runs) -> object:
@@ -123,15 +123,8 @@ def test_an_interrupted_move_loses_nothing_and_a_retry_finishes_it(tmp_path, mon
     saved = tmp_path / "p.studio.json"
     plan_move(scratch, saved)
     save_project(Project(), saved)
-    real_rename, calls = os.rename, []
-
-    def failing_rename(source, target):
-        calls.append(source)
-        if len(calls) == 2:
-            raise OSError(errno.EIO, "Input/output error")
-        real_rename(source, target)
-
-    monkeypatch.setattr(moving.os, "rename", failing_rename)
+    real_rename = os.rename
+    monkeypatch.setattr(moving.os, "rename", rename_failing_at(2))  # the second run's
     with pytest.raises(OSError, match="Input/output error"):
         finish_move(saved)
     places = place_of(runs, scratch, saved)

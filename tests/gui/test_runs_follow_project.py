@@ -4,7 +4,6 @@ tab find them, also once reopened; another unsaved project never sees them."""
 
 from __future__ import annotations
 
-import errno
 import os
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from studio.core.search.state import SearchState, TrialRecord, write_state
 from studio.gui.inference.try_panel import NO_MODEL
 from tests.gui.support import RUN_TIMEOUT_MS, runs_of
 from tests.helpers import tiny_project
-from tests.run_folders import write_run
+from tests.run_folders import rename_failing_at, write_run
 
 CTRL = Qt.KeyboardModifier.ControlModifier
 
@@ -145,15 +144,8 @@ def test_a_run_training_during_the_save_follows_once_it_ends(window, qtbot, tmp_
 def test_a_move_that_fails_says_so_and_the_next_opening_finishes_it(window, qtbot, tmp_path,
                                                                     dialogs, monkeypatch):
     made = [write_run(runs_of(window), i, model=True) for i in range(3)]
-    real_rename, calls = os.rename, []
-
-    def failing_rename(source, target):
-        calls.append(source)
-        if len(calls) == 2:
-            raise OSError(errno.EIO, "Input/output error")
-        real_rename(source, target)
-
-    monkeypatch.setattr(moving.os, "rename", failing_rename)
+    real_rename = os.rename
+    monkeypatch.setattr(moving.os, "rename", rename_failing_at(2))  # the second run's
     path = tmp_path / "p.studio.json"
     assert window._save_to(path)
 
