@@ -4,6 +4,7 @@ benchmark (no training needed)."""
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import math
@@ -11,7 +12,7 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime, timedelta
@@ -130,3 +131,17 @@ def training_process(run_dir: Path) -> Iterator[subprocess.Popen]:
         child.stdin.close()
         child.stdout.close()
         child.wait()
+
+
+def rename_failing_at(call: int) -> Callable[[str, str], None]:
+    """``os.rename`` failing with an I/O error at its ``call``-th use (a disk failing part-way
+    through moving run folders)."""
+    real, calls = os.rename, []
+
+    def rename(source, target) -> None:
+        calls.append(source)
+        if len(calls) == call:
+            raise OSError(errno.EIO, "Input/output error")
+        real(source, target)
+
+    return rename

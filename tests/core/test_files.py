@@ -16,9 +16,11 @@ import studio
 from studio.cli import main
 from studio.core.base import files
 from studio.core.export.exporter import export_run
+from studio.core.export.formats import FORMATS
 from studio.core.project.document import save_project
 from studio.core.runs import folders as runs
 from studio.core.runs.folders import RunFolder
+from studio.core.search.state import SEARCH_FILE, SearchState, write_state
 from tests.helpers import tiny_project
 
 WRITER = """
@@ -97,7 +99,7 @@ def test_a_checkpoint_save_removes_the_partial_files_of_a_killed_run(tmp_path):
     assert sorted(p.name for p in target.parent.iterdir()) == [target.name]
 
 
-@pytest.fixture(params=[0o022, 0o027])
+@pytest.fixture(params=[0o022, 0o027, 0o077])
 def umask(request):
     """A umask set for the test (and restored after it)."""
     previous = os.umask(request.param)
@@ -119,16 +121,39 @@ def test_saved_projects_run_files_and_scripts_get_the_users_umask(tmp_path, umas
     folder.add_epoch({"epoch": 1, "loss": 0.5})
     script = tmp_path / "p.py"
     assert main(["export-code", str(project), "-o", str(script)]) == 0
-    written = [project, script, *(folder.path / name for name in (
+    search = tmp_path / "searches" / "p" / "1"
+    write_state(search, SearchState(tiny_project(), workers=1, planned=1))
+    written = [project, script, search / SEARCH_FILE, *(folder.path / name for name in (
         runs.PROJECT_FILE, runs.CONFIG_FILE, runs.METRICS_FILE, runs.RUN_FILE))]
     assert {p.name: mode(p) for p in written} == {p.name: file_mode for p in written}
-    assert mode(folder.path) == folder_mode
+    assert {mode(folder.path), mode(search)} == {folder_mode}
+
+
+def entry_modes(folder: Path) -> dict[str, int]:
+    """The mode of ``folder`` and of everything in it, by path."""
+    return {str(p): mode(p) for p in [folder, *folder.rglob("*")]}
+
+
+def expected_modes(folder: Path, umask: int) -> dict[str, int]:
+    """What entry_modes gives for files and folders made under ``umask``."""
+    return {str(p): 0o777 & ~umask if p.is_dir() else 0o666 & ~umask
+            for p in [folder, *folder.rglob("*")]}
 
 
 def test_an_export_folder_gets_the_users_umask(cnn_run, tmp_path, umask):
     out = tmp_path / "exports" / "keras"
     export_run(cnn_run, "keras", out)
-    entries = [out, *out.rglob("*")]
-    expected = {str(p): 0o777 & ~umask if p.is_dir() else 0o666 & ~umask for p in entries}
-    assert {str(p): mode(p) for p in entries} == expected
+    assert entry_modes(out) == expected_modes(out, umask)
     assert mode(out.parent) == 0o777 & ~umask
+
+
+@pytest.mark.parametrize("fmt", sorted(set(FORMATS) - {"keras"}))
+def test_every_export_format_gets_the_users_umask(cnn_run, tmp_path, fmt):
+    """The converters write their own files: they too follow the umask (022, which tells
+    0644 from the 0600 of a private temp file)."""
+    previous = os.umask(0o022)
+    try:
+        export_run(cnn_run, fmt, tmp_path / fmt)
+    finally:
+        os.umask(previous)
+    assert entry_modes(tmp_path / fmt) == expected_modes(tmp_path / fmt, 0o022)

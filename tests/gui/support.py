@@ -114,3 +114,8 @@ def copied_run(run: Path, runs_folder: Path) -> Path:
     target = runs_folder / run.name
     shutil.copytree(run, target)
     return target
+
+
+def runs_of(window) -> Path:
+    """Where the window's project keeps its runs (an unsaved one: in its scratch folder)."""
+    return runs.runs_root(window.doc.place)

@@ -13,6 +13,7 @@ from PySide6.QtCore import QPoint, QRectF, Qt
 from studio.core.base.messages import format_duration
 from studio.core.model.graph import Graph, Node
 from studio.core.project.document import Dimension, Project, save_project
+from studio.core.runs.folders import runs_root
 from studio.core.search.runner import SearchSession
 from studio.core.search.space import estimated_seconds
 from studio.gui.search import estimate
@@ -26,7 +27,14 @@ from studio.gui.search.parallel_coordinates import (
 from studio.gui.shell.app import create_application
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.jobs import shutdown_jobs
-from tests.gui.support import RUN_TIMEOUT_MS, click_row, isolate_settings, run_folders, show_tab
+from tests.gui.support import (
+    RUN_TIMEOUT_MS,
+    click_row,
+    isolate_settings,
+    run_folders,
+    runs_of,
+    show_tab,
+)
 from tests.run_folders import write_run
 
 LEFT = Qt.MouseButton.LeftButton
@@ -70,7 +78,7 @@ def search_values(qtbot, button, text: str) -> None:
 
 
 def test_a_two_by_two_grid_runs_four_finished_trials_and_applies_the_best(
-        window, qtbot, private_workspace):
+        window, qtbot):
     window.doc.replace(hidden_layer_project(), None)
     search_values(qtbot, window.training.optimizer_form.search_buttons["learning_rate"],
                   "0.01, 0.001")
@@ -101,7 +109,7 @@ def test_a_two_by_two_grid_runs_four_finished_trials_and_applies_the_best(
         ("0.001", "4"), ("0.001", "8"), ("0.01", "4"), ("0.01", "8")]
     assert all(re.fullmatch(r"0\.\d{4}", row[4]) for row in rows)  # best validation accuracy
     assert panel.progress.text() == "Done"
-    assert len(run_folders(private_workspace / "runs")) == 4  # each trial is a run
+    assert len(run_folders(runs_of(window))) == 4  # each trial is a run
     assert panel.pool is warm and {t["pid"] for t in panel.table.trials.trials} == {
         w.process.pid for w in warm.workers}  # the warm workers trained the trials
     # Sorted by the metric (a click on its header), the best trial is highlighted on top.
@@ -337,9 +345,7 @@ def test_the_trial_table_says_why_a_trial_failed_and_highlights_only_a_finished_
     assert [row[0] for row in table.row_texts()] == ["1", "2", "0"]
 
 
-def test_the_newest_runs_time_is_read_off_the_gui_thread(qtbot, private_workspace, gate,
-                                                         monkeypatch):
-    write_run(private_workspace / "runs", 0, epochs=4)
+def test_the_newest_runs_time_is_read_off_the_gui_thread(qtbot, gate, monkeypatch):
     readers = []
     real = estimate.latest_seconds_per_epoch
 
@@ -351,7 +357,9 @@ def test_the_newest_runs_time_is_read_off_the_gui_thread(qtbot, private_workspac
     monkeypatch.setattr(estimate, "latest_seconds_per_epoch", held)
     project = hidden_layer_project()
     project.search.dimensions = [Dimension("training.learning_rate", values=[0.01, 0.001])]
-    panel = SearchPanel(ProjectDocument(project))
+    doc = ProjectDocument(project)
+    write_run(runs_root(doc.place), 0, epochs=4)
+    panel = SearchPanel(doc)
     qtbot.addWidget(panel)
     assert gate.reached.wait(RUN_TIMEOUT_MS / 1000)
     assert readers and readers[0] is not threading.main_thread()

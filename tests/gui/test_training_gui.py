@@ -21,6 +21,7 @@ from tests.gui.support import (
     isolate_settings,
     run_folders,
     run_status,
+    runs_of,
     type_into,
 )
 from tests.helpers import tiny_project
@@ -39,8 +40,7 @@ def _private_settings(tmp_path):
     isolate_settings(tmp_path / "settings")
 
 
-def test_start_shows_live_progress_and_stop_keeps_the_run(window, qtbot, private_workspace,
-                                                          gate):
+def test_start_shows_live_progress_and_stop_keeps_the_run(window, qtbot, gate):
     gate.after(RunFolder, "add_epoch")  # the run waits once epoch 1 is recorded
     panel = window.training
     assert panel.start_button.isEnabled()
@@ -82,7 +82,7 @@ def test_start_shows_live_progress_and_stop_keeps_the_run(window, qtbot, private
     assert not panel.stop_button.isEnabled()
     assert panel.progress.text() == "Stopped"
 
-    (run_dir,) = run_folders(private_workspace / "runs")
+    (run_dir,) = run_folders(runs_of(window))
     assert run_dir == Path(panel.run_dir)
     assert run_dir.name.endswith("small-cnn")
     assert re.fullmatch(r"Stopped in \d+ s · val accuracy \d+\.\d% · val loss [\d.e-]+",
@@ -101,7 +101,7 @@ def test_the_usage_line_shows_each_gpu_the_sampler_reads():
 
 
 def test_stop_while_the_run_is_still_starting_ends_it_as_stopped(
-    window, qtbot, private_workspace
+    window, qtbot
 ):
     panel = window.training
     with qtbot.waitSignal(panel.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
@@ -117,7 +117,7 @@ def test_stop_while_the_run_is_still_starting_ends_it_as_stopped(
     assert not panel.stop_button.isEnabled()
     assert panel.curves.point_count() == 0
 
-    (run_dir,) = run_folders(private_workspace / "runs")
+    (run_dir,) = run_folders(runs_of(window))
     assert run_dir == Path(panel.run_dir)
     assert run_status(run_dir)["status"] == "stopped"
     assert run_status(run_dir)["epochs"] == 0
@@ -126,8 +126,7 @@ def test_stop_while_the_run_is_still_starting_ends_it_as_stopped(
     assert window.statusBar().currentMessage() == f"Run stopped: saved in {run_dir}"
 
 
-def test_a_short_run_completes_and_saves_everything(window, qtbot, private_workspace,
-                                                    opened_urls):
+def test_a_short_run_completes_and_saves_everything(window, qtbot, opened_urls):
     panel = window.training
     window.doc.replace(tiny_project(epochs=3), None)
     assert panel.epochs.value() == 3
@@ -144,7 +143,7 @@ def test_a_short_run_completes_and_saves_everything(window, qtbot, private_works
     assert panel.progress.value() == panel.progress.maximum()
     assert panel.start_button.isEnabled()
 
-    (run_dir,) = run_folders(private_workspace / "runs")
+    (run_dir,) = run_folders(runs_of(window))
     assert run_dir == Path(panel.run_dir)
     for name in (runs.PROJECT_FILE, runs.METRICS_FILE, runs.MODEL_FILE, runs.PREPROCESSING_FILE):
         assert (run_dir / name).is_file(), name
@@ -167,7 +166,7 @@ def test_a_short_run_completes_and_saves_everything(window, qtbot, private_works
 
 
 def test_a_diverging_run_fails_clearly_and_the_app_can_train_again(
-    window, qtbot, private_workspace
+    window, qtbot
 ):
     panel = window.training
     project = tiny_project(epochs=1)
@@ -185,7 +184,7 @@ def test_a_diverging_run_fails_clearly_and_the_app_can_train_again(
     assert window.statusBar().currentMessage() == "Training failed"
     assert panel.start_button.isEnabled()
     assert not panel.stop_button.isEnabled()
-    (failed_dir,) = run_folders(private_workspace / "runs")
+    (failed_dir,) = run_folders(runs_of(window))
     assert run_status(failed_dir)["status"] == "failed"
 
     # Fix the model by removing the overflowing layer, then train again.
@@ -197,11 +196,11 @@ def test_a_diverging_run_fails_clearly_and_the_app_can_train_again(
     assert finished.args == ["finished"]
     assert "loss became" not in panel.status.text()
     assert panel.progress.text() == "Done"
-    assert len(run_folders(private_workspace / "runs")) == 2
+    assert len(run_folders(runs_of(window))) == 2
 
 
 def test_closing_the_window_mid_run_stops_it_and_joins_the_thread(
-    window, qtbot, private_workspace, started_workers
+    window, qtbot, started_workers
 ):
     panel = window.training
     with qtbot.waitSignal(panel.run_started, timeout=5_000):
@@ -215,12 +214,11 @@ def test_closing_the_window_mid_run_stops_it_and_joins_the_thread(
     assert not panel.is_running()
     assert not any(worker.is_running() for worker in started_workers)
     assert not panel.curves.timer.isActive()
-    (run_dir,) = run_folders(private_workspace / "runs")
+    (run_dir,) = run_folders(runs_of(window))
     assert run_status(run_dir)["status"] == "stopped"
 
 
-def test_a_stopped_run_is_listed_in_runs_and_resumes_from_there(window, qtbot,
-                                                                 private_workspace, gate):
+def test_a_stopped_run_is_listed_in_runs_and_resumes_from_there(window, qtbot, gate):
     panel = window.training
     window.doc.replace(tiny_project(epochs=3), None)
     gate.after(RunFolder, "add_epoch")  # the run waits once epoch 1 is recorded
@@ -231,7 +229,7 @@ def test_a_stopped_run_is_listed_in_runs_and_resumes_from_there(window, qtbot,
         qtbot.mouseClick(panel.stop_button, LEFT)
         gate.open()  # epoch 1 is checkpointed; epoch 2 stops at its first batch
     assert finished.args == ["stopped"]
-    (run_dir,) = run_folders(private_workspace / "runs")
+    (run_dir,) = run_folders(runs_of(window))
     assert [int(r["epoch"]) for r in csv.DictReader((run_dir / runs.METRICS_FILE).open())] == [
         1]
     history = window.runs

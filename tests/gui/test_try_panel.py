@@ -23,15 +23,15 @@ from studio.core.model.graph import Graph, Node
 from studio.core.project.document import DatasetChoice, Project
 from studio.core.training.trainer import train
 from studio.gui.data.preprocessing_dialog import PreprocessingDialog
-from tests.gui.support import RUN_TIMEOUT_MS, copied_run, drop_on
+from tests.gui.support import RUN_TIMEOUT_MS, copied_run, drop_on, runs_of
 
 LEFT = Qt.MouseButton.LeftButton
 
 
 @pytest.fixture
-def run_dir(cnn_run, private_workspace) -> Path:
-    """The small CNN's run, copied where the window looks for runs of an unsaved project."""
-    return copied_run(cnn_run, private_workspace / "runs")
+def run_dir(cnn_run, window) -> Path:
+    """The small CNN's run, copied where the window looks for its unsaved project's runs."""
+    return copied_run(cnn_run, runs_of(window))
 
 
 @pytest.fixture
@@ -352,8 +352,7 @@ def test_clicks_while_an_explanation_works_wait_and_only_the_last_one_is_explain
     assert view.note.text() != "Working out why…"
 
 
-def test_a_table_model_answers_an_example_typed_in_its_form(window, qtbot, private_workspace,
-                                                            tmp_path):
+def test_a_table_model_answers_an_example_typed_in_its_form(window, qtbot, tmp_path):
     rng = np.random.default_rng(0)
     rows = [(a, b, "big" if a + b > 0 else "small") for a, b in rng.normal(size=(120, 2))]
     table = tmp_path / "sizes.csv"
@@ -365,7 +364,7 @@ def test_a_table_model_answers_an_example_typed_in_its_form(window, qtbot, priva
     ]))
     project.dataset = DatasetChoice(source="csv", path=str(table), label_column="size")
     project.training.epochs = 1
-    run = train(project, private_workspace / "runs").run_dir
+    run = train(project, runs_of(window)).run_dir
     panel = window.try_panel
     with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS):
         window.views.setCurrentWidget(panel)

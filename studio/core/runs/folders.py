@@ -11,13 +11,20 @@ import math
 import os
 import socket
 import time
+import uuid
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from studio.core.base.files import atomic_path, atomic_write_text
 from studio.core.base.paths import workspace
-from studio.core.project.document import Project, load_project, project_stem, save_project
+from studio.core.project.document import (
+    SUFFIX,
+    Project,
+    load_project,
+    project_stem,
+    save_project,
+)
 from studio.core.runs.lock import RunLock
 
 PROJECT_FILE = "project.studio.json"
@@ -28,6 +35,8 @@ PREPROCESSING_FILE = "preprocessing.json"
 RUN_FILE = "run.json"
 CHECKPOINTS = "checkpoints"
 LOGS = "logs"
+UNSAVED = "unsaved"
+"""The workspace's folder of unsaved projects' scratch folders."""
 STATUSES = ("running", "finished", "stopped", "failed", "interrupted")
 BEST = {"val_loss": min, "val_accuracy": max, "loss": min, "accuracy": max,
         "val_mae": min, "mae": min}
@@ -44,6 +53,15 @@ def runs_root(project_path: str | Path | None) -> Path:
         return workspace() / "runs"
     path = Path(project_path)
     return path.parent / "runs" / project_stem(path)
+
+
+def scratch_project() -> Path:
+    """Where a new unsaved project is said to live: a project file (never written) in a
+    scratch folder of its own in the workspace, ``unsaved/<id>/untitled.studio.json``. Its
+    runs and searches are kept beside it, as a saved project's are beside its file, so two
+    unsaved projects never see each other's runs; saving moves them (see
+    ``studio.core.search.moving``)."""
+    return workspace() / UNSAVED / uuid.uuid4().hex[:12] / f"untitled{SUFFIX}"
 
 
 def runs_home(run_dir: Path) -> Path:

@@ -41,7 +41,7 @@ from studio.core.search.state import (
 from studio.core.search.worker import Worker, WorkerPool
 
 __all__ = ["SearchError", "SearchResult", "TrialRecord", "WorkerPool", "last_search",
-           "resume_search", "run_search", "search_folder"]
+           "resume_search", "run_search", "search_folder", "searches_root"]
 
 POLL_SECONDS = 0.2
 STOP_GRACE_SECONDS = 60.0
@@ -112,7 +112,7 @@ def search_folder(project_path: str | Path | None) -> Path:
     (``searches/<project>/<time>``), or in the workspace for an unsaved project."""
     from datetime import datetime
 
-    root = _searches_root(project_path)
+    root = searches_root(project_path)
     path = root / datetime.now().strftime("%Y%m%d-%H%M%S")
     suffix = 1
     while path.exists():
@@ -126,12 +126,14 @@ def last_search(project_path: str | Path | None) -> Path | None:
     (``search.json``) was written last, or None (always for an unsaved project)."""
     if project_path is None:
         return None
-    records = sorted(_searches_root(project_path).glob(f"*/{SEARCH_FILE}"),
+    records = sorted(searches_root(project_path).glob(f"*/{SEARCH_FILE}"),
                      key=lambda path: path.stat().st_mtime)
     return records[-1].parent if records else None
 
 
-def _searches_root(project_path: str | Path | None) -> Path:
+def searches_root(project_path: str | Path | None) -> Path:
+    """The folder of the searches of the project saved at ``project_path`` (each search a
+    folder in it), or the workspace's for no project."""
     if project_path is None:
         return workspace() / "searches"
     return Path(project_path).parent / "searches" / project_stem(project_path)

@@ -569,11 +569,14 @@ class EvaluationPanel(QWidget):
         """Offer the runs that have a model or a checkpoint (given newest first); the newest
         is chosen until the person picks one."""
         self.runs = [r for r in runs if r.has_model() or r.has_checkpoint()]
-        index = offer_runs(self.run_box, self.runs,
-                           self.run_box.currentData() if self._picked_by_hand else None)
+        before = self.run_box.currentData()
+        picked = Path(before) if before and self._picked_by_hand else None
+        index = offer_runs(self.run_box, self.runs,  # the same run, also once it has moved
+                           next((str(r.path) for r in self.runs
+                                 if picked is not None and r.id == picked.name), None))
         for widget in (self.run_box, self.model_box):
             widget.setEnabled(bool(self.runs))
-        if index < 0 or not self.runs:
+        if index < 0 or not self.runs or self.run_box.currentData() != before:
             self._fill_models()
 
     @Slot(int)

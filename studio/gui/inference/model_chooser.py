@@ -28,6 +28,8 @@ class ModelChooser(QWidget):
         self.runs: list[RunSummary] = []
         self.picked_by_hand = False
         """The person chose the model; new runs do not replace it."""
+        self.file: Path | None = None
+        """The model file last opened to answer with (a model of no run)."""
         self.run_box = narrow_box()
         self.run_box.setObjectName("try-run")
         self.run_box.setToolTip("The run whose model answers")
@@ -48,9 +50,20 @@ class ModelChooser(QWidget):
 
     def set_runs(self, runs: Sequence[RunSummary], chosen: Path | None) -> bool:
         """Offer the runs that have a model or a checkpoint (newest first), ``chosen`` the
-        model answering now; the newest run's model is picked unless the person picked one.
-        Returns whether it was."""
+        model answering now; the newest run's model is picked unless the person picked one
+        that is still listed (a run that moved with its project is followed). Returns
+        whether a model was picked."""
         self.runs = [r for r in runs if r.has_model() or r.has_checkpoint()]
+        if self.gone(chosen):
+            chosen = self._moved(chosen)
+            if chosen is None:  # its run was deleted, or is another project's
+                self.picked_by_hand = False
+            elif self.picked_by_hand:
+                run = self.run_of(chosen)
+                offer_runs(self.run_box, self.runs, str(run.path))
+                self.run_box.setEnabled(True)
+                self._fill_models(Path(run.path), chosen)
+                return True
         run = self.run_of(chosen)
         index = offer_runs(self.run_box, self.runs, str(run.path) if run else None)
         if chosen is not None and run is None and self.picked_by_hand:
@@ -63,6 +76,19 @@ class ModelChooser(QWidget):
             self._fill_models(Path(self.runs[0].path))
             return True
         return False
+
+    def gone(self, chosen: Path | None) -> bool:
+        """True if ``chosen`` was a run's model and that run is no longer offered."""
+        return chosen is not None and chosen != self.file and self.run_of(chosen) is None
+
+    def _moved(self, path: Path) -> Path | None:
+        """The same model in an offered run of the same id (the run moved with its project),
+        if there is one."""
+        for run in self.runs:
+            for folder in path.parents:
+                if folder.name == run.id and (Path(run.path) / path.relative_to(folder)).exists():
+                    return Path(run.path) / path.relative_to(folder)
+        return None
 
     def run_of(self, path: Path | None) -> RunSummary | None:
         """The listed run ``path`` (a model or checkpoint) belongs to, if any."""
@@ -77,13 +103,15 @@ class ModelChooser(QWidget):
             self.picked_by_hand = True
             self._fill_models(Path(data))
 
-    def _fill_models(self, run_dir: Path) -> None:
+    def _fill_models(self, run_dir: Path, chosen: Path | None = None) -> None:
+        """List the run's models, picking ``chosen`` (else the first)."""
         self.model_box.clear()
         for text, path in answer_choices(run_dir):
             self.model_box.addItem(text, str(path))
         self.model_box.setEnabled(self.model_box.count() > 0)
         if self.model_box.count():
-            self.picked.emit(Path(self.model_box.itemData(0)))
+            self.model_box.setCurrentIndex(max(self.model_box.findData(str(chosen)), 0))
+            self.picked.emit(Path(self.model_box.currentData()))
 
     @Slot(int)
     def _model_picked(self, index: int) -> None:
@@ -98,6 +126,7 @@ class ModelChooser(QWidget):
                                               MODEL_FILTER)
         if name:
             self.picked_by_hand = True
+            self.file = Path(name)
             self.picked.emit(Path(name))
             self.model_box.clear()
             self.model_box.setEnabled(False)

@@ -42,6 +42,7 @@ from studio.gui.widgets.jobs import JobSlot
 
 ERROR_STYLE = "color: #b3261e;"
 IMAGE_FILTER = "Images (" + " ".join(f"*{s}" for s in sorted(IMAGE_EXTENSIONS)) + ")"
+NO_MODEL = "No model yet: train one, or open a model file."
 
 
 def local_paths(mime) -> list[Path]:
@@ -172,7 +173,7 @@ class TryPanel(QWidget):
         add.triggered.connect(self.add_dialog)
         self.addAction(add)
         self._show_form(None)
-        self._set_status("No model yet: train one, or open a model file.")
+        self._set_status(NO_MODEL)
 
     # choosing what answers
 
@@ -181,6 +182,10 @@ class TryPanel(QWidget):
         answers until the person picks a run, a checkpoint or a model file."""
         if self.chooser.set_runs(runs, self._chosen):
             return
+        if self.chooser.gone(self._chosen):  # its run was deleted, or is another project's
+            self._chosen = self.predictor = None
+            self.loading.cancel()
+            self._set_status(NO_MODEL)
         if self._chosen is None and (self._pending or self._pending_folders):
             self._pending.clear()
             self._pending_folders = []

@@ -35,6 +35,7 @@ from studio.gui.widgets.jobs import JobSlot, Policy
 RESUMABLE = ("interrupted", "stopped", "failed")
 NO_RUNS = ("No runs yet. Press Start (F5) to train the model: each run is listed here, to "
            "overlay its curves, compare its settings, resume it or export its model.")
+CHOOSE = "Select runs, then Overlay curves or Compare."
 
 
 @dataclass
@@ -149,7 +150,7 @@ class HistoryPanel(QWidget):
         self.no_runs.setObjectName("history-no-runs")
         self.no_runs.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.no_runs.setWordWrap(True)
-        self.message = QLabel("Select runs, then Overlay curves or Compare.")
+        self.message = QLabel(CHOOSE)
         self.message.setObjectName("history-message")
         self.message.setWordWrap(True)
 
@@ -242,6 +243,8 @@ class HistoryPanel(QWidget):
         self.model.set_runs(listing.runs)
         self.select_runs(chosen)
         self._update_count()
+        if self.details.keep_listed({run.path for run in listing.runs}):
+            self.message.setText(CHOOSE)
         if listing.notes:
             self.message.setText(listing.notes[-1])
         self._listed = True

@@ -4,6 +4,7 @@ that differ between two."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
@@ -59,6 +60,24 @@ class RunDetails(QTabWidget):
         self.differences.setColumnWidth(1, 240)
         self.addTab(curves, "Curves")
         self.addTab(self.differences, "Differences")
+        self.overlaid: list[Path] = []
+        """The folders of the runs whose curves are drawn."""
+        self.compared: list[Path] = []
+        """The folders of the two runs whose differences are listed."""
+
+    def keep_listed(self, listed: set[Path]) -> bool:
+        """Clear the curves and the differences drawn for runs that are not ``listed``
+        (deleted, moved, or another project's); True if anything was cleared."""
+        cleared = False
+        if any(path not in listed for path in self.overlaid):
+            for plot in (self.accuracy_plot, self.loss_plot):
+                plot.clear()
+            self.overlaid, cleared = [], True
+        if any(path not in listed for path in self.compared):
+            self.differences.setRowCount(0)
+            self.differences.setHorizontalHeaderLabels(["Setting", "", ""])
+            self.compared, cleared = [], True
+        return cleared
 
     def overlay(self, chosen: list[RunSummary]) -> str:
         """Draw the curves of ``chosen`` (at most ``MAX_OVERLAID``) together, one colour per
@@ -66,6 +85,7 @@ class RunDetails(QTabWidget):
         shown = chosen[:MAX_OVERLAID]
         for plot in (self.accuracy_plot, self.loss_plot):
             plot.clear()
+        self.overlaid = [run.path for run in shown]
         empty = 0
         for i, run in enumerate(shown):
             rows = read_metrics(run.path)
@@ -100,6 +120,7 @@ class RunDetails(QTabWidget):
     def compare(self, a: RunSummary, b: RunSummary) -> str:
         """List the settings that differ between runs ``a`` and ``b``; how many, in words."""
         found = config_diff(a.path, b.path)
+        self.compared = [a.path, b.path]
         self.differences.setHorizontalHeaderLabels(["Setting", a.id, b.id])
         self.differences.setRowCount(len(found))
         for row, values in enumerate(found):

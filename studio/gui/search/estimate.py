@@ -89,12 +89,12 @@ class SearchEstimate(QObject):
         return self._measured.get(_measured_key(self.doc.project))
 
     def _runs_read(self) -> bool:
-        return self._latest is not None and self._latest[0] == runs_root(self.doc.path)
+        return self._latest is not None and self._latest[0] == runs_root(self.doc.place)
 
     def read_runs(self) -> None:
         """Read the newest run's time per epoch in the background, unless it is known or
         being read for the project's runs folder."""
-        root = runs_root(self.doc.path)
+        root = runs_root(self.doc.place)
         if self._runs_read() or self._reading == root:
             return
         self._reading = root

@@ -145,8 +145,8 @@ class SearchRunner(QObject):
         if self.is_running() or self.reasons():
             return
         project = self.doc.project.copy()
-        root = runs_root(self.doc.path)
-        self.search_dir = str(search_folder(self.doc.path))
+        root = runs_root(self.doc.place)
+        self.search_dir = str(search_folder(self.doc.place))
         self.searched = project.search
         self.warm_workers()
         self._launch(_search_task(project, root, Path(self.search_dir), project.search.workers,
@@ -159,7 +159,7 @@ class SearchRunner(QObject):
             return
         workers = self.doc.project.search.workers
         self.warm_workers()
-        self._launch(_resume_task(Path(self.search_dir), runs_root(self.doc.path), workers,
+        self._launch(_resume_task(Path(self.search_dir), runs_root(self.doc.place), workers,
                                   self.pool),
                      "Resuming the search…")
 
@@ -180,7 +180,7 @@ class SearchRunner(QObject):
         it was stopped (nothing for a project never searched)."""
         if self.is_running():
             return
-        path = last_search(self.doc.path)
+        path = last_search(self.doc.place)
         try:
             state = read_state(path) if path is not None else None
         except SearchError:

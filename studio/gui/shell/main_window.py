@@ -18,10 +18,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.base.events import progress_events
+from studio.core.base.messages import count
 from studio.core.hardware.devices import DeviceDiscovery, TensorFlowDiscovery
 from studio.core.project.document import SUFFIX, Project, ProjectFileError
 from studio.core.project.templates import BLANK, demo_project
 from studio.core.runs.folders import runs_root
+from studio.core.search.moving import (
+    MoveReport,
+    finish_move,
+    has_work,
+    journal_path,
+    plan_move,
+)
 from studio.gui.data.panel import DataPanel
 from studio.gui.editor.canvas_scene import CanvasScene
 from studio.gui.editor.canvas_view import ZOOM_STEP, CanvasView
@@ -43,7 +52,7 @@ from studio.gui.training.panel import TrainingPanel
 from studio.gui.widgets import errors
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import VerticalScrollArea, unscrolled_height
-from studio.gui.widgets.jobs import shutdown_jobs
+from studio.gui.widgets.jobs import JobSlot, Policy, shutdown_jobs
 
 FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
 FIRST_RUN_SIZE = (1400, 900)
@@ -113,7 +122,7 @@ class MainWindow(QMainWindow):
         self._inspector_put_away = False
         """The Data tab hid the inspector, so leaving the tab shows it again."""
         training = self._dock("Training", self.training, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.runs = HistoryPanel(lambda: runs_root(self.doc.path))
+        self.runs = HistoryPanel(lambda: runs_root(self.doc.place))
         runs = self._dock("Runs", self.runs, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(training, runs)
         training.raise_()
@@ -124,6 +133,15 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(layers, history)
         layers.raise_()
 
+        self.moving = JobSlot(self, Policy.RERUN)
+        """Moves the project's runs and searches into its place after a save under a new
+        name: renames, but copies where the workspace and the project's folder are on
+        different disks, so it runs in the background."""
+        self.moving.event.connect(self._move_progressed)
+        self.moving.succeeded.connect(self._moved)
+        self.moving.failed.connect(self._move_failed)
+        self.training.run_finished.connect(self.finish_move)
+        self.search.search_finished.connect(self.finish_move)
         self.training.run_started.connect(self.runs.refresh)
         self.training.run_finished.connect(self.runs.refresh)
         self.training.run_finished.connect(self.search.runs_changed)
@@ -215,7 +233,10 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _runs_listed(self) -> None:
-        """Offer the runs just listed to the views that answer with them."""
+        """Offer the runs just listed to the views that answer with them (not those listed
+        while they move: the views follow a chosen run once it has moved)."""
+        if self.moving.busy():
+            return
         for view in (self.try_panel, self.evaluation):
             view.set_runs(self.runs.model.runs)
 
@@ -376,12 +397,18 @@ class MainWindow(QMainWindow):
             self.doc.replace(project, None)
 
     def _confirm_discard(self) -> bool:
-        if self.doc.undo_stack.isClean():
+        """Ask to save unsaved changes, and an unsaved project's runs and searches (which no
+        other project lists); False if the person cancels."""
+        text = f"Save the changes to {self.doc.title}?"
+        if self.doc.path is None and has_work(self.doc.place):
+            text = (f"Save {self.doc.title} with its runs? Unless it is saved, no other project "
+                    f"lists them (they stay in {self.doc.place.parent}).")
+        elif self.doc.undo_stack.isClean():
             return True
         answer = QMessageBox.question(
             self,
             "Unsaved changes",
-            f"Save the changes to {self.doc.title}?",
+            text,
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
             | QMessageBox.StandardButton.Cancel,
         )
@@ -459,6 +486,7 @@ class MainWindow(QMainWindow):
             return False
         self.recent.add(path)
         self.statusBar().showMessage(f"Opened {path}", 5000)
+        self.finish_move()  # one interrupted before
         return True
 
     def save(self) -> bool:
@@ -478,17 +506,62 @@ class MainWindow(QMainWindow):
         return self._save_to(Path(path))
 
     def _save_to(self, path: Path) -> bool:
+        """Save to ``path``; saved under a new name, the project takes its runs and searches
+        with it (see finish_move)."""
+        moves = False
         try:
+            if path != self.doc.place:
+                moves = plan_move(self.doc.place, path)
             self.doc.save(path)
-        except OSError as exc:
-            self.show_error("Cannot save project", f"{path}: {exc.strerror or exc}")
-            return False
-        except ProjectFileError as exc:
-            self.show_error("Cannot save project", str(exc))
+        except (OSError, ProjectFileError) as exc:
+            if moves:  # nothing moves into a project that was not written
+                journal_path(path).unlink(missing_ok=True)
+            self.show_error("Cannot save project", str(exc) if isinstance(exc, ProjectFileError)
+                            else f"{path}: {exc.strerror or exc}")
             return False
         self.recent.add(path)
         self.statusBar().showMessage(f"Saved {path}", 5000)
+        if moves:
+            self.finish_move()
         return True
+
+    @Slot()
+    def finish_move(self) -> None:
+        """Move the project's runs and searches into its place if a move is under way (after
+        a save under a new name, or one interrupted), in the background. A run training
+        stays until it ends (its lock keeps it); a search in the old place makes new runs
+        there, so while one runs, the move waits for it to end."""
+        path = self.doc.path
+        if path is None or not journal_path(path).exists():
+            return
+        if self.search.is_running():
+            self.statusBar().showMessage("The runs move to the project's folder once the "
+                                         "search ends.", 8000)
+            return
+        self.moving.start(lambda on_event, stop: finish_move(path, progress_events(on_event),
+                                                             stop))
+
+    @Slot(object)
+    def _move_progressed(self, event) -> None:
+        self.statusBar().showMessage(f"{event['what']}: {event['done']} of {event['total']}…")
+
+    @Slot(object)
+    def _moved(self, report: MoveReport) -> None:
+        self.runs.refresh()
+        self.search.show_last_search()
+        self.search.runs_changed()
+        searches = count(report.searches, "search", "searches")
+        text = f"Moved {count(report.runs, 'run')} and {searches} into the project's folder."
+        if report.kept:
+            text += f" In use, {', '.join(report.kept[:3])} moves once it ends."
+        self.statusBar().showMessage(text, 8000)
+
+    @Slot(str)
+    def _move_failed(self, text: str) -> None:
+        self.runs.refresh()
+        self.show_error("Runs not moved yet", "Some runs or searches could not be moved into "
+                        f"the project's folder ({text.rstrip('.')}). They are kept whole where "
+                        "they were, and move when the project is opened again.")
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
         """Offer to save, stop any run, wait for worker threads, then close."""

@@ -285,7 +285,7 @@ class TrainingPanel(QWidget):
         """Start training a snapshot of the current project."""
         if self.is_running() or not self.doc.analysis().ok:
             return
-        self._launch(_train_task(self.doc.project.copy(), runs_root(self.doc.path),
+        self._launch(_train_task(self.doc.project.copy(), runs_root(self.doc.place),
                                  self.discovery), "Preparing the run…")
 
     def resume(self, run_dir: Path) -> None:

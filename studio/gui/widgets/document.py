@@ -22,6 +22,7 @@ from studio.core.project.document import (
     project_stem,
     save_project,
 )
+from studio.core.runs.folders import scratch_project
 
 
 class EditCommand(QUndoCommand):
@@ -71,6 +72,7 @@ class ProjectDocument(QObject):
         self.undo_stack = QUndoStack(self)
         self._project = project
         self._path = path
+        self._scratch = scratch_project()
         self._analysis: Analysis | None = None
         self._waiting = False
         """Whether something was described as pending since the last change."""
@@ -86,6 +88,12 @@ class ProjectDocument(QObject):
     def path(self) -> Path | None:
         """The project file, or None for an unsaved project."""
         return self._path
+
+    @property
+    def place(self) -> Path:
+        """The project file beside which its runs and searches are kept: its file, or for an
+        unsaved project a scratch file of its own in the workspace (see scratch_project)."""
+        return self._path or self._scratch
 
     @property
     def title(self) -> str:
@@ -169,6 +177,7 @@ class ProjectDocument(QObject):
         self.undo_stack.clear()
         self._project = project
         self._path = path
+        self._scratch = scratch_project()
         self._changed()
         self.path_changed.emit()
         self.replaced.emit()
