@@ -107,7 +107,7 @@ def test_build_a_branched_model_on_the_canvas_then_train_it(window, qtbot):
     with qtbot.waitSignal(window.training.run_finished, timeout=RUN_TIMEOUT_MS) as finished:
         qtbot.mouseClick(window.training.start_button, LEFT)
     assert finished.args == ["finished"]
-    assert window.training.status.text().startswith("Run finished.")
+    assert window.training.status.text().startswith("Finished in ")
 
 
 def test_a_connection_that_would_make_a_loop_is_refused_with_a_reason(window, qtbot):
