@@ -119,8 +119,8 @@ def main() -> None:
     parser.add_argument("--strokes", type=int, default=100)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="layer-studio-drawing-") as temp:
-        demo_run_workspace(temp)
-        window = open_try_view()
+        trained = demo_run_workspace(temp)
+        window = open_try_view(trained)
         panel = window.try_panel
         panel.tabs.setCurrentWidget(panel.pad)
         pad = panel.pad

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import QWidget  # noqa: E402
 
 from studio.core.project.document import Project  # noqa: E402
 from studio.core.project.templates import demo_project  # noqa: E402
+from studio.core.runs.folders import runs_root  # noqa: E402
 from studio.gui.shell.app import create_application  # noqa: E402
 from studio.gui.shell.main_window import MainWindow  # noqa: E402
 
@@ -58,21 +60,25 @@ def wait_for(signal, timeout_s: float = 600.0) -> tuple:
     return catcher.received[0]
 
 
-def demo_run_workspace(folder: str) -> None:
-    """Make ``folder`` the workspace and train the demo CNN there for one epoch, where the
-    window's Try view finds the run."""
+def demo_run_workspace(folder: str) -> Path:
+    """Make ``folder`` the workspace and train the demo CNN there for one epoch; the folder
+    that holds the run, for ``open_try_view``."""
     from studio.core.training.trainer import train
 
     os.environ["LAYER_STUDIO_HOME"] = folder
     project = demo_project()
     project.training.epochs = 1
-    train(project, Path(folder) / "runs")
+    trained = Path(folder) / "trained"
+    train(project, trained)
+    return trained
 
 
-def open_try_view() -> MainWindow:
-    """The demo window with TensorFlow warmed up, as the app does once the window shows,
-    showing the Try view once its model has loaded."""
+def open_try_view(trained: Path) -> MainWindow:
+    """The demo window with the runs in ``trained`` as its own (an unsaved project lists only
+    the runs in its scratch place) and TensorFlow warmed up, as the app does once the window
+    shows, showing the Try view once its model has loaded."""
     window = open_demo_window()
+    shutil.copytree(trained, runs_root(window.doc.place), dirs_exist_ok=True)
     warm_up(window)
     window.views.setCurrentWidget(window.try_panel)
     wait_for(window.try_panel.model_ready)

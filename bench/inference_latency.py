@@ -73,7 +73,7 @@ def main() -> None:
     parser.add_argument("--folder", type=int, default=5000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="layer-studio-latency-") as temp:
-        demo_run_workspace(temp)
+        trained = demo_run_workspace(temp)
         x, _ = load_arrays(DatasetChoice())
         images = []
         folder = Path(temp) / "folder"
@@ -82,7 +82,7 @@ def main() -> None:
             path = folder / f"digit-{index:05d}.png"
             Image.fromarray(x[index % len(x), ..., 0]).save(path)
             images.append(path)
-        window = open_try_view()
+        window = open_try_view(trained)
         seconds = time_drops(window, images[: args.drops + WARM_UP])[WARM_UP:]
         probe = LatenessProbe()
         probe.start()

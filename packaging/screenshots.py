@@ -280,8 +280,8 @@ def grab_search() -> None:
 
 def grab_draw(workspace: str) -> None:
     """Only the drawing pad's screenshot, with the demo trained for one epoch."""
-    demo_run_workspace(workspace)
-    window = open_try_view()
+    trained = demo_run_workspace(workspace)
+    window = open_try_view(trained)
     window.resize(1400, 900)
     draw_screenshot(window)
     close_discarding(window)

@@ -13,7 +13,7 @@ from PySide6.QtCore import QPoint, Qt
 
 from studio.core.inference.predictor import Predictor
 from studio.gui.inference.drawing_pad import EMPTY_TEXT, NO_MODEL_TEXT, PadCanvas
-from tests.gui.support import RUN_TIMEOUT_MS, copied_run
+from tests.gui.support import RUN_TIMEOUT_MS, copied_run, runs_of
 
 LEFT = Qt.MouseButton.LeftButton
 SEVEN = [(0.25, 0.2), (0.75, 0.2), (0.45, 0.85)]
@@ -24,7 +24,7 @@ BAR = [(0.3, 0.5), (0.7, 0.5)]
 @pytest.fixture
 def pad(window, qtbot, cnn_run, private_workspace):
     """The drawing pad of the Try view, shown, with the small CNN's run loaded."""
-    copied_run(cnn_run, private_workspace / "runs")
+    copied_run(cnn_run, runs_of(window))
     panel = window.try_panel
     with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS):
         window.views.setCurrentWidget(panel)
@@ -150,7 +150,7 @@ def test_explain_shows_a_heat_map_of_the_drawing_and_follows_new_strokes(pad, qt
 def test_a_drawing_made_while_the_model_loads_is_answered_once_it_has(
     window, qtbot, cnn_run, private_workspace, gate
 ):
-    copied_run(cnn_run, private_workspace / "runs")
+    copied_run(cnn_run, runs_of(window))
     gate.after(Predictor, "load")  # the model loads, then waits until the test has drawn
     panel = window.try_panel
     window.views.setCurrentWidget(panel)
