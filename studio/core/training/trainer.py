@@ -7,6 +7,7 @@ GUI worker and the command line.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import socket
@@ -272,14 +273,19 @@ def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Pro
                                      plan.batch_size, report_every)
         session.stopper = stopper = early_stopping_callback(settings.early_stopping,
                                                             folder.rows)
-        callbacks = [live, *_schedule_callbacks(settings),
-                     checkpoint_callback(settings.checkpoints, folder, on_event),
+        checkpointer = checkpoint_callback(settings.checkpoints, folder, on_event)
+        callbacks = [live, *_schedule_callbacks(settings), checkpointer,
                      tensorboard_callback(folder.path / LOGS)]
         if stopper is not None:
             callbacks.insert(1, stopper)
         if not stop.is_set():
-            model.fit(epochs=plan.epochs, initial_epoch=plan.initial_epoch, verbose=0,
-                      callbacks=callbacks, **pipes.fit_arguments())
+            try:
+                model.fit(epochs=plan.epochs, initial_epoch=plan.initial_epoch, verbose=0,
+                          callbacks=callbacks, **pipes.fit_arguments())
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    checkpointer.flush()  # the last checkpoint is written before the failure
+                raise
             folder.save_model(model)
         if pipes.test is not None and len(folder.rows) == plan.epochs:
             scores = plain_metrics(model.evaluate(pipes.test, verbose=0, return_dict=True))
