@@ -10,9 +10,10 @@ checkpointing every epoch is 1 - (time without / time with), the median over all
 Pairing adjacent epochs cancels the slow drifts of a shared machine that comparing whole
 runs does not. Checkpoints are written in the background; as a cross-check, the time training
 waits for each (``CheckpointWriter.save``: copying the state out, and the first time making the
-model's twin) is also given as a share of an epoch. Target: under 1%.
+model's twin) is also given as a share of an epoch. With ``--inline``, runs alternate with
+runs that save on the training thread as before (no twin), as the baseline. Target: under 1%.
 
-    .venv/bin/python bench/checkpoint_cost.py [--runs 3] [--epochs 21]
+    .venv/bin/python bench/checkpoint_cost.py [--runs 3] [--epochs 21] [--inline]
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ configure_environment()
 
 from studio.core.project.document import Checkpoints  # noqa: E402
 from studio.core.project.templates import demo_project  # noqa: E402
+from studio.core.training import checkpoint_writer  # noqa: E402
 from studio.core.training.checkpoint_writer import CheckpointWriter  # noqa: E402
 from studio.core.training.trainer import train  # noqa: E402
 
@@ -74,30 +76,47 @@ def one_run(epochs: int, root: Path) -> list[tuple[float, float]]:
     return pairs
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--epochs", type=int, default=21)
-    args = parser.parse_args()
+def measure(name: str, runs: int, epochs: int, saves: list[float]) -> None:
+    """Train ``runs`` times and print the figures of this arm."""
     pairs: list[tuple[float, float]] = []
-    saves: list[float] = []
-    timing_saves(saves)
+    saves.clear()
     with tempfile.TemporaryDirectory() as tmp:
-        for index in range(args.runs):
-            run_pairs = one_run(args.epochs, Path(tmp))
+        for index in range(runs):
+            run_pairs = one_run(epochs, Path(tmp))
             pairs += run_pairs
-            print(f"run {index + 1}: epoch with a save / without, s: "
+            print(f"{name}, run {index + 1}: epoch with a save / without, s: "
                   + " ".join(f"{w:.2f}/{o:.2f}" for w, o in run_pairs), flush=True)
     costs = [1 - without / with_save for with_save, without in pairs]
     epoch = statistics.median(without for _, without in pairs)
     save = statistics.median(saves)
-    print(f"epoch without a checkpoint: {epoch:.3f} s (median of {len(pairs)})")
-    print(f"training waits for a checkpoint: {save * 1000:.1f} ms (median of {len(saves)}, "
-          f"max {max(saves) * 1000:.1f} ms), {save / (epoch + save):.1%} of an epoch")
+    print(f"{name}: epoch without a checkpoint: {epoch:.3f} s (median of {len(pairs)})")
+    print(f"{name}: training waits for a checkpoint: {save * 1000:.1f} ms (median of "
+          f"{len(saves)}, max {max(saves) * 1000:.1f} ms), {save / (epoch + save):.1%} of an epoch")
     quartiles = statistics.quantiles(costs, n=4)
-    print(f"checkpoint cost: {statistics.median(costs):.1%} of throughput (median of "
+    print(f"{name}: checkpoint cost: {statistics.median(costs):.1%} of throughput (median of "
           f"{len(costs)} adjacent pairs, quartiles {quartiles[0]:+.1%} / {quartiles[2]:+.1%}; "
-          f"target < {TARGET:.0%}: {'met' if statistics.median(costs) < TARGET else 'NOT met'})")
+          f"target < {TARGET:.0%}: {'met' if statistics.median(costs) < TARGET else 'NOT met'})",
+          flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--epochs", type=int, default=21)
+    parser.add_argument("--inline", action="store_true",
+                        help="alternate with runs saving on the training thread (baseline)")
+    args = parser.parse_args()
+    saves: list[float] = []
+    timing_saves(saves)
+    if not args.inline:
+        measure("background", args.runs, args.epochs, saves)
+        return
+    make_twin = checkpoint_writer._twin
+    for _ in range(args.runs):
+        checkpoint_writer._twin = make_twin
+        measure("background", 1, args.epochs, saves)
+        checkpoint_writer._twin = lambda model: None  # no twin: saved on the training thread
+        measure("inline (before)", 1, args.epochs, saves)
 
 
 if __name__ == "__main__":
