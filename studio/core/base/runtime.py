@@ -81,26 +81,36 @@ def tensorflow_loading() -> bool:
     return _loading > 0
 
 
+NATIVE_LIBRARIES = {
+    "tensorflow": ("libtensorflow_*.so.*",),
+    "pyarrow": tuple(f"lib{name}.so.*" for name in (
+        "arrow", "arrow_compute", "arrow_acero", "parquet", "arrow_dataset", "arrow_substrait")),
+}
+"""The native libraries importing TensorFlow and Keras loads (Keras reaches Arrow through
+pandas), by package; none uses Python's API (Arrow's Python bindings are left to the import)."""
+
+
 def _load_native_libraries() -> None:
-    """Load TensorFlow's core libraries (over a gigabyte of native code) without holding
-    Python's interpreter lock, so other threads (the window's) run on meanwhile; importing
-    TensorFlow then finds them loaded. Python's import, and ``ctypes.CDLL`` too, hold the lock
-    while the system maps and links a library, which froze the window for 0.4 s when
-    TensorFlow loaded in the background. The system's ``dlopen`` called through ctypes lets go
-    of it. The libraries are loaded with the flags Python's import would use, and kept loaded,
-    as the import keeps them; where they are not found this does nothing."""
+    """Load the big native libraries that importing TensorFlow and Keras pulls in (TensorFlow's
+    core is 1.2 GB) without holding Python's interpreter lock, so other threads (the window's)
+    run on meanwhile; the imports then find them loaded. Python's import, and ``ctypes.CDLL``
+    too, hold the lock while the system maps and links a library, which froze the window for
+    0.4 s when TensorFlow loaded in the background. The system's ``dlopen`` called through
+    ctypes lets go of it. The libraries are loaded with the flags Python's import would use,
+    and kept loaded, as the import keeps them; where they are not found this does nothing."""
     import ctypes
 
-    spec = importlib.util.find_spec("tensorflow")
-    folders = (spec.submodule_search_locations or []) if spec else []
-    paths = [path for folder in folders
-             for path in sorted(Path(folder).glob("libtensorflow_*.so.*"))]
+    paths = []
+    for package, patterns in NATIVE_LIBRARIES.items():
+        spec = importlib.util.find_spec(package)
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            paths += [path for pattern in patterns for path in sorted(Path(folder).glob(pattern))]
     if not paths:
         return
     try:
         dlopen = ctypes.CDLL(None).dlopen
     except (OSError, AttributeError):
-        return  # not a system with dlopen: the import loads them
+        return  # not a system with dlopen: the imports load them
     dlopen.restype = ctypes.c_void_p
     dlopen.argtypes = [ctypes.c_char_p, ctypes.c_int]
     for path in paths:
