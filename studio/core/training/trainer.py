@@ -12,7 +12,7 @@ import json
 import shutil
 import socket
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -308,7 +308,9 @@ def _model(project: Project, info: DatasetInfo, plan: _Plan, steps: int) -> Any:
                    for o in model.outputs]
         model = keras.Model(model.inputs, outputs if len(outputs) > 1 else outputs[0],
                             name=model.name)
-    compile_model(model, project.graph, project.training, info.task, steps_per_epoch=steps)
+    # The schedule spans the epochs this run plans (``--epochs`` may differ from the project's).
+    training = replace(project.training, epochs=plan.epochs)
+    compile_model(model, project.graph, training, info.task, steps_per_epoch=steps)
     return model
 
 
