@@ -12,7 +12,6 @@ from studio.core.base.runtime import configure_environment  # noqa: E402
 
 configure_environment()
 
-from pyqtgraph.util.garbage_collector import GarbageCollector  # noqa: E402
 from PySide6.QtCore import QEventLoop, QObject, QTimer, Slot  # noqa: E402
 from PySide6.QtWidgets import QWidget  # noqa: E402
 
@@ -21,6 +20,7 @@ from studio.core.project.templates import demo_project  # noqa: E402
 from studio.core.runs.folders import runs_root  # noqa: E402
 from studio.gui.shell.app import create_application  # noqa: E402
 from studio.gui.shell.main_window import MainWindow  # noqa: E402
+from studio.gui.widgets.collector import GuiCollector  # noqa: E402
 
 
 def open_demo_window(project: Project | None = None) -> MainWindow:
@@ -28,7 +28,7 @@ def open_demo_window(project: Project | None = None) -> MainWindow:
     with garbage collected on the GUI thread as the app does (``run_app``)."""
     create_application()
     window = MainWindow(project or demo_project())
-    window.collector = GarbageCollector(interval=1.0)
+    window.collector = GuiCollector(window)
     window.show()
     return window
 

@@ -1,8 +1,11 @@
 """Event-loop stalls while the demo trains with live curves, measured in the real window.
 
-A QTimer ticks every 10 ms on the GUI thread and records how late each tick is while a run
-of the demo CNN trains on the worker thread. Target: p99 lateness under 50 ms, max under
-200 ms. The same is reported, for information, while TensorFlow loads in the background.
+A QTimer ticks every 10 ms on the GUI thread and records how late each tick is, first while
+the app's warm-up loads TensorFlow and Keras in the background, from when it starts (200 ms
+after the window shows, as in the app) until two seconds after they have loaded (so the
+garbage collector's next rounds are included), then while a run of the demo CNN trains on
+the worker thread. Targets: while TensorFlow loads, max lateness under 200 ms; while
+training, p99 under 50 ms and max under 200 ms.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python bench/gui_stalls.py [--epochs 3]
 """
@@ -14,9 +17,18 @@ import time
 
 import numpy as np
 from gui_session import close_discarding, open_demo_window, wait_for, warm_up
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QEventLoop, QTimer
 
 TICK_MS = 10
+SETTLE_MS = 2000
+WARM_UP_DELAY_MS = 200
+"""How long after showing the window the app starts loading TensorFlow (``run_app``)."""
+
+
+def run_event_loop(ms: int) -> None:
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
 
 
 class LatenessProbe:
@@ -57,9 +69,14 @@ def main() -> None:
     window.training.epochs.setValue(args.epochs)
     probe = LatenessProbe()
 
+    run_event_loop(WARM_UP_DELAY_MS)  # the window shows and paints first, as in run_app
     probe.start()
     warm_up(window)
-    print(summary("while TensorFlow loads (information)", probe.stop()))
+    run_event_loop(SETTLE_MS)
+    loading = probe.stop()
+    print(summary("while TensorFlow loads", loading))
+    print(f"target max < 200 ms while TensorFlow loads: "
+          f"{'met' if loading.max() < 200 else 'NOT met'}")
 
     probe.start()
     window.training.start_button.click()

@@ -21,10 +21,10 @@ IMAGE = ("Input", {"shape": [28, 28, 1]})
 
 def test_demo_cnn_counts_match_keras_summary():
     report = analyze(demo_project().graph, MNIST_10K)
-    assert report.total_params == 93_322
+    assert report.total_params == 257_162
     shapes = [r.output_shape for r in report.nodes.values()]
-    assert shapes == [(28, 28, 1), (26, 26, 32), (13, 13, 32), (11, 11, 64), (5, 5, 64),
-                      (3, 3, 64), (576,), (64,), (10,)]
+    assert shapes == [(28, 28, 1), (28, 28, 32), (14, 14, 32), (14, 14, 64), (7, 7, 64),
+                      (7, 7, 64), (3136,), (64,), (10,)]
 
 
 @pytest.mark.parametrize(

@@ -58,7 +58,7 @@ def test_both_builders_make_the_same_model_for_a_valid_project():
     graph = demo_project().graph
     ours, plain = build_model(graph, MNIST_10K), build_keras_model(graph)
     assert [type(x) for x in ours.layers] == [type(x) for x in plain.layers]
-    assert ours.count_params() == plain.count_params() == 93_322
+    assert ours.count_params() == plain.count_params() == 257_162
 
 
 def test_compiling_uses_the_projects_optimizer_and_schedule():

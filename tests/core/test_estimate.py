@@ -170,7 +170,8 @@ def test_units_read_as_a_person_reads_them():
     assert format_bytes(512) == "512 bytes"
     assert format_bytes(1536) == "1.5 KB"
     assert format_bytes(1.2 * 2**30) == "1.2 GB"
-    assert format_bytes(3 * 2**40) == "3.07e+03 GB"
+    assert format_bytes(3 * 2**40) == "3,072 GB"
+    assert format_bytes(1_028_648) == "1,005 KB"  # not 1e+03 KB
 
 
 def fixed_estimate(memory: int | None, per_sample: int = 2**20, batch: int = 256) -> Estimate:

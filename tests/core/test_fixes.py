@@ -46,7 +46,7 @@ def test_a_dense_layer_fed_an_image_gets_its_own_problem_and_fixes():
     report = analyze(demo_without_flatten(), MNIST_10K)
     problem = problem_with_fixes(report, "dense_1")
     assert problem.message == (
-        "This Dense layer receives a 3 × 3 × 64 image, so its output keeps those dimensions. "
+        "This Dense layer receives a 7 × 7 × 64 image, so its output keeps those dimensions. "
         "Flatten it first."
     )
     assert labels(problem) == [
@@ -54,7 +54,7 @@ def test_a_dense_layer_fed_an_image_gets_its_own_problem_and_fixes():
         "Insert GlobalAveragePooling2D before dense_1",
     ]
     assert report.reason.startswith("dense_1: "), "the cause comes before the symptom"
-    assert "The model's output is 3 × 3 × 10" in (report.problem_at("dense_2") or "")
+    assert "The model's output is 7 × 7 × 10" in (report.problem_at("dense_2") or "")
     assert_each_fix_solves(demo_without_flatten(), "dense_1")
 
 

@@ -19,18 +19,19 @@ def test_every_layer_type_has_a_rule():
 def test_demo_cnn_flops_match_hand_counts():
     report = analyze(demo_project().graph, MNIST_10K)
     flops = {node_id: r.flops for node_id, r in report.nodes.items()}
-    # Conv2D: 2 × k × k × cin per output value, then one bias add and one relu per output.
-    assert flops["conv2d_1"] == 2 * 3 * 3 * 1 * 26 * 26 * 32 + 2 * 26 * 26 * 32 == 432_640
-    assert flops["conv2d_2"] == 2 * 3 * 3 * 32 * 11 * 11 * 64 + 2 * 11 * 11 * 64 == 4_476_032
-    assert flops["conv2d_3"] == 2 * 3 * 3 * 64 * 3 * 3 * 64 + 2 * 3 * 3 * 64 == 664_704
+    # Conv2D ("same" padding keeps the image's size): 2 × k × k × cin per output value, then
+    # one bias add and one relu per output.
+    assert flops["conv2d_1"] == 2 * 3 * 3 * 1 * 28 * 28 * 32 + 2 * 28 * 28 * 32 == 501_760
+    assert flops["conv2d_2"] == 2 * 3 * 3 * 32 * 14 * 14 * 64 + 2 * 14 * 14 * 64 == 7_250_432
+    assert flops["conv2d_3"] == 2 * 3 * 3 * 64 * 7 * 7 * 64 + 2 * 7 * 7 * 64 == 3_618_944
     # Dense: 2 × in × units, then bias and activation (relu, softmax) per output.
-    assert flops["dense_1"] == 2 * 576 * 64 + 2 * 64 == 73_856
+    assert flops["dense_1"] == 2 * 3136 * 64 + 2 * 64 == 401_536
     assert flops["dense_2"] == 2 * 64 * 10 + 2 * 10 == 1_300
     # Pooling looks at every value of each 2 × 2 window; Flatten and Input cost nothing.
-    assert flops["max_pooling2d_1"] == 4 * 13 * 13 * 32
-    assert flops["max_pooling2d_2"] == 4 * 5 * 5 * 64
+    assert flops["max_pooling2d_1"] == 4 * 14 * 14 * 32
+    assert flops["max_pooling2d_2"] == 4 * 7 * 7 * 64
     assert flops["flatten_1"] == flops["input_1"] == 0
-    assert report.total_flops == sum(flops.values()) == 5_676_564
+    assert report.total_flops == sum(flops.values()) == 11_811_604
 
 
 def test_total_flops_leaves_out_layers_without_a_shape():

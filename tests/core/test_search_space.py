@@ -123,10 +123,10 @@ def test_the_time_estimate_counts_waves_of_parallel_trials(project):
 def test_values_are_applied_to_a_copy(project):
     units = layer_target(dense_id(project), "units")
     kind = training_target("schedule.kind")
-    changed = apply_values(project, {LR: 0.05, units: 12, kind: "cosine"})
+    changed = apply_values(project, {LR: 0.05, units: 12, kind: "step"})
     assert current_value(changed, LR) == 0.05 and current_value(changed, units) == 12
-    assert changed.training.schedule.kind == "cosine"
-    assert current_value(project, LR) == 0.001 and project.training.schedule.kind == "constant"
+    assert changed.training.schedule.kind == "step"
+    assert current_value(project, LR) == 0.002 and project.training.schedule.kind == "cosine"
     assert target_label(kind) == "Schedule" and target_label(LR) == "Learning rate"
     assert target_label(units) == f"{dense_id(project)} · Units"
 

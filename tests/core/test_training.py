@@ -10,7 +10,7 @@ import pytest
 
 from studio.core.data import sources as data
 from studio.core.model.graph import Graph, Node
-from studio.core.project.document import DatasetChoice, Project, load_project
+from studio.core.project.document import DatasetChoice, Project, Schedule, load_project
 from studio.core.runs import folders as runs
 from studio.core.training.trainer import TrainingError, train
 from tests.helpers import regression_project, tiny_project, two_tower_project
@@ -197,3 +197,11 @@ def test_a_regression_csv_trains_with_squared_error(tmp_path):
     assert result.status == "finished"
     assert {"loss", "mae", "val_loss", "val_mae"} <= set(result.epochs[-1])
     assert result.epochs[-1]["loss"] < result.epochs[0]["loss"]
+
+
+def test_the_schedule_spans_the_epochs_the_run_plans(tmp_path):
+    project = tiny_project(epochs=10)
+    project.training.schedule = Schedule(kind="cosine")
+    result = train(project, tmp_path, epochs=1)  # as `studio train --epochs 1`
+    # The cosine has fallen to about 0 by the end of this one-epoch run, not by epoch 10.
+    assert result.epochs[0]["learning_rate"] < 0.01 * project.training.learning_rate

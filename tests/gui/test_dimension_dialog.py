@@ -94,6 +94,7 @@ def test_values_that_cannot_be_searched_say_why_and_disable_ok(window, qtbot, ty
 
 
 def test_learning_rate_range_on_a_log_scale_by_count_or_step(window, qtbot):
+    window.doc.edit("Set learning rate", lambda p: setattr(p.training, "learning_rate", 0.001))
     button = window.training.optimizer_form.search_buttons["learning_rate"]
     dialog = _open(qtbot, button)
     qtbot.mouseClick(dialog.range_mode, LEFT)
@@ -149,7 +150,7 @@ def test_choices_are_check_boxes_and_dont_search_removes_the_dimension(window, q
 def test_batch_size_and_epochs_have_search_buttons_in_the_training_dock(window, qtbot):
     buttons = window.training.search_buttons
     dialog = _open(qtbot, buttons["epochs"])
-    assert dialog.values.text() == "10"
+    assert dialog.values.text() == "5"  # the demo's epochs
     type_into(qtbot, dialog.values, "1, 2")
     qtbot.mouseClick(dialog.ok, LEFT)
     assert buttons["epochs"].searched

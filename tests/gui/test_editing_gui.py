@@ -44,7 +44,7 @@ def test_double_clicking_a_palette_entry_adds_it_after_the_selection(window, qtb
     assert window.inspector.title.text().startswith("dropout_1")
     assert "rate" in window.inspector.editors
     assert window.model_list.summary.text() == (
-        "10 layers · 93,322 parameters · 5.68 MFLOPs per sample · ready to train")
+        "10 layers · 257,162 parameters · 11.8 MFLOPs per sample · ready to train")
     assert stack.count() == 1 and stack.undoText() == "Add Dropout"
     assert window.isWindowModified()
 

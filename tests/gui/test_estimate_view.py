@@ -51,11 +51,11 @@ def make_view(qtbot, project, devices: Devices) -> EstimateView:
 
 def test_the_view_shows_the_demo_projects_numbers(qtbot):
     view = make_view(qtbot, demo_project(), Devices(CPU))
-    assert view.params.text() == "93,322"
+    assert view.params.text() == "257,162"
     assert "MFLOPs forward" in view.flops.text()
-    assert view.part_values["weights"].text() == "365 KB"  # 93,322 float32 values
-    assert view.part_values["optimizer"].text() == "729 KB"  # Adam: two per weight
-    assert "Memory at batch size 64 on the CPU" == view.memory_box.title()
+    assert view.part_values["weights"].text() == "1,005 KB"  # 257,162 float32 values
+    assert view.part_values["optimizer"].text() == "1.96 MB"  # Adam: two per weight
+    assert "Memory at batch size 32 on the CPU" == view.memory_box.title()
     assert "RAM available" in view.capacity.text()
     assert view.largest.text().startswith("Largest batch size that fits:")
     assert view.use_batch.isHidden()

@@ -22,8 +22,8 @@ def test_training_settings_edit_the_project_and_are_undoable(window, qtbot):
         return window.doc.project.training  # re-read: every edit replaces the project
 
     stack = window.doc.undo_stack
-    assert (training().epochs, training().batch_size) == (10, 64)
-    assert (training().learning_rate, training().optimizer) == (0.001, "adam")
+    assert (training().epochs, training().batch_size) == (5, 32)  # the demo's tuned settings
+    assert (training().learning_rate, training().optimizer) == (0.002, "adam")
 
     type_into(qtbot, panel.epochs, "12")
     assert training().epochs == 12
@@ -49,12 +49,12 @@ def test_training_settings_edit_the_project_and_are_undoable(window, qtbot):
     assert training().optimizer == "adam"
     assert form.optimizer.currentText() == "Adam"
     window.undo_action.trigger()
-    assert training().learning_rate == pytest.approx(0.001)
-    assert form.learning_rate.value() == pytest.approx(0.001)
+    assert training().learning_rate == pytest.approx(0.002)
+    assert form.learning_rate.value() == pytest.approx(0.002)
     window.undo_action.trigger()
-    assert training().batch_size == 64 and panel.batch_size.value() == 64
+    assert training().batch_size == 32 and panel.batch_size.value() == 32
     window.undo_action.trigger()
-    assert training().epochs == 10 and panel.epochs.value() == 10
+    assert training().epochs == 5 and panel.epochs.value() == 5
     assert not window.isWindowModified()
 
     window.redo_action.trigger()

@@ -98,6 +98,8 @@ def format_bytes(count: float) -> str:
     """``1_300_000`` gives ``1.2 MB`` (units of 1024 bytes)."""
     for unit in ("bytes", "KB", "MB", "GB"):
         if abs(count) < 1024 or unit == "GB":
-            return f"{count:,.0f} {unit}" if unit == "bytes" else f"{count:.3g} {unit}"
+            # three significant digits, but never as 1e+03 (1,000 to 1,023 of a unit)
+            return (f"{count:,.0f} {unit}" if unit == "bytes" or abs(count) >= 999.5
+                    else f"{count:.3g} {unit}")
         count /= 1024
     raise AssertionError("unreachable")

@@ -11,16 +11,24 @@ Environment variables (all optional):
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 CPU_DEVICES_ENV = "LAYER_STUDIO_CPU_DEVICES"
 THREADS_ENV = "LAYER_STUDIO_THREADS"
 GROWTH_ENV = "TF_FORCE_GPU_ALLOW_GROWTH"
 
 _lock = threading.Lock()
+_count_lock = threading.Lock()
 _note: str | None = None
 """What ``start_tensorflow`` could not apply ("" if it applied everything); None until run."""
+_loading = 0
+"""How many threads are importing TensorFlow or Keras (see ``loading``)."""
 
 
 def configure_environment() -> None:
@@ -45,11 +53,68 @@ def start_tensorflow() -> str:
         if _note is None:
             growth_preset = os.environ.get(GROWTH_ENV) == "true"
             configure_environment()
-            import tensorflow as tf
+            with loading():
+                _load_native_libraries()
+                import tensorflow as tf
 
             _note = " ".join(problem for problem in (
                 _memory_growth(tf, growth_preset), _split_cpu(tf), _threads(tf)) if problem)
         return _note
+
+
+@contextmanager
+def loading() -> Iterator[None]:
+    """Mark a stretch that imports TensorFlow or Keras, for ``tensorflow_loading``."""
+    global _loading
+    with _count_lock:
+        _loading += 1
+    try:
+        yield
+    finally:
+        with _count_lock:
+            _loading -= 1
+
+
+def tensorflow_loading() -> bool:
+    """True while some thread imports TensorFlow or Keras: their hundreds of thousands of
+    objects are not worth scanning for garbage until they have loaded (a GUI collector waits)."""
+    return _loading > 0
+
+
+NATIVE_LIBRARIES = {
+    "tensorflow": ("libtensorflow_*.so.*",),
+    "pyarrow": tuple(f"lib{name}.so.*" for name in (
+        "arrow", "arrow_compute", "arrow_acero", "parquet", "arrow_dataset", "arrow_substrait")),
+}
+"""The native libraries importing TensorFlow and Keras loads (Keras reaches Arrow through
+pandas), by package; none uses Python's API (Arrow's Python bindings are left to the import)."""
+
+
+def _load_native_libraries() -> None:
+    """Load the big native libraries that importing TensorFlow and Keras pulls in (TensorFlow's
+    core is 1.2 GB) without holding Python's interpreter lock, so other threads (the window's)
+    run on meanwhile; the imports then find them loaded. Python's import, and ``ctypes.CDLL``
+    too, hold the lock while the system maps and links a library, which froze the window for
+    0.4 s when TensorFlow loaded in the background. The system's ``dlopen`` called through
+    ctypes lets go of it. The libraries are loaded with the flags Python's import would use,
+    and kept loaded, as the import keeps them; where they are not found this does nothing."""
+    import ctypes
+
+    paths = []
+    for package, patterns in NATIVE_LIBRARIES.items():
+        spec = importlib.util.find_spec(package)
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            paths += [path for pattern in patterns for path in sorted(Path(folder).glob(pattern))]
+    if not paths:
+        return
+    try:
+        dlopen = ctypes.CDLL(None).dlopen
+    except (OSError, AttributeError):
+        return  # not a system with dlopen: the imports load them
+    dlopen.restype = ctypes.c_void_p
+    dlopen.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    for path in paths:
+        dlopen(os.fsencode(path), sys.getdlopenflags())  # failing, the import says why
 
 
 def _env_count(name: str) -> int:

@@ -10,6 +10,7 @@ from typing import Any
 from studio.core.base.events import OnEvent
 from studio.core.project.document import Checkpoints, EarlyStopping
 from studio.core.runs.folders import BEST, RunFolder
+from studio.core.training.checkpoint_writer import CheckpointWriter
 
 
 def _better(monitor: str, value: float, best: float | None) -> bool:
@@ -30,13 +31,29 @@ def _best_so_far(monitor: str, rows: list[dict[str, Any]]) -> float | None:
 def checkpoint_callback(rule: Checkpoints, folder: RunFolder, on_event: OnEvent) -> Any:
     """Save a checkpoint (model and optimizer state) every ``rule.every_epochs`` epochs, or
     with ``keep_best_only`` only when the monitored metric improves, replacing the last; a
-    ``checkpoint`` event follows each. Only whole epochs (those ``folder`` recorded) are
-    saved. A resumed run counts its earlier epochs' best."""
+    ``checkpoint`` event follows each once it is written. Only whole epochs (those ``folder``
+    recorded) are saved. A resumed run counts its earlier epochs' best.
+
+    Checkpoints are written in the background (``CheckpointWriter``); the one under way is
+    waited for when the next epoch's validation begins (so its event comes before that epoch's,
+    as when saving took place at once), when the next is due, and when training ends. Call the
+    callback's ``flush`` if ``fit`` raised."""
     import keras
+
+    writer = CheckpointWriter(folder, on_event)
 
     class Checkpointer(keras.callbacks.Callback):
         def on_train_begin(self, logs=None):
             self.best = _best_so_far(rule.monitor, folder.rows)
+
+        def on_test_begin(self, logs=None):
+            writer.flush()
+
+        def on_train_end(self, logs=None):
+            writer.flush()
+
+        def flush(self):
+            writer.flush()
 
         def on_epoch_end(self, epoch, logs=None):
             done = epoch + 1
@@ -49,8 +66,7 @@ def checkpoint_callback(rule: Checkpoints, folder: RunFolder, on_event: OnEvent)
                 if not _better(rule.monitor, value, self.best):
                     return
                 self.best = value
-            path = folder.save_checkpoint(self.model, done, replace=rule.keep_best_only)
-            on_event({"type": "checkpoint", "epoch": done, "path": str(path)})
+            writer.save(self.model, done, replace=rule.keep_best_only)
 
     return Checkpointer()
 

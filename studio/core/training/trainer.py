@@ -7,11 +7,12 @@ GUI worker and the command line.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import socket
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -273,14 +274,19 @@ def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Pro
                                      plan.batch_size, report_every)
         session.stopper = stopper = early_stopping_callback(settings.early_stopping,
                                                             folder.rows)
-        callbacks = [live, *_schedule_callbacks(settings),
-                     checkpoint_callback(settings.checkpoints, folder, on_event),
+        checkpointer = checkpoint_callback(settings.checkpoints, folder, on_event)
+        callbacks = [live, *_schedule_callbacks(settings), checkpointer,
                      tensorboard_callback(folder.path / LOGS)]
         if stopper is not None:
             callbacks.insert(1, stopper)
         if not stop.is_set():
-            model.fit(epochs=plan.epochs, initial_epoch=plan.initial_epoch, verbose=0,
-                      callbacks=callbacks, **pipes.fit_arguments())
+            try:
+                model.fit(epochs=plan.epochs, initial_epoch=plan.initial_epoch, verbose=0,
+                          callbacks=callbacks, **pipes.fit_arguments())
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    checkpointer.flush()  # the last checkpoint is written before the failure
+                raise
             folder.save_model(model)
         if pipes.test is not None and len(folder.rows) == plan.epochs:
             scores = plain_metrics(model.evaluate(pipes.test, verbose=0, return_dict=True))
@@ -303,7 +309,9 @@ def _model(project: Project, info: DatasetInfo, plan: _Plan, steps: int) -> Any:
                    for o in model.outputs]
         model = keras.Model(model.inputs, outputs if len(outputs) > 1 else outputs[0],
                             name=model.name)
-    compile_model(model, project.graph, project.training, info.task, steps_per_epoch=steps)
+    # The schedule spans the epochs this run plans (``--epochs`` may differ from the project's).
+    training = replace(project.training, epochs=plan.epochs)
+    compile_model(model, project.graph, training, info.task, steps_per_epoch=steps)
     return model
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pyqtgraph.util.garbage_collector import GarbageCollector
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
@@ -14,6 +13,7 @@ from studio import __version__
 from studio.core.data.sources import ASSETS_DIR
 from studio.core.project.templates import demo_project
 from studio.gui.shell.main_window import MainWindow
+from studio.gui.widgets.collector import GuiCollector
 
 
 def create_application(argv: list[str] | None = None) -> QApplication:
@@ -43,9 +43,7 @@ def open_window(project_path: Path | None = None) -> MainWindow:
 def run_app(project_path: Path | None = None) -> int:
     """Open the window (see :func:`open_window`) and run the event loop."""
     app = create_application()
-    # Python's collector may run on any thread, and freeing Qt objects on a worker thread
-    # (the trainer's) deadlocks against Qt's locks: collect on this thread only, every second.
-    collector = GarbageCollector(interval=1.0)  # noqa: F841 - lives as long as the event loop
+    collector = GuiCollector()  # noqa: F841 - lives as long as the event loop
     window = open_window(project_path)
     QTimer.singleShot(200, window.training.warm_up)
     return app.exec()

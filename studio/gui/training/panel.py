@@ -3,7 +3,6 @@ curves."""
 
 from __future__ import annotations
 
-import gc
 import json
 import time
 from pathlib import Path
@@ -24,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from studio.core.base.events import Event
 from studio.core.base.messages import format_duration
-from studio.core.base.runtime import start_tensorflow
+from studio.core.base.runtime import loading, start_tensorflow
 from studio.core.build.estimate import format_bytes
 from studio.core.build.optimizers import schedule_curve
 from studio.core.hardware.devices import DeviceDiscovery
@@ -64,7 +63,8 @@ def _resume_task(run_dir, discovery):
 
 def _warm_up(on_event, stop) -> None:
     start_tensorflow()  # device settings TensorFlow takes only before it starts
-    import keras  # noqa: F401 - loading TensorFlow early makes Start respond at once
+    with loading():
+        import keras  # noqa: F401 - loading it early makes Start respond at once
 
 
 def usage_text(event: dict) -> str:
@@ -109,7 +109,6 @@ class TrainingPanel(QWidget):
         self.job.failed.connect(self._on_failed)
         self.job.finished.connect(self._on_done)
         self.warmup = JobSlot(self)
-        self.warmup.finished.connect(self._warmed_up)
         self.run_dir = ""
         self.last_error = ""
         self.outcome = ""
@@ -229,14 +228,6 @@ class TrainingPanel(QWidget):
         self.device_form.look_for_devices()
         self.estimate_view.look_for_devices()
         self.warmup.start(_warm_up)
-
-    def _warmed_up(self) -> None:
-        if not gc.get_freeze_count():
-            # TensorFlow and Keras leave a few hundred thousand long-lived objects; a full
-            # collection walking them held the GUI for up to 0.2 s (bench/gui_stalls.py).
-            # Frozen once, they are never scanned again.
-            gc.collect()
-            gc.freeze()
 
     def _edit(self, label: str, field: str, value) -> None:
         self.doc.edit(f"Set {label}", lambda p: setattr(p.training, field, value),
