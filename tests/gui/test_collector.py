@@ -32,27 +32,38 @@ def unfrozen():
     gc.unfreeze()
 
 
-def ticks(qtbot, collector: GuiCollector, count: int) -> None:
+def ticks(qtbot, collector: GuiCollector, count: int, kept: list) -> None:
     for _ in range(count):
+        make_collection_due(kept)
         with qtbot.waitSignal(collector.timer.timeout, timeout=5000):
             pass
+
+
+def make_collection_due(kept: list) -> None:
+    """Allocate enough to make a young collection due. Done again before each wait: objects
+    that an earlier test left to Qt are freed in the event loop, which lowers the count."""
+    kept.append([[] for _ in range(2 * gc.get_threshold()[0])])
+
+
+def collected(cycle: weakref.ref, kept: list) -> bool:
+    make_collection_due(kept)
+    return cycle() is None
 
 
 def test_garbage_waits_while_tensorflow_loads_then_what_loaded_is_frozen(
         qtbot, monkeypatch, unfrozen):
     monkeypatch.delitem(sys.modules, "keras", raising=False)
     collector = GuiCollector(interval_ms=10)
-    kept = [[] for _ in range(2 * gc.get_threshold()[0])]  # enough to make a collection due
+    kept: list = []
     cycle = unreachable_cycle()
     with loading():
-        ticks(qtbot, collector, 3)
+        ticks(qtbot, collector, 3, kept)
         assert cycle() is not None
-    qtbot.waitUntil(lambda: cycle() is None)
+    qtbot.waitUntil(lambda: collected(cycle, kept))
     assert gc.get_freeze_count() == 0
 
     monkeypatch.setitem(sys.modules, "keras", types.ModuleType("keras"))
     qtbot.waitUntil(lambda: collector.loaded)
-    assert gc.get_freeze_count() >= len(kept)
+    assert gc.get_freeze_count() >= sum(len(lists) for lists in kept)
     later = unreachable_cycle()
-    kept += [[] for _ in range(2 * gc.get_threshold()[0])]
-    qtbot.waitUntil(lambda: later() is None)
+    qtbot.waitUntil(lambda: collected(later, kept))

@@ -115,9 +115,11 @@ def test_a_wider_brush_draws_a_wider_stroke(pad, qtbot):
         qtbot.keyClicks(pad.brush_box, str(width))
         assert pad.canvas.brush == width
         draw(qtbot, pad.canvas, BAR)
-        row = pad.canvas.pixels()[:, 14, 0]  # a column across the horizontal bar
-        widths[width] = int((row > 127).sum())
-    assert 1 <= widths[1] <= 2 and 4 <= widths[5] <= 6
+        column = pad.canvas.pixels()[:, 14, 0].astype(float)  # across the horizontal bar
+        # The ink in the column, in full pixels: smoothing may spread a 1-pixel stroke over
+        # two half-lit rows, depending on where the pad's rows fall on the screen.
+        widths[width] = column.sum() / 255
+    assert 0.5 <= widths[1] <= 2 and 4 <= widths[5] <= 6.5, widths
 
 
 def test_dark_ink_inverts_the_drawing(pad, qtbot):

@@ -245,7 +245,7 @@ def test_the_add_menu_offers_every_searchable_value_and_opens_the_dialog(window,
     next(a for a in menus["Training"].actions() if a.text() == "Batch size").trigger()
     dialog = panel.dialog
     qtbot.waitExposed(dialog)
-    assert dialog.values.text() == "64"
+    assert dialog.values.text() == str(window.doc.project.training.batch_size)  # the current
     type_over(qtbot, dialog.values, "32, 64, 128")
     qtbot.keyClick(dialog.values, Qt.Key.Key_Return)
     assert window.doc.project.search.dimensions == [
