@@ -163,6 +163,15 @@ def test_the_window_opens_inside_the_screen_s_available_area(qtbot, dialogs, mon
     assert laptop.contains(window.frameGeometry()), window.frameGeometry()
 
 
+def test_the_first_run_shows_the_training_dock_in_front_of_the_runs(qtbot, dialogs):
+    window = open_window()
+    qtbot.addWidget(window)
+    qtbot.waitExposed(window)
+    qtbot.waitUntil(lambda: not window.training_dock.visibleRegion().isEmpty())
+    assert window.runs_dock.visibleRegion().isEmpty()
+    assert window.training.start_button.isVisible()
+
+
 def test_the_data_settings_fit_the_first_run_window_and_the_split_buttons_match(window, qtbot):
     window.views.setCurrentWidget(window.data_panel)
     panel = window.data_panel
