@@ -13,7 +13,7 @@ from studio.core.base.runtime import configure_environment  # noqa: E402
 configure_environment()
 
 from PySide6.QtCore import QEventLoop, QObject, QTimer, Slot  # noqa: E402
-from PySide6.QtWidgets import QWidget  # noqa: E402
+from PySide6.QtWidgets import QMessageBox, QWidget  # noqa: E402
 
 from studio.core.project.document import Project  # noqa: E402
 from studio.core.project.templates import demo_project  # noqa: E402
@@ -86,9 +86,14 @@ def open_try_view(trained: Path) -> MainWindow:
 
 
 def close_discarding(window: MainWindow) -> None:
-    """Close the window without the unsaved-changes question (settings were set for the run)."""
-    window.doc.undo_stack.setClean()
-    window.close()
+    """Close the window, answering Discard to its question about unsaved changes or runs
+    (settings were set and runs made for the benchmark only)."""
+    question = QMessageBox.question
+    QMessageBox.question = lambda *args, **kwargs: QMessageBox.StandardButton.Discard
+    try:
+        window.close()
+    finally:
+        QMessageBox.question = question
 
 
 def warm_up(window: MainWindow) -> None:
