@@ -16,6 +16,7 @@ from pathlib import Path
 
 from studio.commands import evaluate
 from studio.commands.errors import CliError, OneLineParser, UsageError
+from studio.commands.project_moves import finish_interrupted_move
 from studio.commands.run_args import add_run_arguments
 from studio.core.base.events import DoneEvent, Event
 from studio.core.base.messages import count, quoted, unwritable
@@ -736,6 +737,7 @@ def main(argv: list[str] | None = None) -> int:
         if not argv or argv[0] not in (*COMMANDS, "-h", "--help"):
             return _open_app(argv[0] if argv else None)
         args = _parser().parse_args(argv)
+        finish_interrupted_move(getattr(args, "project", None))
         commands = {"new": cmd_new, "train": cmd_train, "export-code": cmd_export_code,
                     "import": cmd_import, "data": cmd_data, "runs": cmd_runs,
                     "infer": cmd_infer, "evaluate": evaluate.cmd_evaluate,

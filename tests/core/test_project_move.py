@@ -11,19 +11,22 @@ import threading
 
 import pytest
 
+from studio.cli import main
+from studio.core.base.paths import workspace
 from studio.core.project.document import DatasetChoice, Project, load_project, save_project
 from studio.core.runs.folders import PROJECT_FILE, runs_home, runs_root, scratch_project
 from studio.core.runs.index import RunIndex
 from studio.core.runs.lock import RunLock
 from studio.core.search import moving
-from studio.core.search.moving import finish_move, journal_path, plan_move
+from studio.core.search.moving import EARLIER, finish_move, has_work, journal_path, plan_move
 from studio.core.search.runner import last_search, searches_root
 from studio.core.search.state import SearchState, TrialRecord, read_state, write_state
 from tests.run_folders import rename_failing_at, write_runs
 
 
 def searched(project_path, runs) -> object:
-    """A search of the project at ``project_path`` whose trials are ``runs``."""
+    """A search of the project at ``project_path`` (EARLIER: in the workspace's shared
+    folder) whose trials are ``runs``."""
     folder = searches_root(project_path) / "20260105-090000"
     trials = [TrialRecord(number=i, params={"training.learning_rate": 0.001 * (i + 1)},
                           status="finished", value=0.9, run_dir=str(run))
@@ -188,3 +191,54 @@ def test_a_stopped_move_goes_on_at_the_next_call(tmp_path):
     report = finish_move(saved)
     assert (report.runs, report.searches, report.done) == (2, 1, True)  # damaged, moved as is
     assert names(runs_root(saved)) == {p.name for p in runs}
+
+
+def test_a_command_on_the_project_finishes_an_interrupted_move_first(tmp_path, monkeypatch,
+                                                                      capsys):
+    scratch = scratch_project()
+    runs = write_runs(runs_root(scratch), 3)
+    searched(scratch, runs)
+    saved = tmp_path / "p.studio.json"
+    real_rename = os.rename
+    monkeypatch.setattr(moving.os, "rename", rename_failing_at(2))  # the second run's
+    with pytest.raises(OSError, match="Input/output error"):
+        save_and_move(scratch, saved)
+    monkeypatch.setattr(moving.os, "rename", real_rename)
+    capsys.readouterr()
+
+    assert main(["runs", str(saved), "--json"]) == 0
+
+    out, err = capsys.readouterr()
+    assert sorted(run["path"] for run in json.loads(out)) == [
+        str(runs_root(saved) / p.name) for p in runs]
+    assert err == ("Note: an interrupted move went on. Moved 2 runs and 1 search into the "
+                   "project's folder.\n")
+    assert [t.run_dir for t in read_state(last_search(saved)).trials] == [
+        str(runs_root(saved) / p.name) for p in runs]
+    assert not journal_path(saved).exists() and not scratch.parent.exists()
+    assert main(["runs", str(saved), "--json"]) == 0  # nothing more to say
+    assert capsys.readouterr().err == ""
+
+
+def test_the_runs_earlier_versions_kept_in_the_workspace_move_into_a_project(tmp_path):
+    shared = runs_root(EARLIER)
+    assert shared == workspace() / "runs"
+    runs = write_runs(shared, 2)
+    RunIndex(shared).sync()
+    earlier_search = searched(EARLIER, runs)
+    assert earlier_search.parent == workspace() / "searches"
+    (workspace() / "cache").mkdir()
+    saved = tmp_path / "p.studio.json"
+    save_project(Project(), saved)
+    assert has_work(EARLIER) and plan_move(EARLIER, saved)
+
+    report = finish_move(saved)
+
+    assert (report.runs, report.searches, report.done) == (2, 1, True)
+    assert report.moved == {str(shared / p.name): str(runs_root(saved) / p.name) for p in runs}
+    assert names(runs_root(saved)) == {p.name for p in runs}
+    assert [t.run_dir for t in read_state(last_search(saved)).trials] == [
+        str(runs_root(saved) / p.name) for p in runs]
+    assert not has_work(EARLIER) and not shared.exists() and not earlier_search.exists()
+    assert names(workspace()) == {"cache"}  # the workspace itself stays
+    assert not plan_move(EARLIER, saved)  # nothing left to adopt

@@ -11,6 +11,10 @@ does): it goes on from where it stopped, and the journal is removed once everyth
 
 A run that trains while the move is made stays where it is (its trainer writes there) and
 moves with the next ``finish_move``; so does a search whose trials have not all ended.
+
+The same move adopts the runs and searches that earlier versions kept for every unsaved
+project in the workspace's shared ``runs`` and ``searches`` folders (``EARLIER`` as the old
+place), which no project lists now.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any
 
 from studio.core.base.events import Progress
 from studio.core.base.files import atomic_write_text
+from studio.core.base.messages import count
 from studio.core.project.document import (
     DATA_PATH_FIELDS,
     ProjectFileError,
@@ -45,6 +50,9 @@ INCOMING = ".incoming-"
 """The prefix of a folder being copied in from another file system."""
 MOVING = "Moving the runs and searches"
 """What ``finish_move`` tells its progress callback it does."""
+EARLIER = None
+"""The old place of a move that adopts the runs and searches earlier versions kept for every
+unsaved project in the workspace's shared folders (see ``runs_root(None)``)."""
 
 
 @dataclass
@@ -60,6 +68,24 @@ class MoveReport:
     next ``finish_move``."""
     done: bool = True
     """Nothing is left to move (the journal is gone)."""
+    moved: dict[str, str] = field(default_factory=dict)
+    """Each run folder moved: its old path to its new one."""
+
+    def summary(self) -> str:
+        """What moved and what waits, in a sentence or two."""
+        searches = count(self.searches, "search", "searches")
+        text = f"Moved {count(self.runs, 'run')} and {searches} into the project's folder."
+        if self.kept:
+            text += f" In use, {', '.join(self.kept[:3])} moves once it ends."
+        return text
+
+
+def not_moved(reason: str) -> str:
+    """What a move that failed with ``reason`` (an OSError's text) left, and what happens
+    next."""
+    return (f"Some runs or searches could not be moved into the project's folder "
+            f"({reason.rstrip('.')}). They are kept whole where they were, and move when the "
+            "project is opened again.")
 
 
 def journal_path(project_path: Path) -> Path:
@@ -68,24 +94,26 @@ def journal_path(project_path: Path) -> Path:
     return runs_root(project_path).parent / f".{project_stem(project_path)}.moving.json"
 
 
-def has_work(project_path: Path) -> bool:
-    """True if the project at ``project_path`` has runs or searches."""
+def has_work(project_path: Path | None) -> bool:
+    """True if the project at ``project_path`` (``EARLIER``: the workspace's shared folders)
+    has runs or searches."""
     return (any(True for _ in iter_run_folders(runs_root(project_path)))
             or any(searches_root(project_path).glob(f"*/{SEARCH_FILE}")))
 
 
-def plan_move(old: Path, new: Path) -> bool:
-    """Record that the runs and searches of the project at ``old`` (a project file, or an
-    unsaved project's scratch file) move to ``new``'s place; call it before the project is
-    written at ``new``, then ``finish_move(new)``. False (nothing recorded) if there is
-    nothing to move. A move into ``new`` that was under way is finished first."""
-    old, new = Path(os.path.abspath(old)), Path(os.path.abspath(new))
+def plan_move(old: Path | None, new: Path) -> bool:
+    """Record that the runs and searches of the project at ``old`` (a project file, an
+    unsaved project's scratch file, or ``EARLIER``) move to ``new``'s place; call it before
+    the project is written at ``new``, then ``finish_move(new)``. False (nothing recorded)
+    if there is nothing to move. A move into ``new`` that was under way is finished first."""
+    old = None if old is EARLIER else Path(os.path.abspath(old))
+    new = Path(os.path.abspath(new))
     if journal_path(new).exists():
         finish_move(new)
     if old == new or not has_work(old):
         return False
-    _write_journal(new, {"format": JOURNAL_FORMAT, "from": str(old), "to": str(new),
-                         "runs": {}, "searches": {}, "copied": []})
+    _write_journal(new, {"format": JOURNAL_FORMAT, "from": None if old is None else str(old),
+                         "to": str(new), "runs": {}, "searches": {}, "copied": []})
     return True
 
 
@@ -116,7 +144,7 @@ class _Move:
                  stop: threading.Event | None) -> None:
         self.plan = plan
         self.project_path = project_path
-        old = Path(plan["from"])
+        old = None if plan["from"] is None else Path(plan["from"])
         self.runs_from, self.runs_to = runs_root(old), runs_root(project_path)
         self.searches_from, self.searches_to = searches_root(old), searches_root(project_path)
         self.on_progress = on_progress
@@ -192,6 +220,7 @@ class _Move:
             _pin_data_paths(source)
             self._move_folder(source, target)
         self.report.runs += 1
+        self.report.moved[str(source)] = str(target)
 
     def _move_search(self, name: str) -> None:
         source = self.searches_from / name
@@ -245,17 +274,18 @@ class _Move:
 
     def _tidy(self) -> None:
         """Remove the old place's emptied folders and run index (an unsaved project's scratch
-        folder as a whole, once empty)."""
+        folder as a whole, once empty; never the workspace)."""
+        earlier = self.plan["from"] is None
         for root in (self.runs_from, self.searches_from):
             for suffix in ("", "-wal", "-shm", "-journal"):
                 (root / (INDEX_FILE + suffix)).unlink(missing_ok=True)
-            for folder in (root, root.parent):
+            for folder in (root,) if earlier else (root, root.parent):
                 try:
                     folder.rmdir()
                 except OSError:
                     break
-        scratch = Path(self.plan["from"]).parent
-        if scratch.parent.name == UNSAVED:
+        scratch = None if earlier else Path(self.plan["from"]).parent
+        if scratch is not None and scratch.parent.name == UNSAVED:
             try:
                 scratch.rmdir()
             except OSError:

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from studio.core.runs.history import RunInUseError, RunSummary
 from studio.core.runs.index import RunIndex
+from studio.core.search.moving import EARLIER, has_work
 from studio.gui.runs.export_dialog import ExportDialog
 from studio.gui.runs.run_details import MAX_OVERLAID, RunDetails
 from studio.gui.runs.run_table import STATUS_TIPS, RunTable
@@ -46,6 +47,8 @@ class Listing:
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     """Why runs asked to be deleted were kept."""
+    earlier: bool = False
+    """Earlier versions left runs or searches in the workspace's shared folders."""
 
 
 def list_runs(index: RunIndex, delete: Sequence[str] = ()) -> Listing:
@@ -59,7 +62,7 @@ def list_runs(index: RunIndex, delete: Sequence[str] = ()) -> Listing:
             problems.append(str(exc))
     seen = len(index.notes)
     index.sync()
-    return Listing(index.runs(), index.notes[seen:], problems)
+    return Listing(index.runs(), index.notes[seen:], problems, has_work(EARLIER))
 
 
 class HistoryPanel(QWidget):
@@ -71,6 +74,8 @@ class HistoryPanel(QWidget):
     """The user asked to resume the run in this folder."""
     refreshed = Signal()
     """The table shows the runs as they are now."""
+    adopt_requested = Signal()
+    """The user asked to import the runs earlier versions kept for every unsaved project."""
 
     def __init__(self, root_provider: Callable[[], Path]) -> None:
         super().__init__()
@@ -138,6 +143,11 @@ class HistoryPanel(QWidget):
         self.refresh_action = self._action(
             "Refresh", "history-refresh", self.refresh,
             "Read the run folders again (runs of other processes appear, deleted ones go)")
+        self.adopt_action = self._action(
+            "Import earlier runs…", "history-adopt", self.adopt_requested.emit,
+            "Move the runs and searches that earlier versions kept for every unsaved project "
+            "into this project's folder (asks first)")
+        self.adopt_action.setVisible(False)  # until a listing finds some
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         for action in (self.overlay_action, self.compare_action, self.open_action,
                        self.export_action, self.resume_action, self.delete_action):
@@ -167,6 +177,7 @@ class HistoryPanel(QWidget):
                        self.export_action, self.resume_action, self.delete_action):
             buttons.addWidget(self._button(action))
         buttons.addStretch(1)
+        buttons.addWidget(self._button(self.adopt_action))
         buttons.addWidget(self._button(self.refresh_action))
         upper = QWidget()
         upper_layout = QVBoxLayout(upper)
@@ -248,6 +259,7 @@ class HistoryPanel(QWidget):
         if listing.notes:
             self.message.setText(listing.notes[-1])
         self._listed = True
+        self.adopt_action.setVisible(listing.earlier)
         if listing.problems:
             QMessageBox.warning(self, "Some runs were kept", "\n".join(listing.problems))
 

@@ -18,19 +18,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.core.base.events import progress_events
-from studio.core.base.messages import count
 from studio.core.hardware.devices import DeviceDiscovery, TensorFlowDiscovery
 from studio.core.project.document import SUFFIX, Project, ProjectFileError
 from studio.core.project.templates import BLANK, demo_project
 from studio.core.runs.folders import runs_root
-from studio.core.search.moving import (
-    MoveReport,
-    finish_move,
-    has_work,
-    journal_path,
-    plan_move,
-)
+from studio.core.search.moving import has_work
 from studio.gui.data.panel import DataPanel
 from studio.gui.editor.canvas_scene import CanvasScene
 from studio.gui.editor.canvas_view import ZOOM_STEP, CanvasView
@@ -45,6 +37,7 @@ from studio.gui.search.panel import SearchPanel
 from studio.gui.shell.help_menu import HelpMenu
 from studio.gui.shell.keras_files import KerasFiles
 from studio.gui.shell.recent_projects import RecentProjects
+from studio.gui.shell.run_moves import RunMoves
 from studio.gui.shell.template_gallery import TemplateGallery, blank_for, new_project
 from studio.gui.shell.weights_download import WeightsDownload
 from studio.gui.shell.welcome import WelcomePage
@@ -52,7 +45,7 @@ from studio.gui.training.panel import TrainingPanel
 from studio.gui.widgets import errors
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import VerticalScrollArea, unscrolled_height
-from studio.gui.widgets.jobs import JobSlot, Policy, shutdown_jobs
+from studio.gui.widgets.jobs import shutdown_jobs
 
 FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
 FIRST_RUN_SIZE = (1400, 900)
@@ -133,15 +126,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(layers, history)
         layers.raise_()
 
-        self.moving = JobSlot(self, Policy.RERUN)
-        """Moves the project's runs and searches into its place after a save under a new
-        name: renames, but copies where the workspace and the project's folder are on
-        different disks, so it runs in the background."""
-        self.moving.event.connect(self._move_progressed)
-        self.moving.succeeded.connect(self._moved)
-        self.moving.failed.connect(self._move_failed)
-        self.training.run_finished.connect(self.finish_move)
-        self.search.search_finished.connect(self.finish_move)
+        self.moving = RunMoves(self, self.doc, self.runs, self.search, self.training)
         self.training.run_started.connect(self.runs.refresh)
         self.training.run_finished.connect(self.runs.refresh)
         self.training.run_finished.connect(self.search.runs_changed)
@@ -486,7 +471,7 @@ class MainWindow(QMainWindow):
             return False
         self.recent.add(path)
         self.statusBar().showMessage(f"Opened {path}", 5000)
-        self.finish_move()  # one interrupted before
+        self.moving.finish()  # one interrupted before
         return True
 
     def save(self) -> bool:
@@ -507,61 +492,17 @@ class MainWindow(QMainWindow):
 
     def _save_to(self, path: Path) -> bool:
         """Save to ``path``; saved under a new name, the project takes its runs and searches
-        with it (see finish_move)."""
-        moves = False
+        with it (see RunMoves)."""
         try:
-            if path != self.doc.place:
-                moves = plan_move(self.doc.place, path)
-            self.doc.save(path)
+            self.moving.save(path)
         except (OSError, ProjectFileError) as exc:
-            if moves:  # nothing moves into a project that was not written
-                journal_path(path).unlink(missing_ok=True)
             self.show_error("Cannot save project", str(exc) if isinstance(exc, ProjectFileError)
                             else f"{path}: {exc.strerror or exc}")
             return False
         self.recent.add(path)
         self.statusBar().showMessage(f"Saved {path}", 5000)
-        if moves:
-            self.finish_move()
+        self.moving.finish()
         return True
-
-    @Slot()
-    def finish_move(self) -> None:
-        """Move the project's runs and searches into its place if a move is under way (after
-        a save under a new name, or one interrupted), in the background. A run training
-        stays until it ends (its lock keeps it); a search in the old place makes new runs
-        there, so while one runs, the move waits for it to end."""
-        path = self.doc.path
-        if path is None or not journal_path(path).exists():
-            return
-        if self.search.is_running():
-            self.statusBar().showMessage("The runs move to the project's folder once the "
-                                         "search ends.", 8000)
-            return
-        self.moving.start(lambda on_event, stop: finish_move(path, progress_events(on_event),
-                                                             stop))
-
-    @Slot(object)
-    def _move_progressed(self, event) -> None:
-        self.statusBar().showMessage(f"{event['what']}: {event['done']} of {event['total']}…")
-
-    @Slot(object)
-    def _moved(self, report: MoveReport) -> None:
-        self.runs.refresh()
-        self.search.show_last_search()
-        self.search.runs_changed()
-        searches = count(report.searches, "search", "searches")
-        text = f"Moved {count(report.runs, 'run')} and {searches} into the project's folder."
-        if report.kept:
-            text += f" In use, {', '.join(report.kept[:3])} moves once it ends."
-        self.statusBar().showMessage(text, 8000)
-
-    @Slot(str)
-    def _move_failed(self, text: str) -> None:
-        self.runs.refresh()
-        self.show_error("Runs not moved yet", "Some runs or searches could not be moved into "
-                        f"the project's folder ({text.rstrip('.')}). They are kept whole where "
-                        "they were, and move when the project is opened again.")
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
         """Offer to save, stop any run, wait for worker threads, then close."""

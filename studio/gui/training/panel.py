@@ -4,7 +4,9 @@ curves."""
 from __future__ import annotations
 
 import json
+import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal, Slot
@@ -323,9 +325,8 @@ class TrainingPanel(QWidget):
         elif kind == "test":
             self.test_scores = {k: v for k, v in event.items() if k != "type"}
         elif kind == "start":
-            self.run_dir = event["run_dir"]
+            self._show_run_dir(event["run_dir"])
             self._task = task_for(event["task"])
-            self.open_button.setToolTip(f"Show the run's folder: {self.run_dir}")
             self.open_button.show()
             self.epochs_total = event["epochs"]
             self._show_start(event)
@@ -346,6 +347,17 @@ class TrainingPanel(QWidget):
             shown = [f"{k.replace('_', ' ')} {v:.4f}" for k, v in event.items()
                      if k not in ("type", "epoch", "seconds")]
             self.status.setText(f"Epoch {event['epoch']}: " + ", ".join(shown))
+
+    def _show_run_dir(self, run_dir: str) -> None:
+        self.run_dir = run_dir
+        self.open_button.setToolTip(f"Show the run's folder: {run_dir}")
+
+    def follow_moved(self, moved: Mapping[str, str]) -> None:
+        """Show the last run where it is now if it moved (``moved``: old folder to new one),
+        as a run does with its project when that is saved under a new name."""
+        new = moved.get(os.path.abspath(self.run_dir)) if self.run_dir else None
+        if new is not None:
+            self._show_run_dir(new)
 
     def _show_plan(self, epochs: int, steps: int | None) -> None:
         plan = schedule_curve(self.doc.project.training, epochs,
