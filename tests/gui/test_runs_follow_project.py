@@ -8,11 +8,11 @@ import os
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from studio.core.runs.folders import RunFolder, runs_root
 from studio.core.search import moving
-from studio.core.search.moving import journal_path
+from studio.core.search.moving import EARLIER, journal_path
 from studio.core.search.runner import search_folder
 from studio.core.search.state import SearchState, TrialRecord, write_state
 from studio.gui.inference.try_panel import NO_MODEL
@@ -21,6 +21,7 @@ from tests.helpers import tiny_project
 from tests.run_folders import rename_failing_at, write_run
 
 CTRL = Qt.KeyboardModifier.ControlModifier
+LEFT = Qt.MouseButton.LeftButton
 
 
 def listed(qtbot, window, count: int) -> None:
@@ -139,6 +140,27 @@ def test_a_run_training_during_the_save_follows_once_it_ends(window, qtbot, tmp_
     listed(qtbot, window, 2)
     assert {run.status for run in window.runs.model.runs} == {"finished"}
     assert not journal_path(path).exists()
+    assert Path(window.training.run_dir).parent == runs_root(path)  # the dock followed it
+
+
+def test_the_training_dock_follows_its_run_into_the_projects_folder(window, qtbot, tmp_path,
+                                                                    monkeypatch, opened_urls):
+    window.doc.replace(tiny_project(epochs=1), None)
+    with qtbot.waitSignal(window.training.run_finished, timeout=RUN_TIMEOUT_MS):
+        qtbot.mouseClick(window.training.start_button, LEFT)
+    run = Path(window.training.run_dir)
+    assert run.parent == runs_of(window)
+    path = tmp_path / "tiny.studio.json"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(path), ""))
+
+    qtbot.keyClick(window, Qt.Key.Key_S, CTRL)
+
+    listed(qtbot, window, 1)
+    moved = runs_root(path) / run.name
+    assert not run.exists() and moved.is_dir()
+    assert window.training.open_button.toolTip() == f"Show the run's folder: {moved}"
+    qtbot.mouseClick(window.training.open_button, LEFT)
+    assert [Path(url.toLocalFile()) for url in opened_urls] == [moved]
 
 
 def test_a_move_that_fails_says_so_and_the_next_opening_finishes_it(window, qtbot, tmp_path,
@@ -161,3 +183,28 @@ def test_a_move_that_fails_says_so_and_the_next_opening_finishes_it(window, qtbo
 
     listed(qtbot, window, 3)
     assert {run.id for run in window.runs.model.runs} == {p.name for p in made}
+
+
+def test_runs_of_earlier_versions_are_imported_into_the_project_when_asked(window, qtbot,
+                                                                           dialogs, monkeypatch):
+    earlier = write_run(runs_root(EARLIER), 0, model=True)  # where earlier versions kept it
+    window.runs_dock.raise_()
+    button = window.runs.adopt_button
+    listed(qtbot, window, 0)
+    qtbot.waitUntil(button.isVisible)
+    qtbot.mouseClick(button, LEFT)  # answered Discard: nothing moves
+    assert [title for _, title, _ in dialogs] == ["Import earlier runs"]
+    assert dialogs[0][2] == (f"Move the runs and searches that earlier versions kept in "
+                             f"{earlier.parents[1]} into the folder of Small CNN? They are "
+                             "then listed with its runs.")
+    assert earlier.is_dir() and not window.moving.busy()
+    monkeypatch.setattr(QMessageBox, "question",
+                        lambda *args, **kwargs: QMessageBox.StandardButton.Yes)
+
+    qtbot.mouseClick(button, LEFT)
+
+    listed(qtbot, window, 1)
+    assert window.runs.model.runs[0].id == earlier.name and not earlier.exists()
+    qtbot.waitUntil(lambda: not button.isVisible())
+    assert offered(window.try_panel.run_box) == [str(runs_of(window) / earlier.name)]
+    assert earlier.parents[1].is_dir()  # the workspace stays

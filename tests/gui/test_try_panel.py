@@ -278,6 +278,41 @@ def test_a_file_that_is_not_a_model_says_so(window, qtbot, tmp_path, monkeypatch
     assert "#b3261e" in panel.status.styleSheet()
 
 
+def copied_diagnostics(window) -> str:
+    """What Help > Copy Diagnostics puts on the clipboard."""
+    action = next(a for a in window.help.menu.actions()
+                  if a.text().replace("&", "").startswith("Copy Diagnostics"))
+    action.trigger()
+    return QGuiApplication.clipboard().text()
+
+
+def test_a_model_that_fails_to_load_is_the_last_error_in_the_diagnostics(
+        window, qtbot, tmp_path, monkeypatch):
+    fake = tmp_path / "fake.keras"
+    fake.write_bytes(b"not a model")
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(fake), ""))
+    panel = window.try_panel
+    window.views.setCurrentWidget(panel)
+    qtbot.mouseClick(panel.open_button, LEFT)
+    qtbot.waitUntil(lambda: "#b3261e" in panel.status.styleSheet(), timeout=RUN_TIMEOUT_MS)
+    assert "fake.keras" in panel.status.text()
+
+    assert f"\nLast error: Try: {panel.status.text()}\n" in copied_diagnostics(window)
+
+
+def test_an_image_that_cannot_be_read_is_the_last_error_in_the_diagnostics(
+        window, qtbot, run_dir, tmp_path):
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(b"\x89PNG\r\n\x1a\n and then nothing")
+    panel = window.try_panel
+    with qtbot.waitSignal(panel.answered, timeout=RUN_TIMEOUT_MS) as answered:
+        assert drop_on(panel, [broken])
+    (prediction,) = answered.args[0]
+    assert prediction.error
+
+    assert f"\nLast error: Try: {broken}: {prediction.error}\n" in copied_diagnostics(window)
+
+
 def test_a_drop_with_no_trained_model_explains_what_to_do(window, qtbot, digits):
     panel = window.try_panel
     assert drop_on(window.canvas.viewport(), [digits["7"]])

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from studio.core.inference.predictor import Prediction, Predictor
 from studio.gui.inference.explain_view import ExplainView
 from studio.gui.tasks.registry import views_for
+from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.forms import hint, scrolling
 from studio.gui.widgets.jobs import JobSlot, Policy
 
@@ -304,6 +305,7 @@ class DrawingPad(QWidget):
 
     @Slot(str)
     def _failed(self, text: str) -> None:
+        note_error("Could not answer the drawing", text)
         self.note.setText(f"Could not answer the drawing: {text}")
 
     def clear(self) -> None:

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QFormLayout, QGridLayout, QLabel, QVBoxLayout, QWi
 
 from studio.core.inference.explain import Explanation, explain_image
 from studio.core.inference.predictor import Prediction, Predictor
+from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.forms import hint, narrow_box
 from studio.gui.widgets.images import array_pixmap, mosaic
 from studio.gui.widgets.jobs import JobSlot, Policy
@@ -153,6 +154,7 @@ class ExplainView(QWidget):
     @Slot(str)
     def _failed(self, text: str) -> None:
         if not self.job.waiting():
+            note_error("Could not explain", text)
             self._clear(f"Could not explain: {text}")
 
     @Slot(object)

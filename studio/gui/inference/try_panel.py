@@ -37,6 +37,7 @@ from studio.gui.inference.example_form import ExampleForm, Request
 from studio.gui.inference.folder_batch import FolderBatch
 from studio.gui.inference.image_cards import ImageCards
 from studio.gui.inference.model_chooser import ModelChooser
+from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.forms import scrolled_body
 from studio.gui.widgets.jobs import JobSlot
 
@@ -333,7 +334,7 @@ class TryPanel(QWidget):
     @Slot(object)
     def _show_answers(self, predictions: list[Prediction]) -> None:
         self.images.add(predictions)
-        failed = sum(1 for p in predictions if p.error)
+        failed = _note_unanswered(predictions)
         if failed:
             self.message.emit(f"{failed} of {len(predictions)} could not be answered: "
                               "see the cards for why.")
@@ -369,6 +370,7 @@ class TryPanel(QWidget):
     @Slot(object)
     def _folder_answered(self, result: BatchResult) -> None:
         self._batch_ended()
+        _note_unanswered(result.predictions)
         text = self.folder.show_result(result)
         self.message.emit(text)
         self.folder_done.emit(result)
@@ -404,6 +406,10 @@ class TryPanel(QWidget):
             self.tabs.setCurrentIndex(2)
 
     def _set_status(self, text: str, error: bool = False) -> None:
+        """Say ``text`` above the answers; an ``error`` in red, remembered for Help > Copy
+        Diagnostics."""
+        if error:
+            note_error("Try", text)
         self.status.setStyleSheet(ERROR_STYLE if error else "")
         self.status.setText(text)
 
@@ -411,6 +417,15 @@ class TryPanel(QWidget):
         """True while a model loads or answers."""
         return any(job.busy() for job in (self.loading, self.answering, self.batch,
                                           self.pad.job))
+
+
+def _note_unanswered(predictions: Sequence[Prediction]) -> int:
+    """Remember why the first of ``predictions`` that could not be answered was not (an
+    image that cannot be read, say) for Copy Diagnostics; how many were not."""
+    failed = [p for p in predictions if p.error]
+    if failed:
+        note_error("Try", f"{failed[0].source}: {failed[0].error}")
+    return len(failed)
 
 
 def _load(path: Path, preprocessing: dict[str, Any] | None) -> Predictor | PreprocessingMissing:

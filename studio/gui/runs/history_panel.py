@@ -147,7 +147,6 @@ class HistoryPanel(QWidget):
             "Import earlier runs…", "history-adopt", self.adopt_requested.emit,
             "Move the runs and searches that earlier versions kept for every unsaved project "
             "into this project's folder (asks first)")
-        self.adopt_action.setVisible(False)  # until a listing finds some
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         for action in (self.overlay_action, self.compare_action, self.open_action,
                        self.export_action, self.resume_action, self.delete_action):
@@ -177,7 +176,9 @@ class HistoryPanel(QWidget):
                        self.export_action, self.resume_action, self.delete_action):
             buttons.addWidget(self._button(action))
         buttons.addStretch(1)
-        buttons.addWidget(self._button(self.adopt_action))
+        self.adopt_button = self._button(self.adopt_action)
+        self.adopt_button.hide()  # until a listing finds earlier runs
+        buttons.addWidget(self.adopt_button)
         buttons.addWidget(self._button(self.refresh_action))
         upper = QWidget()
         upper_layout = QVBoxLayout(upper)
@@ -259,7 +260,7 @@ class HistoryPanel(QWidget):
         if listing.notes:
             self.message.setText(listing.notes[-1])
         self._listed = True
-        self.adopt_action.setVisible(listing.earlier)
+        self.adopt_button.setVisible(listing.earlier)
         if listing.problems:
             QMessageBox.warning(self, "Some runs were kept", "\n".join(listing.problems))
 
