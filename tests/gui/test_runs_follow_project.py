@@ -192,6 +192,7 @@ def test_runs_of_earlier_versions_are_imported_into_the_project_when_asked(windo
     button = window.runs.adopt_button
     listed(qtbot, window, 0)
     qtbot.waitUntil(button.isVisible)
+    assert "Import earlier runs moves them into this project." in window.runs.no_runs.text()
     qtbot.mouseClick(button, LEFT)  # answered Discard: nothing moves
     assert [title for _, title, _ in dialogs] == ["Import earlier runs"]
     assert dialogs[0][2] == (f"Move the runs and searches that earlier versions kept in "
@@ -206,5 +207,6 @@ def test_runs_of_earlier_versions_are_imported_into_the_project_when_asked(windo
     listed(qtbot, window, 1)
     assert window.runs.model.runs[0].id == earlier.name and not earlier.exists()
     qtbot.waitUntil(lambda: not button.isVisible())
+    assert "earlier" not in window.runs.no_runs.text()
     assert offered(window.try_panel.run_box) == [str(runs_of(window) / earlier.name)]
     assert earlier.parents[1].is_dir()  # the workspace stays

@@ -36,6 +36,8 @@ from studio.gui.widgets.jobs import JobSlot, Policy
 RESUMABLE = ("interrupted", "stopped", "failed")
 NO_RUNS = ("No runs yet. Press Start (F5) to train the model: each run is listed here, to "
            "overlay its curves, compare its settings, resume it or export its model.")
+EARLIER_RUNS = (" Earlier versions kept the runs of unsaved projects in the workspace: Import "
+                "earlier runs moves them into this project.")
 CHOOSE = "Select runs, then Overlay curves or Compare."
 
 
@@ -261,6 +263,7 @@ class HistoryPanel(QWidget):
             self.message.setText(listing.notes[-1])
         self._listed = True
         self.adopt_button.setVisible(listing.earlier)
+        self.no_runs.setText(NO_RUNS + (EARLIER_RUNS if listing.earlier else ""))
         if listing.problems:
             QMessageBox.warning(self, "Some runs were kept", "\n".join(listing.problems))
 
