@@ -234,6 +234,8 @@ def report_frames(title: str, frames: list[Frame]) -> None:
     print(f"{title}: {millis([f.wall / 1000 for f in frames])}")
     print(f"  their processor time: {millis([f.cpu / 1000 for f in frames])}")
     print(f"  the worst, {max(frames, key=lambda f: f.wall).describe()}")
+    print(f"  the worst less its waits for a core, "
+          f"{max(frames, key=lambda f: f.wall - f.queued).describe()}")
 
 
 def qt_pool_threads() -> int:
