@@ -43,8 +43,7 @@ from PySide6.QtCore import QEventLoop, QTimer
 from studio.core.build.analysis import analyze_project
 from studio.core.model.graph import Graph, Node
 from studio.core.project.document import Project
-from studio.gui.editor import canvas_view
-from studio.gui.editor.canvas_items import NodeItem
+from studio.gui.editor.canvas_items import NodeItem, OverviewDrawing
 from studio.gui.shell import app as shell
 
 TARGET_MS = 16.0
@@ -126,21 +125,18 @@ class PaintCounter:
     def __init__(self) -> None:
         self.count = 0
         counter = self
-        paint = NodeItem.paint
-        overview = getattr(canvas_view, "draw_overview", None)  # the code before 2026-11 had none
+        paint, overview = NodeItem.paint, OverviewDrawing.draw
 
         def counted_paint(item, *args):
             counter.count += 1
             return paint(item, *args)
 
-        def counted_overview(painter, nodes, edges):
-            nodes = list(nodes)
-            counter.count += len(nodes)
-            return overview(painter, nodes, edges)
+        def counted_overview(drawing, painter):
+            counter.count += len(drawing.nodes)
+            return overview(drawing, painter)
 
         NodeItem.paint = counted_paint
-        if overview is not None:
-            canvas_view.draw_overview = counted_overview
+        OverviewDrawing.draw = counted_overview
 
 
 def in_view(window) -> int:
