@@ -43,7 +43,8 @@ from PySide6.QtCore import QEventLoop, QTimer
 from studio.core.build.analysis import analyze_project
 from studio.core.model.graph import Graph, Node
 from studio.core.project.document import Project
-from studio.gui.editor.canvas_items import NodeItem, OverviewDrawing
+from studio.gui.editor import canvas_items, canvas_view
+from studio.gui.editor.canvas_items import NodeItem
 from studio.gui.shell import app as shell
 
 TARGET_MS = 16.0
@@ -125,18 +126,31 @@ class PaintCounter:
     def __init__(self) -> None:
         self.count = 0
         counter = self
-        paint, overview = NodeItem.paint, OverviewDrawing.draw
+        paint = NodeItem.paint
 
         def counted_paint(item, *args):
             counter.count += 1
             return paint(item, *args)
 
-        def counted_overview(drawing, painter):
-            counter.count += len(drawing.nodes)
-            return overview(drawing, painter)
-
         NodeItem.paint = counted_paint
-        OverviewDrawing.draw = counted_overview
+        drawing = getattr(canvas_items, "OverviewDrawing", None)
+        if drawing is not None:
+            overview = drawing.draw
+
+            def counted_overview(drawing, painter):
+                counter.count += len(drawing.nodes)
+                return overview(drawing, painter)
+
+            drawing.draw = counted_overview
+        elif hasattr(canvas_view, "draw_overview"):  # the code before the overview was kept
+            draw = canvas_view.draw_overview
+
+            def counted_draw(painter, nodes, edges):
+                nodes = list(nodes)
+                counter.count += len(nodes)
+                return draw(painter, nodes, edges)
+
+            canvas_view.draw_overview = counted_draw
 
 
 def in_view(window) -> int:
@@ -298,22 +312,28 @@ def measure(args: argparse.Namespace) -> None:
 
 
 def compare(args: argparse.Namespace) -> None:
-    """Alternate fresh processes, Qt's thread pool on then the app's painting, ``--rounds``
-    times; print each one's worst frame, with and without its waits for a core, and both
-    sides' worst over all rounds."""
+    """Alternate fresh processes, the baseline then the app as it is, ``--rounds`` times;
+    print each one's worst frame, with and without its waits for a core, and both sides'
+    worst over all rounds. The baseline is this code with Qt's thread pool on, or the code
+    in ``--before`` (a worktree of an earlier commit, measured by this script)."""
     worst: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
     print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for round_number in range(1, args.rounds + 1):
         for pool in (True, False):
             command = [sys.executable, __file__, "--repeats", "0", "--blocks", str(args.blocks),
-                       "--model", args.model, *(["--qt-thread-pool"] if pool else [])]
-            lines = subprocess.run(command, capture_output=True, text=True,
+                       "--model", args.model,
+                       *(["--qt-thread-pool"] if pool and not args.before else [])]
+            env = dict(os.environ)
+            if pool and args.before:
+                env["PYTHONPATH"] = str(args.before)
+            lines = subprocess.run(command, capture_output=True, text=True, env=env,
                                    check=True).stdout.splitlines()
             figures = {line.split(":")[0]: float(line.split(":")[1].split()[0])
                        for line in lines if line.startswith("worst frame")}
             worst[pool].append((figures["worst frame"],
                                 figures["worst frame less its waits for a core"]))
-            label = "Qt's thread pool on (before)" if pool else "the app's painting (now)"
+            label = ("now" if not pool else f"before (the code in {args.before})"
+                     if args.before else "before (Qt's thread pool on)")
             print(f"round {round_number}, {label}: worst frame {worst[pool][-1][0]:.1f} ms, "
                   f"{worst[pool][-1][1]:.1f} ms less its waits for a core")
             for line in lines:
@@ -340,6 +360,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=0,
                         help="compare the baseline and the app in this many rounds of fresh "
                              "processes")
+    parser.add_argument("--before", type=Path,
+                        help="with --rounds: the baseline is the code in this folder (a git "
+                             "worktree of an earlier commit)")
     args = parser.parse_args()
     if args.rounds:
         compare(args)
