@@ -14,12 +14,14 @@ then measures, in the real window offscreen:
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python bench/canvas_scale.py [--blocks 43]
     QT_QPA_PLATFORM=offscreen .venv/bin/python bench/canvas_scale.py --model imported-resnet50
-    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/canvas_scale.py --rounds 3
+    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/canvas_scale.py --rounds 3 [--before DIR]
 
 The second form imports keras.applications.ResNet50 (random weights) from a .keras file, as
 a person would with File > Import Keras Model, and measures the same on it. The third measures
-the frames only, in fresh processes that alternate between Qt's default painting (its GUI
-thread pool on, as before the app turned it off) and the app's, and prints both side by side.
+the frames only, in fresh processes that alternate between a baseline and the code as it is,
+and prints both side by side. The baseline is Qt's default painting (its GUI thread pool on,
+as before the app turned it off), or with --before the ``studio`` package in DIR, say an
+earlier commit's: ``git archive COMMIT studio | tar -x -C DIR``.
 """
 
 from __future__ import annotations
