@@ -23,7 +23,7 @@ def paint_on_gui_thread() -> None:
     Qt's raster engine splits every fill taller than 95 rows (a scroll bar's groove, a tall
     line) into pieces for its GUI thread pool and waits for them all. On a few cores shared
     with training or another program, the window then waits for threads that get no core:
-    a canvas frame that cost 5 ms of processor time took 20-140 ms, while doing each fill on
+    a canvas frame that cost 5 ms of processor time took 20-280 ms, while doing each fill on
     the GUI thread costs less than handing it out. Qt reads the variable once, at its first
     such fill.
     """
