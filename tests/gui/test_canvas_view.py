@@ -216,10 +216,15 @@ def test_the_input_node_shows_its_shape_once(window):
     assert text.count("28 × 28 × 1") == 1, text
 
 
-def test_far_out_the_view_draws_an_overview_whose_nodes_can_still_be_selected(window, qtbot):
+def show_long_chain(window) -> None:
+    """A model of 80 layers in a column, which the view fits only far out."""
     chain = [Node("input_1", "Input", {"shape": [8]})]
     chain += [Node(f"dense_{i}", "Dense", {}) for i in range(1, 80)]
     window.doc.replace(Project(name="Long", graph=Graph.from_chain(chain)), None)
+
+
+def test_far_out_the_view_draws_an_overview_whose_nodes_can_still_be_selected(window, qtbot):
+    show_long_chain(window)
     canvas, scene = window.canvas, window.scene
     assert canvas.zoom() < OVERVIEW_ZOOM, "80 layers fit the view only far out"
     canvas.viewport().repaint()
@@ -242,3 +247,25 @@ def test_far_out_the_view_draws_an_overview_whose_nodes_can_still_be_selected(wi
     assert not scene.overview
     assert not any(item.flags() & item.GraphicsItemFlag.ItemHasNoContents
                    for item in scene.nodes.values())
+def test_the_overview_follows_a_node_dragged_then_deleted(window, qtbot):
+    # The overview keeps its boxes between frames: a drag and an edit must still show.
+    show_long_chain(window)
+    scene, viewport = window.scene, window.canvas.viewport()
+    viewport.repaint()
+    assert scene.overview
+    start = node_centre(window, "dense_40")
+    end = start + QPoint(60, 0)
+    qtbot.mousePress(viewport, LEFT, pos=start)
+    qtbot.mouseMove(viewport, start + QPoint(30, 0))
+    qtbot.mouseMove(viewport, end)
+    viewport.repaint()
+    image = viewport.grab().toImage()
+    assert image.pixelColor(end).name() == "#1a73e8", "the dragged node, selected, where it is"
+    assert image.pixelColor(start).name() == "#ffffff", "nothing left where it was"
+    qtbot.mouseRelease(viewport, LEFT, pos=end)
+    scene.delete_selected()
+    viewport.repaint()
+    assert "dense_40" not in scene.nodes
+    assert viewport.grab().toImage().pixelColor(end).name() == "#ffffff"
+
+

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from itertools import pairwise
@@ -33,7 +32,7 @@ LINE_HEIGHT = 16.0
 TEXT_TOP = 6.0
 OVERVIEW_ZOOM = 0.15
 """Below this zoom a node is too small to read: the view draws every node as a box and every
-wire as a line in one go (draw_overview), since drawing hundreds of items one by one, each a
+wire as a line in one go (OverviewDrawing), since drawing hundreds of items one by one, each a
 call into Python, takes longer than a frame."""
 DETAIL_ZOOM = 0.55
 """Below this zoom a node draws its box, its ports and its type in large letters, but not
@@ -157,9 +156,11 @@ class NodeItem(QGraphicsItem):
     few hundred layers pans and zooms smoothly.
     """
 
-    def __init__(self, look: NodeLook) -> None:
+    def __init__(self, look: NodeLook, overview: OverviewDrawing | None = None) -> None:
         super().__init__()
         self.look = look
+        self.overview_drawing = overview
+        """The scene's overview, told when this node moves, is selected or changes look."""
         self.lines: list[TextLine] = []
         self.overview: TextLine | None = None
         self.edges: list[EdgeItem] = []
@@ -186,6 +187,7 @@ class NodeItem(QGraphicsItem):
         if look.problem:
             tip += f"<br><br><b>Problem:</b> {look.problem}"
         self.setToolTip(tip)
+        self._changed_overview()
         self.update()
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt's name
@@ -229,10 +231,17 @@ class NodeItem(QGraphicsItem):
         painter.setBrush(QBrush(BORDER_COLOUR))
         painter.drawEllipse(QPointF(NODE_WIDTH / 2, NODE_HEIGHT), PORT_RADIUS, PORT_RADIUS)
 
+    def _changed_overview(self) -> None:
+        if self.overview_drawing is not None:
+            self.overview_drawing.forget()
+
     def itemChange(self, change, value):  # noqa: N802 - Qt's name
         if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
             for edge in self.edges:
                 edge.reroute()
+            self._changed_overview()
+        elif change == QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged:
+            self._changed_overview()
         return super().itemChange(change, value)
 
 
@@ -311,20 +320,45 @@ class EdgeItem(QGraphicsPathItem):
         return self._shape
 
 
-def draw_overview(painter: QPainter, nodes: Iterable[NodeItem], edges: Iterable[EdgeItem]) -> None:
+class OverviewDrawing:
     """Every node as a box and every wire as its control polygon, one pixel wide and in a few
     calls: what a model far too small to read looks like. Selected nodes are filled blue,
-    those with a problem red, as their borders would be too thin to see."""
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
-    painter.setPen(QPen(EDGE_COLOUR, 0))
-    painter.drawLines([line for edge in edges for line in edge.outline])
-    boxes: dict[int, tuple[QColor, list[QRectF]]] = {}
-    for node in nodes:
-        fill = (SELECTED_COLOUR if node.isSelected()
-                else PROBLEM_COLOUR if node.look.problem else node.fill)
-        boxes.setdefault(fill.rgba(), (fill, []))[1].append(
-            QRectF(node.x(), node.y(), NODE_WIDTH, NODE_HEIGHT))
-    painter.setPen(QPen(BORDER_COLOUR, 0))
-    for fill, rects in boxes.values():
-        painter.setBrush(fill)
-        painter.drawRects(rects)
+    those with a problem red, as their borders would be too thin to see.
+
+    The lines and boxes are kept between frames: gathering them walks every node and wire in
+    Python, which was most of such a frame. Whatever changes them calls :meth:`forget`: a
+    node moved, selected or given a new look, or the scene's nodes and wires changed.
+    """
+
+    def __init__(self, nodes: dict[str, NodeItem], edges: dict[tuple[str, str], EdgeItem]) -> None:
+        self.nodes = nodes
+        self.edges = edges
+        """The scene's own dicts of nodes and wires, as they change."""
+        self._lines: list[QLineF] | None = None
+        self._boxes: list[tuple[QColor, list[QRectF]]] = []
+
+    def forget(self) -> None:
+        """Gather the lines and boxes again before the next frame."""
+        self._lines = None
+
+    def _gather(self) -> None:
+        self._lines = [line for edge in self.edges.values() for line in edge.outline]
+        boxes: dict[int, tuple[QColor, list[QRectF]]] = {}
+        for node in self.nodes.values():
+            fill = (SELECTED_COLOUR if node.isSelected()
+                    else PROBLEM_COLOUR if node.look.problem else node.fill)
+            boxes.setdefault(fill.rgba(), (fill, []))[1].append(
+                QRectF(node.x(), node.y(), NODE_WIDTH, NODE_HEIGHT))
+        self._boxes = list(boxes.values())
+
+    def draw(self, painter: QPainter) -> None:
+        """Draw the overview with ``painter`` in scene coordinates."""
+        if self._lines is None:
+            self._gather()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        painter.setPen(QPen(EDGE_COLOUR, 0))
+        painter.drawLines(self._lines)
+        painter.setPen(QPen(BORDER_COLOUR, 0))
+        for fill, rects in self._boxes:
+            painter.setBrush(fill)
+            painter.drawRects(rects)

@@ -31,7 +31,14 @@ from studio.core.model.params import format_shape
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import Project, ProjectFileError
 from studio.core.project.templates import TEMPLATES, from_template
-from studio.gui.editor.canvas_items import SELECTED_COLOUR, EdgeItem, NodeItem, NodeLook, wire_path
+from studio.gui.editor.canvas_items import (
+    SELECTED_COLOUR,
+    EdgeItem,
+    NodeItem,
+    NodeLook,
+    OverviewDrawing,
+    wire_path,
+)
 from studio.gui.widgets.document import ProjectDocument
 
 
@@ -60,8 +67,9 @@ class CanvasScene(QGraphicsScene):
         self._wire: QGraphicsPathItem | None = None
         self._wire_source: NodeItem | None = None
         self.overview = False
-        """The view draws nodes and wires itself (draw_overview); the items draw nothing, but
-        are still there to be clicked, selected and moved."""
+        """The view draws nodes and wires itself (overview_drawing); the items draw nothing,
+        but are still there to be clicked, selected and moved."""
+        self.overview_drawing = OverviewDrawing(self.nodes, self.edges)
         doc.changed.connect(self.sync)
         self.sync()
 
@@ -93,13 +101,14 @@ class CanvasScene(QGraphicsScene):
         graph = self.doc.project.graph
         analysis = self.doc.analysis()
         positions = self.positions()
+        self.overview_drawing.forget()
         for node_id in set(self.nodes) - set(graph.ids()):
             self._remove_node_item(node_id)
         for node in graph.nodes:
             look = self._look(node, analysis)
             item = self.nodes.get(node.id)
             if item is None:
-                item = NodeItem(look)
+                item = NodeItem(look, self.overview_drawing)
                 self._add(item)
                 self.nodes[node.id] = item
             elif item.look != look:

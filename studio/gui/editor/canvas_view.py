@@ -17,7 +17,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QCompleter, QGraphicsView, QLineEdit, QMenu, QWidget
 
-from studio.gui.editor.canvas_items import OVERVIEW_ZOOM, NodeItem, draw_overview
+from studio.gui.editor.canvas_items import OVERVIEW_ZOOM, NodeItem
 from studio.gui.editor.canvas_scene import CanvasScene
 from studio.gui.editor.palette import LAYER_MIME, layers_matching
 
@@ -130,7 +130,7 @@ class CanvasView(QGraphicsView):
         super().drawBackground(painter, rect)
         self.canvas.show_overview(self.zoom() < OVERVIEW_ZOOM)
         if self.canvas.overview:
-            draw_overview(painter, self.canvas.nodes.values(), self.canvas.edges.values())
+            self.canvas.overview_drawing.draw(painter)
 
     def _update_overview(self) -> None:
         """Repaint the overview: Qt drops the updates of items that draw nothing, so their
