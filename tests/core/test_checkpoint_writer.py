@@ -11,6 +11,7 @@ import pytest
 from studio.core.build.keras_model import build_model, compile_model
 from studio.core.data.sources import MNIST_10K
 from studio.core.runs.folders import CheckpointWriteError, RunFolder, checkpoints
+from studio.core.runs.keras_saving import save_model
 from studio.core.training.checkpoint_writer import CheckpointWriter
 from tests.helpers import small_cnn_project
 
@@ -83,3 +84,29 @@ def test_a_write_the_disk_refuses_is_raised_on_the_training_thread(tmp_path, fit
     assert events == []
     writer.flush()  # reported once
     folder.lock.release()
+
+
+def test_saving_in_a_new_thread_makes_no_throw_away_layers(tmp_path, fitted, monkeypatch):
+    """Keras lists the attributes to skip by making a throw-away object of each kind, once
+    per save (it keeps the lists where it does not look); the writer's threads reuse them."""
+    import keras
+    from keras.src.layers.layer import Layer
+
+    _, model, _ = fitted
+    save_model(model, tmp_path / "first.keras")
+    made = []
+    init = Layer.__init__
+
+    def counted(self, *args, **kwargs):
+        made.append(type(self).__name__)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(Layer, "__init__", counted)
+    thread = threading.Thread(target=save_model, args=(model, tmp_path / "again.keras"))
+    thread.start()
+    thread.join()
+    assert made == []
+    monkeypatch.undo()
+    loaded = keras.saving.load_model(tmp_path / "again.keras", safe_mode=True)
+    for saved, wanted in zip(state(loaded), state(model), strict=True):
+        np.testing.assert_array_equal(saved, wanted)

@@ -25,6 +25,7 @@ from studio.core.project.document import (
     project_stem,
     save_project,
 )
+from studio.core.runs.keras_saving import save_model
 from studio.core.runs.lock import RunLock
 
 PROJECT_FILE = "project.studio.json"
@@ -246,7 +247,7 @@ class RunFolder:
     def _save_model(model: Any, path: Path) -> None:
         try:
             with atomic_path(path) as partial:
-                model.save(partial)
+                save_model(model, partial)
         except OSError as exc:
             raise CheckpointWriteError(exc.errno, exc.strerror or str(exc),
                                        str(exc.filename or path)) from exc

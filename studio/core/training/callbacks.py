@@ -40,20 +40,20 @@ def checkpoint_callback(rule: Checkpoints, folder: RunFolder, on_event: OnEvent)
     callback's ``flush`` if ``fit`` raised."""
     import keras
 
-    writer = CheckpointWriter(folder, on_event)
-
     class Checkpointer(keras.callbacks.Callback):
+        writer = CheckpointWriter(folder, on_event)
+
         def on_train_begin(self, logs=None):
             self.best = _best_so_far(rule.monitor, folder.rows)
 
         def on_test_begin(self, logs=None):
-            writer.flush()
+            self.writer.flush()
 
         def on_train_end(self, logs=None):
-            writer.flush()
+            self.writer.flush()
 
         def flush(self):
-            writer.flush()
+            self.writer.flush()
 
         def on_epoch_end(self, epoch, logs=None):
             done = epoch + 1
@@ -66,7 +66,7 @@ def checkpoint_callback(rule: Checkpoints, folder: RunFolder, on_event: OnEvent)
                 if not _better(rule.monitor, value, self.best):
                     return
                 self.best = value
-            writer.save(self.model, done, replace=rule.keep_best_only)
+            self.writer.save(self.model, done, replace=rule.keep_best_only)
 
     return Checkpointer()
 
