@@ -8,11 +8,13 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from studio.gui.inference.try_panel import NO_MODEL
 from studio.gui.runs.history_panel import NO_RUNS
 from studio.gui.training.curves import PLOTS
 from studio.gui.widgets.deferred import Deferred
-from tests.gui.support import show_tab
+from tests.gui.support import isolate_settings, show_tab
 
 DEFERRED = ["pyqtgraph", "jsonschema", "studio.gui.data.panel", "studio.gui.inference.try_panel",
             "studio.gui.inference.evaluation_panel", "studio.gui.search.panel",
@@ -23,9 +25,7 @@ FIRST_PAINT = f"""
 import json
 import sys
 from PySide6.QtCore import QEvent, QObject, QTimer
-from studio.core.project.templates import demo_project
-from studio.gui.shell.app import create_application
-from studio.gui.shell.main_window import MainWindow
+from studio.gui.shell.app import create_application, open_window
 
 loaded = {{}}
 
@@ -45,10 +45,8 @@ def plots_built():
 
 
 app = create_application()
-window = MainWindow(demo_project())
-painted = Painted()
-app.installEventFilter(painted)
-window.show()
+app.installEventFilter(painted := Painted())
+window = open_window()  # as the app opens it: on the demo, the welcome page over it
 poll = QTimer()
 poll.timeout.connect(plots_built)
 poll.start(10)
@@ -56,6 +54,11 @@ QTimer.singleShot(120_000, app.quit)
 app.exec()
 print(json.dumps(loaded))
 """
+
+
+@pytest.fixture(autouse=True)
+def _private_settings(tmp_path):
+    isolate_settings(tmp_path / "settings")  # the first run's layout: Training before Runs
 
 
 def test_the_first_paint_imports_no_plots_and_no_hidden_tab(tmp_path):
