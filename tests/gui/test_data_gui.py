@@ -362,7 +362,9 @@ def test_the_data_tab_puts_the_inspector_away_unless_the_person_closed_it(window
         show_data_tab(qtbot, panel, panel.augmentation)
     show_tab(qtbot, window, "List")
     assert inspector.isVisible()
-    assert inspector.width() == width  # the data view, filled, does not crowd it out
+    # The data view, filled, does not crowd it out (the Data tab, built as it first shows, may
+    # give it back the width the window saved for it).
+    assert inspector.width() >= width
 
     show_tab(qtbot, window, "Data")
     toggle.trigger()  # the person opens it on the Data tab (View menu), then closes it

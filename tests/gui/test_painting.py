@@ -36,6 +36,7 @@ def _none_refs() -> int:
 def _curves_with_points(qtbot) -> LiveCurves:
     curves = LiveCurves()
     qtbot.addWidget(curves)
+    assert len(curves.plots) == 3  # built now, not after a first paint: grab() paints them
     curves.resize(900, 320)
     for step in range(200):
         x = step / 50

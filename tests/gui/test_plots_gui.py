@@ -11,6 +11,7 @@ from studio.core.runs.history import read_run
 from studio.gui.runs.run_details import RunDetails
 from studio.gui.shell.app import create_application
 from studio.gui.training.curves import PLOTS, LiveCurves
+from studio.gui.widgets.deferred import Deferred
 from studio.gui.widgets.plot_style import MIN_HEIGHT
 from tests.run_folders import write_run
 
@@ -21,6 +22,7 @@ def _shown(qtbot, widget, width: int, height: int) -> None:
     widget.resize(width, height)
     widget.show()
     qtbot.waitExposed(widget)
+    qtbot.waitUntil(lambda: all(place.is_built() for place in widget.findChildren(Deferred)))
     qtbot.wait(1)
 
 

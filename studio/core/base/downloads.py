@@ -1,14 +1,14 @@
 """Downloading one file over HTTP: progress, cancelling, size and checksum checks, and a
-file that appears whole or not at all."""
+file that appears whole or not at all.
+
+Python's HTTP modules are imported by the first download, not with this module: they take a
+noticeable part of the app's start-up, which never downloads."""
 
 from __future__ import annotations
 
 import hashlib
-import http.client
 import threading
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,10 +36,15 @@ def file_digest(path: Path, algorithm: str) -> str:
 
 
 def _open_url(url: str, timeout: float) -> Any:
+    import urllib.request
+
     return urllib.request.urlopen(url, timeout=timeout)
 
 
 def _connect(url: str, host: str, timeout: float) -> Any:
+    import http.client
+    import urllib.error
+
     try:
         return _open_url(url, timeout)
     except urllib.error.HTTPError as exc:
@@ -49,6 +54,8 @@ def _connect(url: str, host: str, timeout: float) -> Any:
 
 
 def _read(response: Any, host: str) -> bytes:
+    import http.client
+
     try:
         return response.read(CHUNK)
     except http.client.IncompleteRead:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Mapping
-from importlib.metadata import PackageNotFoundError, version
 
 TITLES = {"layer_studio": "Layer Studio", "python": "Python", "tensorflow": "TensorFlow",
           "keras": "Keras", "numpy": "NumPy", "qt": "Qt", "pyside6": "PySide6"}
@@ -15,6 +14,8 @@ TITLES = {"layer_studio": "Layer Studio", "python": "Python", "tensorflow": "Ten
 def package_versions() -> dict[str, str]:
     """Versions of what a run depends on, read from the installed packages' metadata (no
     package is imported: TensorFlow's version is known without loading it)."""
+    from importlib.metadata import PackageNotFoundError, version  # slow to import: on use
+
     versions = {}
     for name, package in (("layer_studio", "layer-studio"), ("python", ""),
                           ("tensorflow", "tensorflow"), ("keras", "keras"), ("numpy", "numpy")):

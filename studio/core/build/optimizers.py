@@ -284,10 +284,12 @@ def schedule_curve(settings: TrainingSettings, epochs: int, steps_per_epoch: int
     every jump, and the last step's rate again at the end of the run (``x == epochs``)."""
     spe = max(1, int(steps_per_epoch))
     total = max(1, int(epochs)) * spe
-    steps = np.unique(np.concatenate([
+    steps = np.sort(np.concatenate([
         np.round(np.linspace(0, total - 1, min(points, total))),
         _jumps(settings, spe, total),
     ])).astype(np.float64)
+    # Each step once; not np.unique, whose first call imports numpy.ma (0.1 s of start-up).
+    steps = steps[np.concatenate([[True], np.diff(steps) > 0])]
     rates = _rates(settings, steps, spe)
     schedule = settings.schedule
     note = ""

@@ -12,9 +12,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from studio.core.base.files import atomic_write_text
 from studio.core.base.messages import QUOTE_LIMIT, count, format_bytes, quoted, shortened
@@ -22,6 +20,9 @@ from studio.core.model.graph import Graph, Node
 from studio.core.model.registry import REGISTRY
 from studio.core.project.migrations import migrate
 from studio.core.tasks.registry import DEFAULT_TASK, TASKS
+
+if TYPE_CHECKING:
+    import jsonschema
 
 FORMAT_VERSION = 6
 SUFFIX = ".studio.json"
@@ -354,6 +355,8 @@ def project_schema() -> dict[str, Any]:
 
 @cache
 def _validator() -> jsonschema.Draft202012Validator:
+    import jsonschema  # when a document is first read: it takes 0.1 s to import
+
     return jsonschema.Draft202012Validator(project_schema())
 
 

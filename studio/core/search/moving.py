@@ -42,8 +42,7 @@ from studio.core.runs.folders import PROJECT_FILE, UNSAVED, runs_root
 from studio.core.runs.history import iter_run_folders
 from studio.core.runs.index import INDEX_FILE, RunIndex
 from studio.core.runs.lock import RunLock
-from studio.core.search.runner import searches_root
-from studio.core.search.state import SEARCH_FILE
+from studio.core.search.state import SEARCH_FILE, searches_root
 
 JOURNAL_FORMAT = 1
 INCOMING = ".incoming-"

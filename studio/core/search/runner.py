@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.base.events import OnEvent, WorkerMessage
-from studio.core.base.paths import workspace
-from studio.core.project.document import Dimension, Project, project_stem
+from studio.core.project.document import Dimension, Project
 from studio.core.search.space import apply_values, check_dimension, param_for, problems, trial_count
 from studio.core.search.state import (
     KEPT_ON_RESUME,
@@ -36,6 +35,7 @@ from studio.core.search.state import (
     SearchState,
     TrialRecord,
     read_state,
+    searches_root,
     write_state,
 )
 from studio.core.search.worker import Worker, WorkerPool
@@ -129,14 +129,6 @@ def last_search(project_path: str | Path | None) -> Path | None:
     records = sorted(searches_root(project_path).glob(f"*/{SEARCH_FILE}"),
                      key=lambda path: path.stat().st_mtime)
     return records[-1].parent if records else None
-
-
-def searches_root(project_path: str | Path | None) -> Path:
-    """The folder of the searches of the project saved at ``project_path`` (each search a
-    folder in it), or the workspace's for no project."""
-    if project_path is None:
-        return workspace() / "searches"
-    return Path(project_path).parent / "searches" / project_stem(project_path)
 
 
 def trial_value(epochs: list[dict[str, float]], metric: str, minimize: bool) -> float | None:

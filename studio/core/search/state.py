@@ -13,13 +13,22 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.base.files import atomic_write_text
-from studio.core.project.document import Project
+from studio.core.base.paths import workspace
+from studio.core.project.document import Project, project_stem
 
 SEARCH_FILE = "search.json"
 FORMAT = 1
 TRIAL_STATUSES = ("running", "finished", "failed", "pruned", "stopped")
 KEPT_ON_RESUME = ("finished", "failed", "pruned")
 """Trials a resumed search keeps; stopped (and running, after a crash) trials run again."""
+
+
+def searches_root(project_path: str | Path | None) -> Path:
+    """The folder of the searches of the project saved at ``project_path`` (each search a
+    folder in it), or the workspace's for no project."""
+    if project_path is None:
+        return workspace() / "searches"
+    return Path(project_path).parent / "searches" / project_stem(project_path)
 
 
 class SearchError(ValueError):

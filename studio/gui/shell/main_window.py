@@ -1,8 +1,13 @@
-"""The main window: palette, model list, inspector, data and training panels, menus."""
+"""The main window: palette, model list, inspector, data and training panels, menus.
+
+The tabs and docks the window does not show at first (Data, Try, Evaluate, Search, Runs) are
+built, and their modules imported, when they first show or are first asked for: start-up
+builds only what the first paint shows."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
@@ -12,7 +17,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QTabBar,
-    QTabWidget,
     QUndoView,
     QVBoxLayout,
     QWidget,
@@ -23,17 +27,12 @@ from studio.core.project.document import SUFFIX, Project, ProjectFileError
 from studio.core.project.templates import BLANK, demo_project
 from studio.core.runs.folders import runs_root
 from studio.core.search.moving import has_work
-from studio.gui.data.panel import DataPanel
 from studio.gui.editor.canvas_scene import CanvasScene
 from studio.gui.editor.canvas_view import ZOOM_STEP, CanvasView
 from studio.gui.editor.inspector import Inspector
 from studio.gui.editor.model_list import ModelList
 from studio.gui.editor.model_summary import ModelSummary
 from studio.gui.editor.palette import LayerPalette
-from studio.gui.inference.evaluation_panel import EvaluationPanel
-from studio.gui.inference.try_panel import TryPanel, local_paths, wants_answer
-from studio.gui.runs.history_panel import HistoryPanel
-from studio.gui.search.panel import SearchPanel
 from studio.gui.shell.help_menu import HelpMenu
 from studio.gui.shell.keras_files import KerasFiles
 from studio.gui.shell.recent_projects import RecentProjects
@@ -43,9 +42,17 @@ from studio.gui.shell.weights_download import WeightsDownload
 from studio.gui.shell.welcome import WelcomePage
 from studio.gui.training.panel import TrainingPanel
 from studio.gui.widgets import errors
+from studio.gui.widgets.deferred import Deferred, DeferredTabs, When
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import VerticalScrollArea, unscrolled_height
 from studio.gui.widgets.jobs import shutdown_jobs
+
+if TYPE_CHECKING:
+    from studio.gui.data.panel import DataPanel
+    from studio.gui.inference.evaluation_panel import EvaluationPanel
+    from studio.gui.inference.try_panel import TryPanel
+    from studio.gui.runs.history_panel import HistoryPanel
+    from studio.gui.search.panel import SearchPanel
 
 FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
 FIRST_RUN_SIZE = (1400, 900)
@@ -75,7 +82,6 @@ class MainWindow(QMainWindow):
         self.palette = LayerPalette()
         self.model_list = ModelList(self.doc)
         self.inspector = Inspector(self.doc)
-        self.data_panel = DataPanel(self.doc)
         self.training = TrainingPanel(self.doc, discovery or TensorFlowDiscovery())
         self.weights = WeightsDownload(self.doc, self)
         self.keras_files = KerasFiles(self, self.doc)
@@ -83,25 +89,26 @@ class MainWindow(QMainWindow):
         self.scene = CanvasScene(self.doc)
         self.scene.setParent(self)
         self.canvas = CanvasView(self.scene)
-        self.views = QTabWidget()
+        self.views = DeferredTabs()
         self.views.setDocumentMode(True)
         self.views.addTab(_with_summary(self.canvas, ModelSummary(self.doc)), "Canvas")
         self.views.addTab(self.model_list, "List")
         self.views.setTabToolTip(1, "The model as an ordered list (for models without branches)")
-        self.views.addTab(self.data_panel, "Data")
+        self._data_page = Deferred(self._build_data_panel)
+        self.views.addTab(self._data_page, "Data")
         self.views.setTabToolTip(2, "The data to train on: source, options, samples, classes, "
                                     "health report and augmentation")
-        self.try_panel = TryPanel()
-        self.views.addTab(self.try_panel, "Try")
+        self._try_page = Deferred(self._build_try_panel)
+        self.views.addTab(self._try_page, "Try")
         self.views.setTabToolTip(3, "Drop, paste or pick images and see what a trained model "
                                     "answers")
-        self.evaluation = EvaluationPanel()
-        self.views.addTab(self.evaluation, "Evaluate")
+        self._evaluation_page = Deferred(self._build_evaluation)
+        self.views.addTab(self._evaluation_page, "Evaluate")
         self.views.setTabToolTip(4, "Score a trained run on its validation or test split: "
                                     "confusion matrix, per-class scores and the most confident "
                                     "mistakes")
-        self.search = SearchPanel(self.doc)
-        self.views.addTab(self.search, "Search")
+        self._search_page = Deferred(self._build_search)
+        self.views.addTab(self._search_page, "Search")
         self.views.setTabToolTip(5, "Hyperparameter search: try several values of training "
                                     "settings and layer parameters, and compare the trials")
         self.setAcceptDrops(True)
@@ -115,8 +122,9 @@ class MainWindow(QMainWindow):
         self._inspector_put_away = False
         """The Data tab hid the inspector, so leaving the tab shows it again."""
         training = self._dock("Training", self.training, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.runs = HistoryPanel(lambda: runs_root(self.doc.place))
-        runs = self._dock("Runs", self.runs, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._runs_page = Deferred(self._build_runs, When.ASKED)
+        runs = self._dock("Runs", self._runs_page, Qt.DockWidgetArea.BottomDockWidgetArea)
+        runs.visibilityChanged.connect(self._runs_shown)
         self.tabifyDockWidget(training, runs)
         training.raise_()
         self.training_dock = training
@@ -126,27 +134,19 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(layers, history)
         layers.raise_()
 
-        self.moving = RunMoves(self, self.doc, self.runs, self.search, self.training)
-        self.training.run_started.connect(self.runs.refresh)
-        self.training.run_finished.connect(self.runs.refresh)
-        self.training.run_finished.connect(self.search.runs_changed)
-        self.search.trial_ended.connect(self.runs.refresh)
-        self.search.search_finished.connect(self.runs.refresh)
-        self.doc.path_changed.connect(self.search.runs_changed)
-        self.search.run_requested.connect(self._show_trial_run)
-        self.doc.path_changed.connect(self.runs.refresh)
-        self.runs.resume_requested.connect(self._resume_run)
-        self.runs.open_model_requested.connect(self.keras_files.import_path)
-        self.runs.refreshed.connect(self._runs_listed)
-        self.try_panel.runs_wanted.connect(self.runs.refresh)
+        self.moving = RunMoves(self, self.doc, self.training, self._search_page,
+                               self._refresh_runs)
+        self.training.run_started.connect(self._refresh_runs)
+        self.training.run_finished.connect(self._refresh_runs)
+        self.doc.path_changed.connect(self._refresh_runs)
         self.views.currentChanged.connect(self._view_changed)
         inspector.toggleViewAction().triggered.connect(self._inspector_toggled)
         self.palette.add_requested.connect(self.add_layer)
         self.model_list.selection_changed.connect(self._list_selected)
         self.scene.selectionChanged.connect(self._canvas_selected)
         for source in (self.model_list, self.training, self.scene, self.weights,
-                       self.keras_files, self.try_panel, self.evaluation, self.search):
-            source.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+                       self.keras_files):
+            source.message.connect(self._note)
         self.doc.undo_stack.cleanChanged.connect(self._clean_changed)
         self.doc.path_changed.connect(self._update_title)
         self.recent = RecentProjects(self)
@@ -158,6 +158,108 @@ class MainWindow(QMainWindow):
         self.restoreGeometry(QSettings().value("window/geometry", b""))
         self._docks_restored = self.restoreState(QSettings().value("window/state", b""))
         self.statusBar().showMessage("Welcome to Layer Studio", 4000)
+
+    @property
+    def data_panel(self) -> DataPanel:
+        """The Data tab (built now if it was not yet, as are the tabs and Runs below)."""
+        return self._data_page.widget()
+
+    @property
+    def try_panel(self) -> TryPanel:
+        """The Try tab."""
+        return self._try_page.widget()
+
+    @property
+    def evaluation(self) -> EvaluationPanel:
+        """The Evaluate tab."""
+        return self._evaluation_page.widget()
+
+    @property
+    def search(self) -> SearchPanel:
+        """The Search tab."""
+        return self._search_page.widget()
+
+    @property
+    def runs(self) -> HistoryPanel:
+        """The Runs dock's run history."""
+        return self._runs_page.widget()
+
+    def _build_data_panel(self) -> DataPanel:
+        from studio.gui.data.panel import DataPanel
+
+        return DataPanel(self.doc)
+
+    def _build_try_panel(self) -> TryPanel:
+        from studio.gui.inference.try_panel import TryPanel
+
+        panel = TryPanel()
+        panel.runs_wanted.connect(self._list_runs)
+        panel.message.connect(self._note)
+        self._offer_runs(panel)
+        return panel
+
+    def _build_evaluation(self) -> EvaluationPanel:
+        from studio.gui.inference.evaluation_panel import EvaluationPanel
+
+        panel = EvaluationPanel()
+        panel.message.connect(self._note)
+        self._offer_runs(panel)
+        return panel
+
+    def _build_search(self) -> SearchPanel:
+        from studio.gui.search.panel import SearchPanel
+
+        search = SearchPanel(self.doc)
+        search.search_finished.connect(self.moving.finish)
+        self.training.run_finished.connect(search.runs_changed)
+        search.trial_ended.connect(self._refresh_runs)
+        search.search_finished.connect(self._refresh_runs)
+        self.doc.path_changed.connect(search.runs_changed)
+        search.run_requested.connect(self._show_trial_run)
+        search.message.connect(self._note)
+        return search
+
+    def _build_runs(self) -> HistoryPanel:
+        from studio.gui.runs.history_panel import HistoryPanel
+
+        runs = HistoryPanel(lambda: runs_root(self.doc.place))
+        runs.resume_requested.connect(self._resume_run)
+        runs.open_model_requested.connect(self.keras_files.import_path)
+        runs.refreshed.connect(self._runs_listed)
+        runs.adopt_requested.connect(self.moving.adopt_earlier)
+        return runs
+
+    def _offer_runs(self, panel: TryPanel | EvaluationPanel) -> None:
+        """Offer a Try or Evaluate panel just built the runs as listed, or list them if no
+        view has yet (they are offered once listed, see ``_runs_listed``)."""
+        if self._runs_page.is_built():
+            panel.set_runs(self.runs.model.runs)
+        else:
+            self.runs.refresh()
+
+    @Slot(bool)
+    def _runs_shown(self, visible: bool) -> None:
+        """Build the Runs dock's history when the dock first comes into view."""
+        if visible:
+            self._runs_page.widget()
+
+    @Slot()
+    def _list_runs(self) -> None:
+        """List the runs again, for the Runs dock and the views that answer with a run."""
+        self.runs.refresh()
+
+    @Slot()
+    def _refresh_runs(self) -> None:
+        """List the runs again if a view that shows them is built (one built later lists
+        them then)."""
+        if any(page.is_built() for page in (self._runs_page, self._try_page,
+                                            self._evaluation_page)):
+            self.runs.refresh()
+
+    @Slot(str)
+    def _note(self, text: str) -> None:
+        """A panel's note, in the status bar."""
+        self.statusBar().showMessage(text, 8000)
 
     def fit_screen(self) -> None:
         """Keep the window, at its first-run or saved size, inside its screen's available
@@ -202,6 +304,8 @@ class MainWindow(QMainWindow):
 
     def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt's name
         """Accept images and folders dragged anywhere a view does not take them itself."""
+        from studio.gui.inference.try_panel import local_paths, wants_answer
+
         paths = local_paths(event.mimeData())
         if paths and all(wants_answer(p) for p in paths):
             event.acceptProposedAction()
@@ -210,6 +314,8 @@ class MainWindow(QMainWindow):
 
     def dropEvent(self, event) -> None:  # noqa: N802 - Qt's name
         """Show the dropped images or folders to the model, in the Try view."""
+        from studio.gui.inference.try_panel import local_paths, wants_answer
+
         paths = local_paths(event.mimeData())
         if paths and all(wants_answer(p) for p in paths):
             event.acceptProposedAction()
@@ -222,16 +328,19 @@ class MainWindow(QMainWindow):
         while they move: the views follow a chosen run once it has moved)."""
         if self.moving.busy():
             return
-        for view in (self.try_panel, self.evaluation):
-            view.set_runs(self.runs.model.runs)
+        for page in (self._try_page, self._evaluation_page):
+            if page.is_built():
+                page.widget().set_runs(self.runs.model.runs)
 
     @Slot(int)
     def _view_changed(self, index: int) -> None:
         """Give the Data, Try and Evaluate views the inspector's room (nothing to inspect
         there); bring it back on leaving them, unless the person had closed it."""
-        roomy = self.views.widget(index) in (self.data_panel, self.try_panel, self.evaluation,
-                                             self.search)
-        if self.views.widget(index) in (self.try_panel, self.evaluation):
+        view = self.views.widget(index)
+        answering = [page.built_widget() for page in (self._try_page, self._evaluation_page)]
+        roomy = view in (*answering, self._data_page.built_widget(),
+                         self._search_page.built_widget())
+        if view in answering:
             self.runs.refresh()  # the runs to answer with, as they are now
         if roomy and not self.inspector_dock.isHidden():
             self.inspector_dock.hide()
@@ -510,9 +619,11 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         shutdown_jobs(self)  # every slot of every panel and dialog is a child of the window
-        self.search.close_pool()
-        for curves in (self.training.curves, self.search.curves):
-            curves.timer.stop()  # nothing more arrives to draw
+        self.training.curves.timer.stop()  # nothing more arrives to draw
+        search = self._search_page.built_widget()
+        if search is not None:
+            search.close_pool()
+            search.curves.timer.stop()
         if self._inspector_put_away:
             self.inspector_dock.show()  # put away for a view: the next session shows it
         QSettings().setValue("window/geometry", self.saveGeometry())

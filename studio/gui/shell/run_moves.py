@@ -7,6 +7,7 @@ runs and searches that earlier versions kept in the workspace for every unsaved 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Slot
@@ -23,9 +24,8 @@ from studio.core.search.moving import (
     not_moved,
     plan_move,
 )
-from studio.gui.runs.history_panel import HistoryPanel
-from studio.gui.search.panel import SearchPanel
 from studio.gui.training.panel import TrainingPanel
+from studio.gui.widgets.deferred import Deferred
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.errors import show_error
 from studio.gui.widgets.jobs import JobSlot, Policy
@@ -40,13 +40,16 @@ def _adopt(place: Path, on_event: OnEvent, stop: threading.Event) -> MoveReport:
 
 class RunMoves(QObject):
     """Moves the runs and searches of the window's project into its place, one move at a
-    time, and brings the Runs dock, the Search tab and the Training dock up to date after."""
+    time, and brings the run lists (``list_runs``), the Search tab (``search_page``, once
+    built) and the Training dock up to date after. The Search tab's ``search_finished`` and
+    the Runs dock's ``adopt_requested`` are wired to :meth:`finish` and :meth:`adopt_earlier`
+    where those panels are built."""
 
-    def __init__(self, window: QMainWindow, doc: ProjectDocument, runs: HistoryPanel,
-                 search: SearchPanel, training: TrainingPanel) -> None:
+    def __init__(self, window: QMainWindow, doc: ProjectDocument, training: TrainingPanel,
+                 search_page: Deferred, list_runs: Callable[[], None]) -> None:
         super().__init__(window)
         self.window, self.doc = window, doc
-        self.runs, self.search, self.training = runs, search, training
+        self.training, self.search_page, self.list_runs = training, search_page, list_runs
         self.job = JobSlot(self, Policy.RERUN)
         """Renames, but copies where the workspace and the project's folder are on different
         disks, so it runs in the background; a move asked for meanwhile waits for it."""
@@ -54,8 +57,6 @@ class RunMoves(QObject):
         self.job.succeeded.connect(self._moved)
         self.job.failed.connect(self._failed)
         training.run_finished.connect(self.finish)
-        search.search_finished.connect(self.finish)
-        runs.adopt_requested.connect(self.adopt_earlier)
 
     def busy(self) -> bool:
         """True while runs move (what the Runs dock lists meanwhile is out of date)."""
@@ -84,7 +85,8 @@ class RunMoves(QObject):
         place = self.doc.place
         if not journal_path(place).exists():
             return
-        if self.search.is_running():
+        search = self.search_page.built_widget()
+        if search is not None and search.is_running():
             self.window.statusBar().showMessage("The runs move to the project's folder once "
                                                 "the search ends.", 8000)
             return
@@ -114,12 +116,14 @@ class RunMoves(QObject):
     @Slot(object)
     def _moved(self, report: MoveReport) -> None:
         self.training.follow_moved(report.moved)
-        self.runs.refresh()
-        self.search.show_last_search()
-        self.search.runs_changed()
+        self.list_runs()
+        search = self.search_page.built_widget()
+        if search is not None:  # one built later reads the moved searches then
+            search.show_last_search()
+            search.runs_changed()
         self.window.statusBar().showMessage(report.summary(), 8000)
 
     @Slot(str)
     def _failed(self, text: str) -> None:
-        self.runs.refresh()
+        self.list_runs()
         show_error(self.window, "Runs not moved yet", not_moved(text))

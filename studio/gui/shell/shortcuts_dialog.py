@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from studio.gui.widgets.deferred import build_all
+
 
 def _plain(text: str) -> str:
     """A menu text as read: without its mnemonic marks and ellipsis."""
@@ -60,7 +62,9 @@ def _place(action: QAction) -> str:
 def shortcut_rows(window: QMainWindow) -> list[tuple[str, str, str]]:
     """(command, keys, where) for every action of ``window`` that has a shortcut: the menu
     actions in menu order, then the others with the tab or dock they work in; the keys as
-    this platform writes them."""
+    this platform writes them. The tabs and docks not built yet are built first (their
+    actions are made with them)."""
+    build_all(window)
     menus = _menu_of(window)
     actions = [*menus, *(a for a in window.findChildren(QAction) if a not in menus)]
     rows = []

@@ -2,16 +2,25 @@
 
 The grid is drawn opaque: pyqtgraph's default translucent grid lines made each repaint of the
 two plots cost about 25 ms instead of 2 ms, which showed as GUI stalls during training.
+
+The plots are built (and pyqtgraph imported) just after the window first shows them: points
+that arrive before are kept and drawn then.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
-from studio.gui.widgets.plot_style import epoch_plot
+from studio.gui.widgets.deferred import Deferred, When
+from studio.gui.widgets.plot_size import MIN_HEIGHT
+
+if TYPE_CHECKING:
+    import pyqtgraph as pg
 
 REDRAW_MS = 50
 SMOOTHING = 0.8
@@ -19,12 +28,12 @@ RATE_HEADROOM = 1.1
 """The learning-rate plot reaches this many times the highest planned rate (a constant rate
 runs just under the top, not on the frame)."""
 
-_PENS = {
-    "batch": pg.mkPen("#8ab4f8", width=1.5),
-    "train": pg.mkPen("#1a73e8", width=2.5),
-    "val": pg.mkPen("#e8710a", width=2.5),
-    "planned": pg.mkPen("#9aa0a6", width=1.5, style=Qt.PenStyle.DashLine),
-    "actual": pg.mkPen("#188038", width=2.5),
+_PENS = {  # pyqtgraph's mkPen arguments
+    "batch": {"color": "#8ab4f8", "width": 1.5},
+    "train": {"color": "#1a73e8", "width": 2.5},
+    "val": {"color": "#e8710a", "width": 2.5},
+    "planned": {"color": "#9aa0a6", "width": 1.5, "style": Qt.PenStyle.DashLine},
+    "actual": {"color": "#188038", "width": 2.5},
 }
 PLOTS = {"loss": ("Loss", "loss", (("batch", "batches"), ("train", "train"),
                                     ("val", "validation"))),
@@ -39,11 +48,25 @@ _SYMBOLS = {"train": "o", "val": "s"}
 class Series:
     """Points of one curve, kept in Python lists and turned into arrays when drawn."""
 
-    def __init__(self, item: pg.PlotDataItem) -> None:
-        self.item = item
+    def __init__(self, build_plots: Callable[[], object]) -> None:
+        self._build_plots = build_plots
+        self._item: pg.PlotDataItem | None = None
         self.x: list[float] = []
         self.y: list[float] = []
         self.dirty = False
+
+    @property
+    def item(self) -> pg.PlotDataItem:
+        """The curve's plot item (the plots are built now if they were not yet)."""
+        if self._item is None:
+            self._build_plots()
+        return self._item
+
+    def attach(self, item: pg.PlotDataItem) -> None:
+        """Draw the curve with ``item``, from the points it has so far."""
+        self._item = item
+        self.dirty = True
+        self.draw()
 
     def append(self, x: float, y: float) -> None:
         """Add one point."""
@@ -53,16 +76,17 @@ class Series:
 
     def draw(self) -> None:
         """Push the points to the plot item if any arrived since the last draw."""
-        if self.dirty:
+        if self.dirty and self._item is not None:
             self.dirty = False
-            self.item.setData(np.asarray(self.x), np.asarray(self.y))
+            self._item.setData(np.asarray(self.x), np.asarray(self.y))
 
     def clear(self) -> None:
         """Forget every point."""
         self.x.clear()
         self.y.clear()
         self.dirty = False
-        self.item.setData([], [])
+        if self._item is not None:
+            self._item.setData([], [])
 
 
 class LiveCurves(QWidget):
@@ -71,9 +95,36 @@ class LiveCurves(QWidget):
 
     def __init__(self) -> None:
         super().__init__()
-        self.plots: dict[str, pg.PlotWidget] = {}
-        self.series: dict[str, Series] = {}
+        self._plots: dict[str, pg.PlotWidget] = {}
+        self.place = Deferred(self._build_plots, When.PAINTED)
+        """Where the plots go once built."""
+        self.place.setMinimumHeight(MIN_HEIGHT)  # the plots' own least height
+        self.series = {f"{kind}_{metric}": Series(self.place.widget)
+                       for metric, (_, _, kinds) in PLOTS.items() for kind, _ in kinds}
+        self._plan_top: float | None = None
+        """The top of the learning-rate plot for the planned rate, once planned."""
         layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.place)
+        self._smoothed: dict[str, float] = {}
+        self.timer = QTimer(self)
+        self.timer.setInterval(REDRAW_MS)
+        self.timer.timeout.connect(self.redraw)
+        self.timer.start()
+
+    @property
+    def plots(self) -> dict[str, pg.PlotWidget]:
+        """The plots by metric (built now if they were not yet)."""
+        self.place.widget()
+        return self._plots
+
+    def _build_plots(self) -> QWidget:
+        import pyqtgraph as pg
+
+        from studio.gui.widgets.plot_style import epoch_plot
+
+        host = QWidget()
+        layout = QHBoxLayout(host)
         layout.setContentsMargins(0, 0, 0, 0)
         for metric, (title, left, kinds) in PLOTS.items():
             plot = epoch_plot(title, "11pt", left=left, legend_columns=len(kinds))
@@ -83,23 +134,20 @@ class LiveCurves(QWidget):
             if metric == "accuracy":
                 plot.setYRange(0, 1, padding=0.02)
             for kind, label in kinds:
-                item = plot.plot(
+                pen = pg.mkPen(**_PENS[kind])
+                self.series[f"{kind}_{metric}"].attach(plot.plot(
                     name=label,
-                    pen=_PENS[kind],
+                    pen=pen,
                     symbol=_SYMBOLS.get(kind),
                     symbolSize=7,
-                    symbolBrush=_PENS[kind].color(),
+                    symbolBrush=pen.color(),
                     symbolPen=None,
                     antialias=True,
-                )
-                self.series[f"{kind}_{metric}"] = Series(item)
-            self.plots[metric] = plot
+                ))
+            self._plots[metric] = plot
             layout.addWidget(plot)
-        self._smoothed: dict[str, float] = {}
-        self.timer = QTimer(self)
-        self.timer.setInterval(REDRAW_MS)
-        self.timer.timeout.connect(self.redraw)
-        self.timer.start()
+        self._show_plan_range()
+        return host
 
     def clear(self) -> None:
         """Start a new run with empty curves."""
@@ -130,11 +178,16 @@ class LiveCurves(QWidget):
 
     def show_plan(self, x, rates) -> None:
         """Draw the planned learning rate over the run (x in epochs), from 0 up."""
-        rates = np.asarray(rates)
-        self.series["planned_learning_rate"].item.setData(np.asarray(x), rates)
-        if len(rates):
-            top = float(rates.max()) * RATE_HEADROOM or 1
-            self.plots["learning_rate"].setYRange(0, top, padding=0)
+        planned = self.series["planned_learning_rate"]
+        planned.x, planned.y, planned.dirty = list(x), list(rates), True
+        planned.draw()
+        if len(planned.y):
+            self._plan_top = max(planned.y) * RATE_HEADROOM or 1
+            self._show_plan_range()
+
+    def _show_plan_range(self) -> None:
+        if self._plan_top is not None and self._plots:
+            self._plots["learning_rate"].setYRange(0, self._plan_top, padding=0)
 
     def show_history(self, rows: list[dict[str, float]]) -> None:
         """Draw the epochs a resumed run did before, so its curves go on from there."""
@@ -144,8 +197,9 @@ class LiveCurves(QWidget):
                 self.add_rate(row["epoch"], row["learning_rate"])
 
     def point_count(self) -> int:
-        """How many points all curves hold together."""
-        return sum(len(s.x) for s in self.series.values())
+        """How many points the curves of the run hold together (the plan is not counted)."""
+        return sum(len(s.x) for name, s in self.series.items()
+                   if name != "planned_learning_rate")
 
     def redraw(self) -> None:
         """Draw what arrived since the last tick (called by the timer)."""

@@ -1,4 +1,5 @@
-"""The optimizer, its learning rate and schedule, with the schedule drawn before training."""
+"""The optimizer, its learning rate and schedule, with the schedule drawn before training
+(its plot is built, and pyqtgraph imported, just after the form first shows)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,9 @@ import bisect
 import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -35,11 +35,14 @@ from studio.core.build.optimizers import (
 )
 from studio.core.project.document import Project
 from studio.core.search.space import TRAINING_TARGETS, training_target
+from studio.gui.widgets.deferred import Deferred, When
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import choice_box, hint, show_choice
-from studio.gui.widgets.plot_style import epoch_plot
 from studio.gui.widgets.search_button import SearchButton, with_search_button
 from studio.gui.widgets.sync import show_value
+
+if TYPE_CHECKING:
+    import pyqtgraph as pg
 
 NOMINAL_STEPS_PER_EPOCH = 100
 """Steps per epoch for the drawn curve while the dataset's size is unknown."""
@@ -53,8 +56,10 @@ ZERO_STEP = 1e-5
 _NUMBER = re.compile(r"[0-9]*\.?[0-9]*(?:[eE][-+]?[0-9]*)?")
 _LADDER = (1, 2, 5)
 _ERROR_STYLE = "color: #b3261e;"
-_CURVE_PEN = pg.mkPen("#1a73e8", width=2)
-_ACTUAL_PEN = pg.mkPen("#e8710a", width=2)
+_CURVE_PEN = {"color": "#1a73e8", "width": 2}  # pyqtgraph's mkPen arguments
+_ACTUAL_PEN = {"color": "#e8710a", "width": 2}
+_PLOT_SIZE = (240, 150)
+"""The schedule plot's least width and height."""
 
 OPTIMIZER_FIELDS = {
     "momentum": ("Momentum", "How much of the previous update carries into the next one "
@@ -218,13 +223,19 @@ class OptimizerForm(QWidget):
         settings.addLayout(self.form)
         settings.addStretch(1)
 
-        self.plot = self._make_plot()
-        self.curve = self.plot.plot(pen=_CURVE_PEN, antialias=True)
-        self.actual = self.plot.plot(pen=_ACTUAL_PEN, antialias=True)
+        self.chart = Deferred(self._make_plot, When.PAINTED)
+        """Where the schedule's plot goes once built."""
+        self.chart.setMinimumSize(*_PLOT_SIZE)
+        self._curve: pg.PlotDataItem | None = None
+        self._actual: pg.PlotDataItem | None = None
+        self._schedule = None
+        """The schedule's curve, as last worked out, and the epochs it spans."""
+        self._used: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0))
+        """The rate used in training (epochs, rates)."""
         self.note = hint()
         self.note.setObjectName("schedule-note")
         chart = QVBoxLayout()
-        chart.addWidget(self.plot, 1)
+        chart.addWidget(self.chart, 1)
         chart.addWidget(self.note)
         columns = QHBoxLayout()
         columns.addLayout(settings)
@@ -254,17 +265,40 @@ class OptimizerForm(QWidget):
             widget.valueChanged.connect(lambda v: edit(what, name, v))
             self.form.addRow(label, field)
 
-    @staticmethod
-    def _make_plot() -> pg.PlotWidget:
+    @property
+    def plot(self) -> pg.PlotWidget:
+        """The schedule's plot (built now if it was not yet)."""
+        return self.chart.widget()
+
+    @property
+    def curve(self) -> pg.PlotDataItem:
+        """The schedule's curve in the plot."""
+        self.chart.widget()
+        return self._curve
+
+    @property
+    def actual(self) -> pg.PlotDataItem:
+        """The rate used in training, in the plot."""
+        self.chart.widget()
+        return self._actual
+
+    def _make_plot(self) -> pg.PlotWidget:
         """A small static plot with an opaque grid (a translucent one is slow to repaint)."""
+        import pyqtgraph as pg
+
+        from studio.gui.widgets.plot_style import epoch_plot
+
         plot = epoch_plot("Learning rate", "9pt")
         plot.setObjectName("schedule-plot")
         plot.setMouseEnabled(x=False, y=False)
         plot.setMenuEnabled(False)
         plot.hideButtons()
-        plot.setMinimumSize(240, 150)
+        plot.setMinimumSize(*_PLOT_SIZE)
         plot.setToolTip("The learning rate over the run, as the schedule sets it; during "
                         "training the rate actually used is drawn in orange")
+        self._curve = plot.plot(pen=pg.mkPen(**_CURVE_PEN), antialias=True)
+        self._actual = plot.plot(pen=pg.mkPen(**_ACTUAL_PEN), antialias=True)
+        self._draw_plot(plot)
         return plot
 
     def _edit(self, label: str, field: str, value: Any, merge: str | None = "merge") -> None:
@@ -319,9 +353,9 @@ class OptimizerForm(QWidget):
         training = self.doc.project.training
         steps = self.steps_per_epoch()
         curve = schedule_curve(training, training.epochs, steps or NOMINAL_STEPS_PER_EPOCH)
-        self.curve.setData(curve.x, curve.rate)
-        self.plot.setXRange(0, training.epochs, padding=0.02)
-        self.plot.setYRange(0, float(np.max(curve.rate)), padding=0.05)
+        self._schedule = curve, training.epochs
+        if self.chart.is_built():
+            self._draw_plot(self.plot)
         notes = [curve.note] if curve.note else []
         if steps is None:
             notes.append(f"Drawn for {NOMINAL_STEPS_PER_EPOCH} steps per epoch until the "
@@ -329,6 +363,16 @@ class OptimizerForm(QWidget):
         self.note.setText(" ".join(notes))
         self.note.setVisible(bool(notes))
 
+    def _draw_plot(self, plot: pg.PlotWidget) -> None:
+        """Draw the schedule and the rate used in ``plot``."""
+        curve, epochs = self._schedule
+        self._curve.setData(curve.x, curve.rate)
+        self._actual.setData(*self._used)
+        plot.setXRange(0, epochs, padding=0.02)
+        plot.setYRange(0, float(np.max(curve.rate)), padding=0.05)
+
     def show_actual(self, epochs: Sequence[float], rates: Sequence[float]) -> None:
         """Draw the rate actually used during training (x in epochs) over the schedule."""
-        self.actual.setData(np.asarray(epochs, dtype=float), np.asarray(rates, dtype=float))
+        self._used = np.asarray(epochs, dtype=float), np.asarray(rates, dtype=float)
+        if self.chart.is_built():
+            self._actual.setData(*self._used)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import QSizeF, Qt
 
+from studio.gui.widgets.plot_size import MIN_HEIGHT
+
 GRID_PEN = pg.mkPen("#e3e5e8")
 TEXT_PEN = pg.mkPen("#5f6368")
 TITLE_COLOR = "#202124"
@@ -14,8 +16,6 @@ ENTRY_SPACING = 8
 """Pixels between a legend's entries (and round a sample's line)."""
 LEGEND_ROW = 4
 """The row of a plot item's layout under its bottom axis (pyqtgraph fills rows 0 to 3)."""
-MIN_HEIGHT = 170
-"""A plot's least height: its title, axes and labels, and room for the data."""
 
 
 class EpochAxis(pg.AxisItem):
