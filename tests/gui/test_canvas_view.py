@@ -10,7 +10,14 @@ from PySide6.QtWidgets import QApplication
 from studio.core.model.graph import Graph, Node
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import Project
-from studio.gui.editor.canvas_items import OVERVIEW_ZOOM, PORT_RADIUS, NodeItem, NodeLook
+from studio.gui.editor.canvas_items import (
+    DETAIL_ZOOM,
+    OVERVIEW_ZOOM,
+    PORT_RADIUS,
+    NodeItem,
+    NodeLook,
+)
+from studio.gui.editor.canvas_view import FIT_MARGIN
 from studio.gui.editor.palette import layers_matching
 from tests.gui.support import click_palette_entry
 from tests.gui.test_canvas import CTRL, LEFT, click_node, drop_layer, node_centre, wheel
@@ -41,24 +48,30 @@ def assert_centred(window) -> None:
     assert abs(offset.x()) <= 2 and abs(offset.y()) <= 2, offset
 
 
-def fitted(window, qtbot) -> None:
-    """Wait for the window's first fit (it comes once the window shows)."""
-    qtbot.waitUntil(lambda: in_view(window) == set(window.scene.nodes))
+def opened(window, qtbot) -> None:
+    """Wait for the window's first showing of the model (it comes once the window shows)."""
+    qtbot.waitUntil(lambda: window.canvas.zoom() < 1.0 and "input_1" in in_view(window))
 
 
-def test_the_demo_opens_fitted_and_centred_and_so_does_an_opened_project(window, qtbot):
-    fitted(window, qtbot)
-    assert_centred(window)
-    assert window.canvas.zoom() <= 1.0
+def test_the_demo_opens_readable_from_its_top_and_a_project_that_fits_opens_fitted(
+        window, qtbot):
+    opened(window, qtbot)  # the first-run window: the demo fits only below DETAIL_ZOOM
+    canvas = window.canvas
+    assert canvas.zoom() == DETAIL_ZOOM, "every node's text shows"
+    assert {"input_1", "conv2d_1", "max_pooling2d_1", "conv2d_2"} <= in_view(window)
+    assert abs(model_centre_on_screen(window).x() - canvas.viewport().rect().center().x()) <= 2
+    top = canvas.mapFromScene(window.scene.nodes["input_1"].pos()).y()
+    assert 0 < top <= FIT_MARGIN, "the model shows from its top"
 
-    wide = Graph([Node(f"d{i}", "Dense", {}) for i in range(6)])
-    window.doc.replace(Project(name="Six side by side", graph=wide), None)
+    four = Graph([Node(f"d{i}", "Dense", {}) for i in range(4)])
+    window.doc.replace(Project(name="Four side by side", graph=four), None)
     assert in_view(window) == set(window.scene.nodes)
     assert_centred(window)
+    assert DETAIL_ZOOM <= canvas.zoom() <= 1.0
 
 
 def test_adding_and_moving_nodes_leaves_the_others_where_they_are(window, qtbot):
-    fitted(window, qtbot)
+    opened(window, qtbot)
     before = where(window)
     viewport = window.canvas.viewport().rect()
     added = drop_layer(window, "Dense", QPoint(viewport.right() - 30, viewport.center().y()))
@@ -117,7 +130,7 @@ def assert_nothing_covered(scene) -> None:
 
 
 def test_duplicate_puts_the_copy_beside_the_original_covering_no_port(window, qtbot):
-    fitted(window, qtbot)
+    opened(window, qtbot)
     scene = window.scene
     click_node(window, qtbot, "conv2d_1")
     qtbot.keyClick(window.canvas, Qt.Key.Key_D, CTRL)
@@ -129,7 +142,7 @@ def test_duplicate_puts_the_copy_beside_the_original_covering_no_port(window, qt
 
 
 def test_a_layer_added_onto_another_moves_beside_it(window, qtbot):
-    fitted(window, qtbot)
+    opened(window, qtbot)
     window.scene.clearSelection()
     click_palette_entry(qtbot, window, "Dropout", double=True)  # added mid-view
     assert len(window.scene.nodes) == 10
@@ -221,6 +234,8 @@ def test_far_out_the_view_draws_an_overview_whose_nodes_can_still_be_selected(wi
     chain += [Node(f"dense_{i}", "Dense", {}) for i in range(1, 80)]
     window.doc.replace(Project(name="Long", graph=Graph.from_chain(chain)), None)
     canvas, scene = window.canvas, window.scene
+    canvas.setFocus()
+    qtbot.keyClick(canvas, Qt.Key.Key_F)
     assert canvas.zoom() < OVERVIEW_ZOOM, "80 layers fit the view only far out"
     canvas.viewport().repaint()
     assert scene.overview

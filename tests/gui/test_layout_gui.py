@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QScreen
 from PySide6.QtWidgets import (
@@ -19,15 +18,10 @@ from studio.core.tasks.class_scores import Evaluation
 from studio.gui.shell.app import open_window
 from studio.gui.shell.main_window import FIRST_RUN_SIZE
 from studio.gui.widgets.forms import VerticalScrollArea
-from tests.gui.support import click_row, isolate_settings
+from tests.gui.support import click_row
 
 LAPTOP = (1280, 720)
 SMALLEST = (1024, 640)
-
-
-@pytest.fixture(autouse=True)
-def _private_settings(tmp_path):
-    isolate_settings(tmp_path / "settings")
 
 
 def _is_viewport(widget: QWidget) -> bool:

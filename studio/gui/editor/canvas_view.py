@@ -17,7 +17,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QCompleter, QGraphicsView, QLineEdit, QMenu, QWidget
 
-from studio.gui.editor.canvas_items import OVERVIEW_ZOOM, NodeItem, draw_overview
+from studio.gui.editor.canvas_items import DETAIL_ZOOM, OVERVIEW_ZOOM, NodeItem, draw_overview
 from studio.gui.editor.canvas_scene import CanvasScene
 from studio.gui.editor.palette import LAYER_MIME, layers_matching
 
@@ -92,7 +92,9 @@ class CanvasView(QGraphicsView):
         self.setBackgroundBrush(Qt.GlobalColor.white)
         self._pan_from: QPoint | None = None
         self._fitted = False
-        """The view shows the whole model as fitted, untouched since: a resize fits again."""
+        """The view shows the model as fitted, untouched since: a resize fits again."""
+        self._least_zoom = 0.0
+        """The least zoom of that fit (see :meth:`fit`)."""
         self.quick_add = QuickAdd(self)
         self.quick_add.chosen.connect(self._quick_added)
         self._quick_at = QPointF()
@@ -169,28 +171,37 @@ class CanvasView(QGraphicsView):
             return MIN_ZOOM
         return min(seen.width() / box.width(), seen.height() / box.height())
 
-    def fit(self) -> None:
-        """Show every node, centred, at no more than 100%."""
+    def fit(self, least_zoom: float = 0.0) -> None:
+        """Show every node, centred, at no more than 100%; at no less than ``least_zoom``,
+        a model too large for the view shows from its top (or left) edge instead."""
         if not self.canvas.nodes:
             return
         self.resetTransform()
-        zoom = min(1.0, self._fitting_zoom())
+        zoom = min(1.0, max(least_zoom, self._fitting_zoom()))
         self.scale(zoom, zoom)
         self._make_room()
-        self.centerOn(self._model_box().center())
-        self._fitted = True
+        box, nodes = self._model_box(), self.canvas.itemsBoundingRect()
+        seen = self.mapToScene(self.viewport().rect()).boundingRect()
+        centre = box.center()
+        if nodes.width() > seen.width():
+            centre.setX(box.left() + seen.width() / 2)
+        if nodes.height() > seen.height():
+            centre.setY(box.top() + seen.height() / 2)
+        self.centerOn(centre)
+        self._fitted, self._least_zoom = True, least_zoom
 
     def show_model(self) -> None:
-        """Show a newly opened project: all of it, fitted and centred."""
+        """Show a newly opened project: all of it, fitted and centred, unless its text would
+        then be too small to read; then at the least zoom that shows every node's text."""
         self._reset_room()
-        self.fit()
+        self.fit(DETAIL_ZOOM)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         """Keep the centre in place; a model still shown as fitted is fitted again."""
         super().resizeEvent(event)
         self._make_room()
         if self._fitted:
-            self.fit()
+            self.fit(self._least_zoom)
 
     def visible_centre(self) -> QPointF:
         """The scene point at the middle of the view."""

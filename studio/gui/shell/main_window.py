@@ -57,6 +57,9 @@ from studio.gui.widgets.jobs import JobSlot, Policy, shutdown_jobs
 FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
 FIRST_RUN_SIZE = (1400, 900)
 """The window's size until the person resizes it (then it opens as they left it)."""
+TRAINING_SHARE = (0.3, 0.4)
+"""The first run's Training dock takes the height its contents need to show unscrolled,
+within these shares of the window's height: the canvas keeps most of the room."""
 
 
 def _with_summary(view: QWidget, summary: QWidget) -> QWidget:
@@ -196,13 +199,13 @@ class MainWindow(QMainWindow):
 
     def _size_docks(self) -> None:
         """The first run's dock sizes (they take effect only once the window is laid out):
-        the training dock tall enough not to scroll, or a third of the height if more, but
-        never more than half, leaving the tabs room."""
+        the training dock tall enough not to scroll, within TRAINING_SHARE of the height."""
         chrome = self.training_dock.height() - self.training.height()  # its title
         chrome += sum(bar.height() for bar in self.findChildren(QTabBar)  # the dock's tabs
                       if bar.isVisible() and "Training" in map(bar.tabText, range(bar.count())))
-        wanted = max(self.height() // 3, unscrolled_height(self.training) + chrome)
-        self.resizeDocks([self.training_dock], [min(wanted, self.height() // 2)],
+        least, most = (round(self.height() * share) for share in TRAINING_SHARE)
+        wanted = unscrolled_height(self.training) + chrome
+        self.resizeDocks([self.training_dock], [min(max(wanted, least), most)],
                          Qt.Orientation.Vertical)
         self.resizeDocks([self.findChild(QDockWidget, "dock-Layers"), self.inspector_dock],
                          [self.palette.sizeHint().width(), 360], Qt.Orientation.Horizontal)

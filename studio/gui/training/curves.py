@@ -94,7 +94,7 @@ class LiveCurves(QWidget):
                 )
                 self.series[f"{kind}_{metric}"] = Series(item)
             self.plots[metric] = plot
-            layout.addWidget(plot)
+            layout.addWidget(plot, 1)  # as wide as each other, whatever their legends
         self._smoothed: dict[str, float] = {}
         self.timer = QTimer(self)
         self.timer.setInterval(REDRAW_MS)

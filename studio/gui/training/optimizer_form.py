@@ -10,12 +10,13 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QValidator
+from PySide6.QtCore import QSize
+from PySide6.QtGui import QResizeEvent, QValidator
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QCheckBox,
     QDoubleSpinBox,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QSpinBox,
     QVBoxLayout,
@@ -226,15 +227,38 @@ class OptimizerForm(QWidget):
         chart = QVBoxLayout()
         chart.addWidget(self.plot, 1)
         chart.addWidget(self.note)
-        columns = QHBoxLayout()
-        columns.addLayout(settings)
-        columns.addLayout(chart, 1)
+        self.columns = QBoxLayout(QBoxLayout.Direction.LeftToRight)
+        """The settings beside the chart, or above it in a narrow column."""
+        self.columns.addLayout(settings)
+        self.columns.addLayout(chart, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(columns, 1)
+        layout.addLayout(self.columns, 1)
         layout.addWidget(self.problems)
         doc.changed.connect(self.refresh)
         self.refresh()
+
+    def _side_by_side_width(self) -> int:
+        """The least width that shows the settings and the chart side by side."""
+        return (self.form.minimumSize().width() + self.columns.spacing()
+                + self.plot.minimumSizeHint().expandedTo(self.plot.minimumSize()).width())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """As narrow as the settings: a narrower column puts the chart under them, so the
+        column never scrolls sideways."""
+        chart = self.plot.minimumSizeHint().expandedTo(self.plot.minimumSize()).width()
+        width = max(self.form.minimumSize().width(), chart, self.note.minimumSizeHint().width())
+        return QSize(width, super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        """Put the chart beside the settings where both fit, else under them."""
+        wide = event.size().width() >= self._side_by_side_width()
+        direction = (QBoxLayout.Direction.LeftToRight if wide
+                     else QBoxLayout.Direction.TopToBottom)
+        if self.columns.direction() != direction:
+            self.columns.setDirection(direction)
+            self.updateGeometry()  # the least height changed
+        super().resizeEvent(event)
 
     def _searchable(self, path: str, widget: QWidget) -> QWidget:
         """``widget`` with a Search… button for the training setting ``path``."""
@@ -262,7 +286,7 @@ class OptimizerForm(QWidget):
         plot.setMouseEnabled(x=False, y=False)
         plot.setMenuEnabled(False)
         plot.hideButtons()
-        plot.setMinimumSize(240, 150)
+        plot.setMinimumWidth(200)
         plot.setToolTip("The learning rate over the run, as the schedule sets it; during "
                         "training the rate actually used is drawn in orange")
         return plot

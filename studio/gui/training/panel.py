@@ -39,7 +39,7 @@ from studio.gui.training.stopping_form import StoppingForm
 from studio.gui.widgets.desktop import open_folder
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.errors import note_error
-from studio.gui.widgets.forms import scrolled_body, scrolling
+from studio.gui.widgets.forms import VerticalScrollArea, scrolled_body
 from studio.gui.widgets.jobs import JobSlot
 from studio.gui.widgets.search_button import SearchButton
 from studio.gui.widgets.sync import show_value
@@ -179,7 +179,7 @@ class TrainingPanel(QWidget):
                 (self.stopping_form, "Stopping", "Early stopping and checkpoints"),
                 (self.device_form, "Device", "CPU or GPUs, precision and determinism"),
                 (self.estimate_view, "Estimate", "Memory and time before training")):
-            self.settings.addTab(scrolling(widget), title)
+            self.settings.addTab(VerticalScrollArea(widget), title)  # never sideways
             self.settings.setTabToolTip(self.settings.count() - 1, tip)
 
         self.search_buttons = {path: SearchButton(doc, training_target(path))
@@ -192,19 +192,18 @@ class TrainingPanel(QWidget):
             basics.addWidget(widget)
             if path:
                 basics.addWidget(self.search_buttons[path])
-        basics.addStretch(1)
+        basics.addWidget(self.progress, 1)  # beside Start: a short dock leaves the curves room
         basics.addWidget(self.start_button)
         basics.addWidget(self.stop_button)
         basics.addWidget(self.resume_button)
         live = QWidget()
         live_layout = QVBoxLayout(live)
         live_layout.setContentsMargins(0, 0, 0, 0)
-        live_layout.addWidget(self.progress)
-        status_row = QHBoxLayout()
+        status_row = QHBoxLayout()  # one row: a short dock leaves the curves the room
         status_row.addWidget(self.status, 1)
+        status_row.addWidget(self.usage, 0, Qt.AlignmentFlag.AlignTop)
         status_row.addWidget(self.open_button, 0, Qt.AlignmentFlag.AlignTop)
         live_layout.addLayout(status_row)
-        live_layout.addWidget(self.usage)
         live_layout.addWidget(self.curves, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.settings)

@@ -8,7 +8,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QSignalBlocker, QSize, Qt, QTimer
-from PySide6.QtWidgets import QComboBox, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QFrame,
+    QLabel,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
 from studio.gui.widgets.document import ProjectDocument
 
@@ -101,7 +109,9 @@ def scrolled_body(page: QWidget) -> QWidget:
 
 def unscrolled_height(page: QWidget) -> int:
     """The least height at which the body of ``page`` (see :func:`scrolled_body`) shows
-    without scrolling."""
+    without scrolling, once the layout changes under way have reached it (a plot's least
+    height, say, which follows its legend's rows)."""
+    QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
     area = page.findChild(QScrollArea, "", Qt.FindChildOption.FindDirectChildrenOnly)
     return area.widget().minimumSizeHint().height() + 2 * area.frameWidth()
 
