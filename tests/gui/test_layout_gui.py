@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QScreen
 from PySide6.QtWidgets import (
@@ -10,15 +11,20 @@ from PySide6.QtWidgets import (
     QAbstractScrollArea,
     QDockWidget,
     QLabel,
+    QScrollArea,
     QWidget,
 )
 
 from studio.core.data.types import ArraySamples
+from studio.core.project.templates import demo_project
 from studio.core.tasks.class_scores import Evaluation
-from studio.gui.shell.app import open_window
-from studio.gui.shell.main_window import FIRST_RUN_SIZE
+from studio.gui.editor.canvas_items import DETAIL_ZOOM
+from studio.gui.shell.app import create_application, open_window
+from studio.gui.shell.main_window import FIRST_RUN_SIZE, MainWindow
 from studio.gui.widgets.forms import VerticalScrollArea
+from studio.gui.widgets.plot_style import MIN_DATA_HEIGHT
 from tests.gui.support import click_row
+from tests.gui.test_plots_gui import legend_problems
 
 LAPTOP = (1280, 720)
 SMALLEST = (1024, 640)
@@ -155,6 +161,57 @@ def test_the_window_opens_inside_the_screen_s_available_area(qtbot, dialogs, mon
     qtbot.addWidget(window)
     qtbot.waitExposed(window)
     assert laptop.contains(window.frameGeometry()), window.frameGeometry()
+
+
+def first_run_window(qtbot, size: tuple[int, int]) -> MainWindow:
+    """The window as it opens the first time at ``size`` (on a screen of that size, say),
+    once it has sized its docks and shown the model."""
+    create_application()
+    window = MainWindow(demo_project())
+    qtbot.addWidget(window)
+    window.resize(*size)
+    window.show()
+    qtbot.waitExposed(window)
+    qtbot.waitUntil(lambda: window.canvas.zoom() < 1.0)  # the model shown, docks sized before
+    settle(qtbot, window)
+    assert window.size().toTuple() == size
+    return window
+
+
+@pytest.mark.parametrize("size", [LAPTOP, (1600, 1000)])
+def test_the_first_run_gives_the_canvas_most_of_the_height_and_shows_the_demo_readable(
+        qtbot, dialogs, size):
+    window = first_run_window(qtbot, size)
+    assert window.views.height() >= window.height() / 2, (window.views.height(), size)
+    canvas = window.canvas
+    assert canvas.zoom() >= DETAIL_ZOOM, "every node shows its id, parameters and shape"
+    seen = canvas.mapToScene(canvas.viewport().rect()).boundingRect()
+    shown = {i for i, node in window.scene.nodes.items()
+             if seen.contains(node.sceneBoundingRect())}
+    assert {"input_1", "conv2d_1", "max_pooling2d_1", "conv2d_2"} <= shown
+    if size != LAPTOP:
+        assert shown == set(window.scene.nodes), "a 1600 × 1000 window shows the whole demo"
+
+
+@pytest.mark.parametrize("size", [LAPTOP, (1600, 1000)])
+def test_the_first_run_training_dock_shows_whole_plots_and_a_settings_column_that_never_scrolls_sideways(  # noqa: E501
+        qtbot, dialogs, size):
+    window = first_run_window(qtbot, size)
+    panel = window.training
+    page = panel.findChild(QScrollArea, "", Qt.FindChildOption.FindDirectChildrenOnly)
+    assert page.verticalScrollBar().maximum() == 0, "the dock shows all without scrolling"
+    for metric, plot in panel.curves.plots.items():
+        data = plot.getPlotItem().vb.sceneBoundingRect()
+        assert data.height() >= MIN_DATA_HEIGHT, (metric, data)
+        assert not legend_problems(plot), metric
+        assert not cut_off(plot, window), metric
+    tabs = panel.settings
+    for index in range(tabs.count()):
+        tabs.setCurrentIndex(index)
+        settle(qtbot, window)
+        column = tabs.currentWidget()
+        assert column.horizontalScrollBar().maximum() == 0, tabs.tabText(index)
+        assert column.widget().width() <= column.viewport().width(), tabs.tabText(index)
 
 
 def test_the_first_run_shows_the_training_dock_in_front_of_the_runs(qtbot, dialogs):
