@@ -21,7 +21,7 @@ from studio.core.tasks.class_scores import Evaluation
 from studio.gui.editor.canvas_items import DETAIL_ZOOM
 from studio.gui.shell.app import create_application, open_window
 from studio.gui.shell.main_window import FIRST_RUN_SIZE, MainWindow
-from studio.gui.widgets.forms import VerticalScrollArea
+from studio.gui.widgets.forms import VerticalScrollArea, unscrolled_height
 from studio.gui.widgets.plot_style import MIN_DATA_HEIGHT
 from tests.gui.support import click_row
 from tests.gui.test_plots_gui import legend_problems
@@ -212,6 +212,26 @@ def test_the_first_run_training_dock_shows_whole_plots_and_a_settings_column_tha
         column = tabs.currentWidget()
         assert column.horizontalScrollBar().maximum() == 0, tabs.tabText(index)
         assert column.widget().width() <= column.viewport().width(), tabs.tabText(index)
+
+
+def test_at_1280_by_720_a_page_scrolls_only_if_its_least_height_does_not_fit(qtbot, dialogs):
+    window = first_run_window(qtbot, LAPTOP)
+    window.try_panel.tabs.setCurrentWidget(window.try_panel.pad)  # wrapped hints: preferred
+    found = []                                                     # heights above the least
+    for page in (window.try_panel, window.evaluation, window.search, window.training):
+        if window.views.indexOf(page) >= 0:
+            window.views.setCurrentWidget(page)
+        settle(qtbot, window)
+        area = page.findChild(QScrollArea, "", Qt.FindChildOption.FindDirectChildrenOnly)
+        least = unscrolled_height(page)
+        if least <= area.viewport().height() and area.verticalScrollBar().maximum() > 0:
+            found.append(f"{type(page).__name__}: scrolls {area.verticalScrollBar().maximum()}"
+                         f" px although {least} px fit in {area.viewport().height()}")
+    assert not found, "\n".join(found)
+    pad = window.try_panel.pad
+    window.views.setCurrentWidget(window.try_panel)
+    settle(qtbot, window)
+    assert not any(cut_off(button, window) for button in (pad.clear_button, pad.explain_button))
 
 
 def test_the_first_run_shows_the_training_dock_in_front_of_the_runs(qtbot, dialogs):

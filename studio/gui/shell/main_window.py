@@ -169,6 +169,7 @@ class MainWindow(QMainWindow):
         self.doc.path_changed.connect(self._update_title)
         self.recent = RecentProjects(self)
         self.recent.note.connect(lambda text: self.statusBar().showMessage(text, 15000))
+        self.statusBar().addPermanentWidget(self.training.usage)  # the dock keeps its room
         self._build_menus()
         self._update_title()
         self._clean_changed(True)

@@ -162,6 +162,7 @@ class TrainingPanel(QWidget):
         self.open_button.clicked.connect(self._open_folder)
         self.open_button.hide()  # until there is a run
         self.usage = QLabel()
+        """Resource use while training, for the window's status bar."""
         self.usage.setObjectName("resource-use")
         self.usage.setToolTip("This process's share of all CPU cores, its memory, and each "
                               "GPU's use and memory where they can be read")
@@ -193,17 +194,13 @@ class TrainingPanel(QWidget):
             if path:
                 basics.addWidget(self.search_buttons[path])
         basics.addWidget(self.progress, 1)  # beside Start: a short dock leaves the curves room
-        basics.addWidget(self.start_button)
-        basics.addWidget(self.stop_button)
-        basics.addWidget(self.resume_button)
+        for button in (self.start_button, self.stop_button, self.resume_button,
+                       self.open_button):
+            basics.addWidget(button)
         live = QWidget()
         live_layout = QVBoxLayout(live)
         live_layout.setContentsMargins(0, 0, 0, 0)
-        status_row = QHBoxLayout()  # one row: a short dock leaves the curves the room
-        status_row.addWidget(self.status, 1)
-        status_row.addWidget(self.usage, 0, Qt.AlignmentFlag.AlignTop)
-        status_row.addWidget(self.open_button, 0, Qt.AlignmentFlag.AlignTop)
-        live_layout.addLayout(status_row)
+        live_layout.addWidget(self.status)  # the whole width: one line for an epoch's scores
         live_layout.addWidget(self.curves, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.settings)
