@@ -17,14 +17,17 @@ from PySide6.QtWidgets import (
 
 from studio.core.data.types import ArraySamples
 from studio.core.project.templates import demo_project
+from studio.core.runs.folders import runs_root
 from studio.core.tasks.class_scores import Evaluation
 from studio.gui.editor.canvas_items import DETAIL_ZOOM
+from studio.gui.runs.run_table import COLUMNS
 from studio.gui.shell.app import create_application, open_window
 from studio.gui.shell.main_window import FIRST_RUN_SIZE, MainWindow
 from studio.gui.widgets.forms import VerticalScrollArea, unscrolled_height
 from studio.gui.widgets.plot_style import MIN_DATA_HEIGHT
 from tests.gui.support import click_row
 from tests.gui.test_plots_gui import legend_problems
+from tests.run_folders import write_runs
 
 LAPTOP = (1280, 720)
 SMALLEST = (1024, 640)
@@ -232,6 +235,27 @@ def test_at_1280_by_720_a_page_scrolls_only_if_its_least_height_does_not_fit(qtb
     window.views.setCurrentWidget(window.try_panel)
     settle(qtbot, window)
     assert not any(cut_off(button, window) for button in (pad.clear_button, pad.explain_button))
+
+
+def test_at_1280_by_720_the_runs_dock_shows_two_runs_curves_beside_them_without_scrolling(
+        qtbot, dialogs):
+    window = first_run_window(qtbot, LAPTOP)
+    write_runs(runs_root(window.doc.place), 2, epochs=3)
+    window.runs_dock.raise_()
+    panel = window.runs
+    panel.refresh()
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 2)
+    panel.select_runs([run.id for run in panel.model.runs])
+    panel.overlay_action.trigger()
+    settle(qtbot, window)
+    area = panel.findChild(QScrollArea, "", Qt.FindChildOption.FindDirectChildrenOnly)
+    assert area.verticalScrollBar().maximum() == 0
+    assert panel.splitter.orientation() == Qt.Orientation.Horizontal
+    for plot in (panel.accuracy_plot, panel.loss_plot):
+        assert not cut_off(plot, window) and not legend_problems(plot)
+        assert plot.getPlotItem().vb.sceneBoundingRect().height() >= MIN_DATA_HEIGHT
+    assert panel.table.columnWidth(0) >= COLUMNS[0].width, "run ids show whole"
+    assert not problems(window)
 
 
 def test_the_first_run_shows_the_training_dock_in_front_of_the_runs(qtbot, dialogs):
