@@ -210,6 +210,7 @@ class MainWindow(QMainWindow):
                          Qt.Orientation.Vertical)
         self.resizeDocks([self.findChild(QDockWidget, "dock-Layers"), self.inspector_dock],
                          [self.palette.sizeHint().width(), 360], Qt.Orientation.Horizontal)
+        self.layout().activate()  # now: measuring the training dock laid out what was pending
 
     def add_layer(self, layer_type: str) -> None:
         """Add a layer in the view in front: the canvas (mid-view or after the selection)
