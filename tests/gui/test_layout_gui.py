@@ -208,6 +208,15 @@ def test_the_first_run_training_dock_shows_whole_plots_and_a_settings_column_tha
         assert data.height() >= MIN_DATA_HEIGHT, (metric, data)
         assert not legend_problems(plot), metric
         assert not cut_off(plot, window), metric
+    def unfit(project) -> None:  # Start says why it cannot, in two lines
+        project.graph.node("input_1").params.update(shape=[64, 64, 3])
+        project.graph.node("dense_2").params.update(units=12)
+
+    window.doc.edit("Break the model", unfit)
+    settle(qtbot, window)
+    lines = panel.status.height() // panel.status.fontMetrics().lineSpacing()
+    assert lines == 2 or size != LAPTOP, panel.status.text()
+    assert page.verticalScrollBar().maximum() == 0, "room was kept for the second line"
     tabs = panel.settings
     for index in range(tabs.count()):
         tabs.setCurrentIndex(index)

@@ -51,13 +51,13 @@ from studio.gui.shell.welcome import WelcomePage
 from studio.gui.training.panel import TrainingPanel
 from studio.gui.widgets import errors
 from studio.gui.widgets.document import ProjectDocument
-from studio.gui.widgets.forms import VerticalScrollArea, unscrolled_height
+from studio.gui.widgets.forms import VerticalScrollArea
 from studio.gui.widgets.jobs import JobSlot, Policy, shutdown_jobs
 
 FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
 FIRST_RUN_SIZE = (1400, 900)
 """The window's size until the person resizes it (then it opens as they left it)."""
-TRAINING_SHARE = (0.3, 0.4)
+TRAINING_SHARE = (0.3, 0.42)
 """The first run's Training dock takes the height its contents need to show unscrolled,
 within these shares of the window's height: the canvas keeps most of the room."""
 
@@ -205,7 +205,7 @@ class MainWindow(QMainWindow):
         chrome += sum(bar.height() for bar in self.findChildren(QTabBar)  # the dock's tabs
                       if bar.isVisible() and "Training" in map(bar.tabText, range(bar.count())))
         least, most = (round(self.height() * share) for share in TRAINING_SHARE)
-        wanted = unscrolled_height(self.training) + chrome
+        wanted = self.training.unscrolled_height() + chrome
         self.resizeDocks([self.training_dock], [min(max(wanted, least), most)],
                          Qt.Orientation.Vertical)
         self.resizeDocks([self.findChild(QDockWidget, "dock-Layers"), self.inspector_dock],

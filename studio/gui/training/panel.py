@@ -39,7 +39,7 @@ from studio.gui.training.stopping_form import StoppingForm
 from studio.gui.widgets.desktop import open_folder
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.errors import note_error
-from studio.gui.widgets.forms import VerticalScrollArea, scrolled_body
+from studio.gui.widgets.forms import VerticalScrollArea, scrolled_body, unscrolled_height
 from studio.gui.widgets.jobs import JobSlot
 from studio.gui.widgets.search_button import SearchButton
 from studio.gui.widgets.sync import show_value
@@ -213,6 +213,11 @@ class TrainingPanel(QWidget):
         layout.addWidget(self.splitter, 1)
         doc.changed.connect(self.refresh)
         self.refresh()
+
+    def unscrolled_height(self) -> int:
+        """The least height that shows the panel without scrolling, with room for a second
+        line of status (a run's notes, or why it cannot start)."""
+        return unscrolled_height(self) + self.status.fontMetrics().lineSpacing()
 
     def is_running(self) -> bool:
         """True from Start until the run's last signal has been delivered."""
