@@ -23,12 +23,16 @@ from studio.gui.shell.main_window import MainWindow  # noqa: E402
 from studio.gui.widgets.collector import GuiCollector  # noqa: E402
 
 
-def open_demo_window(project: Project | None = None) -> MainWindow:
+def open_demo_window(project: Project | None = None,
+                     size: tuple[int, int] | None = None) -> MainWindow:
     """The main window on ``project`` (the demo by default), shown, Qt's event loop ready,
-    with garbage collected on the GUI thread as the app does (``run_app``)."""
+    with garbage collected on the GUI thread as the app does (``run_app``); with ``size``,
+    shown at that size the first time, as a screen of that size opens it."""
     create_application()
     window = MainWindow(project or demo_project())
     window.collector = GuiCollector(window)
+    if size is not None:
+        window.resize(*size)
     window.show()
     return window
 
@@ -73,11 +77,12 @@ def demo_run_workspace(folder: str) -> Path:
     return trained
 
 
-def open_try_view(trained: Path) -> MainWindow:
-    """The demo window with the runs in ``trained`` as its own (an unsaved project lists only
-    the runs in its scratch place) and TensorFlow warmed up, as the app does once the window
-    shows, showing the Try view once its model has loaded."""
-    window = open_demo_window()
+def open_try_view(trained: Path, size: tuple[int, int] | None = None) -> MainWindow:
+    """The demo window (at ``size``, see ``open_demo_window``) with the runs in ``trained`` as
+    its own (an unsaved project lists only the runs in its scratch place) and TensorFlow
+    warmed up, as the app does once the window shows, showing the Try view once its model
+    has loaded."""
+    window = open_demo_window(size=size)
     shutil.copytree(trained, runs_root(window.doc.place), dirs_exist_ok=True)
     warm_up(window)
     window.views.setCurrentWidget(window.try_panel)

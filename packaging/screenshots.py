@@ -1,21 +1,22 @@
-"""Grab the README's screenshots from the real window, offscreen.
+"""Grab the README's screenshots from the real window, offscreen, at two window sizes.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python packaging/screenshots.py
 
-Writes, in assets/screenshots/: main-window.png (the demo after a short run),
-invalid-model.png (a model with a problem, Start disabled), data-view.png (the Data tab on
-the bundled MNIST-10k, previewing rotation and zoom), data-health.png (the health report of
-a small image folder with a corrupt file and a copy), branched-model.png (the small
-ResNet template around a skip connection), training.png (the Training dock after a run with
-a cosine schedule and warm-up), runs.png (the Runs dock overlaying two runs' curves), try.png
-(four dropped digits answered, with the heat map of one), draw.png (a 7 drawn on the Try
-tab's pad, answered and explained), evaluate.png (the Evaluate view
-on the validation split), search.png (the Search tab after a grid of six trials) and
-welcome.png (the welcome page with two recent projects).
+Writes, in assets/screenshots/, each at 1600 × 1000 as NAME.png and at 1280 × 720 (a laptop's
+screen) as NAME-1280x720.png, the window opening at that size as on a screen of that size:
+main-window (the demo after a short run), invalid-model (a model with a problem, Start
+disabled), data-view (the Data tab on the bundled MNIST-10k, previewing rotation and zoom),
+data-health (the health report of a small image folder with a corrupt file and a copy),
+branched-model (the small ResNet template around a skip connection), training (the Training
+dock after a run with a cosine schedule and warm-up), runs (the Runs dock overlaying two
+runs' curves), try (four dropped digits answered, with the heat map of one), draw (a 7 drawn
+on the Try tab's pad, answered and explained), evaluate (the Evaluate view on the validation
+split), search (the Search tab after a grid of six trials) and welcome (the welcome page with
+two recent projects).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python packaging/screenshots.py search
 
-writes only search.png (``welcome`` only welcome.png, ``draw`` only draw.png).
+writes only search at both sizes (``welcome`` only welcome, ``draw`` only draw).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from gui_session import (  # noqa: E402
 from PIL import Image, ImageDraw  # noqa: E402
 from PySide6.QtCore import QEventLoop, QPoint, QSettings, Qt, QTimer  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
+from PySide6.QtWidgets import QApplication, QMainWindow  # noqa: E402
 
 from studio.core.project.document import SUFFIX, save_project  # noqa: E402
 from studio.core.project.templates import from_template  # noqa: E402
@@ -53,6 +55,8 @@ PER_CLASS = 14
 SIZES = ((64, 64), (64, 64), (96, 72), (48, 48))
 """Width and height of the shapes' images, taking turns."""
 GREY_EVERY = 6
+WINDOWS = {(1600, 1000): "", (1280, 720): "-1280x720"}
+"""The window sizes grabbed, and what each adds to a screenshot's name."""
 
 
 def settle(ms: int = 300) -> None:
@@ -104,9 +108,14 @@ def shape_folder(root: Path) -> Path:
 
 
 def grab(widget, name: str) -> None:
-    """Save ``widget`` as it looks now as ``name`` in the screenshots folder."""
+    """Save ``widget`` as it looks now as ``name``, ending as WINDOWS says for the size of the
+    main window shown, in the screenshots folder."""
     settle()
-    widget.grab().save(str(OUT / name))
+    window = next(top for top in QApplication.topLevelWidgets()
+                  if isinstance(top, QMainWindow) and top.isVisible())
+    path = OUT / name
+    ending = WINDOWS[window.size().toTuple()]
+    widget.grab().save(str(path.with_name(f"{path.stem}{ending}{path.suffix}")))
 
 
 def data_screenshots(window) -> None:
@@ -142,8 +151,6 @@ def training_screenshots(window, first_run: str) -> None:
     outcome, = wait_for(panel.run_finished)
     if outcome != "finished":
         raise RuntimeError(f"the screenshot run ended {outcome}: {panel.last_error}")
-    height = window.training_dock.height()
-    window.resizeDocks([window.training_dock], [460], Qt.Orientation.Vertical)
     grab(window.training_dock, "training.png")
 
     window.runs_dock.raise_()
@@ -153,7 +160,6 @@ def training_screenshots(window, first_run: str) -> None:
     history.overlay_action.trigger()
     grab(window.runs_dock, "runs.png")
     window.training_dock.raise_()
-    window.resizeDocks([window.training_dock], [height], Qt.Orientation.Vertical)
 
 
 def answer_screenshots(window, folder: Path) -> None:
@@ -221,15 +227,12 @@ def search_screenshot(window) -> None:
     window.doc.edit("Search", space)
     panel = window.search
     window.views.setCurrentWidget(panel)
-    height = window.training_dock.height()
-    window.resizeDocks([window.training_dock], [160], Qt.Orientation.Vertical)
     panel.start_button.click()
     outcome, = wait_for(panel.search_finished)
     if outcome != "finished":
         raise RuntimeError(f"the screenshot search ended {outcome}: {panel.last_error}")
     panel.table.sortByColumn(4, Qt.SortOrder.DescendingOrder)
     grab(window, "search.png")
-    window.resizeDocks([window.training_dock], [height], Qt.Orientation.Vertical)
     window.undo_action.trigger()
     window.views.setCurrentIndex(0)
 
@@ -245,51 +248,49 @@ def welcome_screenshot(window, folder: Path) -> None:
     page.close()
 
 
-def grab_welcome(folder: Path) -> None:
+def grab_welcome(folder: Path, size: tuple[int, int]) -> None:
     """Only the welcome page's screenshot."""
-    window = open_demo_window()
+    window = open_demo_window(size=size)
     welcome_screenshot(window, folder)
     close_discarding(window)
 
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="layer-studio-settings-") as settings:
-        os.environ["LAYER_STUDIO_HOME"] = settings  # runs of this session only
-        for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
-            QSettings.setPath(fmt, QSettings.Scope.UserScope, settings)  # no saved geometry
-        if sys.argv[1:] == ["search"]:
-            grab_search()
-        elif sys.argv[1:] == ["welcome"]:
-            grab_welcome(Path(settings))
-        elif sys.argv[1:] == ["draw"]:
-            grab_draw(settings)
-        else:
-            grab_all()
+    for size in WINDOWS:
+        with tempfile.TemporaryDirectory(prefix="layer-studio-settings-") as settings:
+            os.environ["LAYER_STUDIO_HOME"] = settings  # runs of this session only
+            for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
+                QSettings.setPath(fmt, QSettings.Scope.UserScope, settings)  # a first run
+            if sys.argv[1:] == ["search"]:
+                grab_search(size)
+            elif sys.argv[1:] == ["welcome"]:
+                grab_welcome(Path(settings), size)
+            elif sys.argv[1:] == ["draw"]:
+                grab_draw(settings, size)
+            else:
+                grab_all(size)
     print(f"wrote the screenshots in {OUT}")
 
 
-def grab_search() -> None:
+def grab_search(size: tuple[int, int]) -> None:
     """Only the Search tab's screenshot."""
-    window = open_demo_window()
-    window.resize(1400, 900)
+    window = open_demo_window(size=size)
     warm_up(window)
     search_screenshot(window)
     close_discarding(window)
 
 
-def grab_draw(workspace: str) -> None:
+def grab_draw(workspace: str, size: tuple[int, int]) -> None:
     """Only the drawing pad's screenshot, with the demo trained for one epoch."""
     trained = demo_run_workspace(workspace)
-    window = open_try_view(trained)
-    window.resize(1400, 900)
+    window = open_try_view(trained, size)
     draw_screenshot(window)
     close_discarding(window)
 
 
-def grab_all() -> None:
-    window = open_demo_window()
-    window.resize(1400, 900)
+def grab_all(size: tuple[int, int]) -> None:
+    window = open_demo_window(size=size)
     warm_up(window)
     window.training.epochs.setValue(4)
     window.model_list.select("dense_1")

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QMessageBox
 from studio.core.project.templates import demo_project
 from studio.gui.shell.app import create_application
 from studio.gui.shell.main_window import MainWindow
+from tests.gui.support import isolate_settings
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -21,6 +22,13 @@ def garbage_collected_on_the_main_thread():
     gc.disable()
     yield
     gc.enable()
+
+
+@pytest.fixture(autouse=True)
+def private_settings(tmp_path):
+    """Each test's windows read and save their geometry, dock layout and preferences in its
+    own folder: never a developer's saved layout (a test sees the first run's), nor into it."""
+    isolate_settings(tmp_path / "settings")
 
 
 @pytest.fixture(autouse=True)

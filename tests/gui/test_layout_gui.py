@@ -11,23 +11,25 @@ from PySide6.QtWidgets import (
     QAbstractScrollArea,
     QDockWidget,
     QLabel,
+    QScrollArea,
     QWidget,
 )
 
 from studio.core.data.types import ArraySamples
+from studio.core.project.templates import demo_project
+from studio.core.runs.folders import runs_root
 from studio.core.tasks.class_scores import Evaluation
-from studio.gui.shell.app import open_window
-from studio.gui.shell.main_window import FIRST_RUN_SIZE
-from studio.gui.widgets.forms import VerticalScrollArea
-from tests.gui.support import click_row, isolate_settings
+from studio.gui.runs.run_table import COLUMNS
+from studio.gui.shell.app import create_application, open_window
+from studio.gui.shell.main_window import FIRST_RUN_SIZE, MainWindow
+from studio.gui.widgets.forms import VerticalScrollArea, unscrolled_height
+from studio.gui.widgets.plot_style import MIN_DATA_HEIGHT
+from tests.gui.support import click_row
+from tests.gui.test_plots_gui import legend_problems
+from tests.run_folders import write_runs
 
 LAPTOP = (1280, 720)
 SMALLEST = (1024, 640)
-
-
-@pytest.fixture(autouse=True)
-def _private_settings(tmp_path):
-    isolate_settings(tmp_path / "settings")
 
 
 def _is_viewport(widget: QWidget) -> bool:
@@ -161,6 +163,104 @@ def test_the_window_opens_inside_the_screen_s_available_area(qtbot, dialogs, mon
     qtbot.addWidget(window)
     qtbot.waitExposed(window)
     assert laptop.contains(window.frameGeometry()), window.frameGeometry()
+
+
+def first_run_window(qtbot, size: tuple[int, int]) -> MainWindow:
+    """The window as it opens the first time at ``size`` (on a screen of that size, say),
+    once it has sized its docks and shown the model."""
+    create_application()
+    window = MainWindow(demo_project())
+    qtbot.addWidget(window)
+    window.resize(*size)
+    window.show()
+    qtbot.waitExposed(window)
+    qtbot.waitUntil(lambda: window.canvas.zoom() < 1.0)  # the model shown, docks sized before
+    settle(qtbot, window)
+    assert window.size().toTuple() == size
+    return window
+
+
+@pytest.mark.parametrize("size", [LAPTOP, (1600, 1000)])
+def test_the_first_run_gives_the_canvas_most_of_the_height_and_shows_the_whole_demo(
+        qtbot, dialogs, size):
+    window = first_run_window(qtbot, size)
+    assert window.views.height() >= window.height() / 2, (window.views.height(), size)
+    canvas = window.canvas
+    seen = canvas.mapToScene(canvas.viewport().rect()).boundingRect()
+    shown = {i for i, node in window.scene.nodes.items()
+             if seen.contains(node.sceneBoundingRect())}
+    assert shown == set(window.scene.nodes), "the demo opens fitted"
+
+
+@pytest.mark.parametrize("size", [LAPTOP, (1600, 1000)])
+def test_the_first_run_training_dock_shows_whole_plots_and_a_settings_column_that_never_scrolls_sideways(  # noqa: E501
+        qtbot, dialogs, size):
+    window = first_run_window(qtbot, size)
+    panel = window.training
+    page = panel.findChild(QScrollArea, "", Qt.FindChildOption.FindDirectChildrenOnly)
+    assert page.verticalScrollBar().maximum() == 0, "the dock shows all without scrolling"
+    for metric, plot in panel.curves.plots.items():
+        data = plot.getPlotItem().vb.sceneBoundingRect()
+        assert data.height() >= MIN_DATA_HEIGHT, (metric, data)
+        assert not legend_problems(plot), metric
+        assert not cut_off(plot, window), metric
+    def unfit(project) -> None:  # Start says why it cannot, in two lines
+        project.graph.node("input_1").params.update(shape=[64, 64, 3])
+        project.graph.node("dense_2").params.update(units=12)
+
+    window.doc.edit("Break the model", unfit)
+    settle(qtbot, window)
+    lines = panel.status.height() // panel.status.fontMetrics().lineSpacing()
+    assert lines == 2 or size != LAPTOP, panel.status.text()
+    assert page.verticalScrollBar().maximum() == 0, "room was kept for the second line"
+    tabs = panel.settings
+    for index in range(tabs.count()):
+        tabs.setCurrentIndex(index)
+        settle(qtbot, window)
+        column = tabs.currentWidget()
+        assert column.horizontalScrollBar().maximum() == 0, tabs.tabText(index)
+        assert column.widget().width() <= column.viewport().width(), tabs.tabText(index)
+
+
+def test_at_1280_by_720_a_page_scrolls_only_if_its_least_height_does_not_fit(qtbot, dialogs):
+    window = first_run_window(qtbot, LAPTOP)
+    window.try_panel.tabs.setCurrentWidget(window.try_panel.pad)  # wrapped hints: preferred
+    found = []                                                     # heights above the least
+    for page in (window.try_panel, window.evaluation, window.search, window.training):
+        if window.views.indexOf(page) >= 0:
+            window.views.setCurrentWidget(page)
+        settle(qtbot, window)
+        area = page.findChild(QScrollArea, "", Qt.FindChildOption.FindDirectChildrenOnly)
+        least = unscrolled_height(page)
+        if least <= area.viewport().height() and area.verticalScrollBar().maximum() > 0:
+            found.append(f"{type(page).__name__}: scrolls {area.verticalScrollBar().maximum()}"
+                         f" px although {least} px fit in {area.viewport().height()}")
+    assert not found, "\n".join(found)
+    pad = window.try_panel.pad
+    window.views.setCurrentWidget(window.try_panel)
+    settle(qtbot, window)
+    assert not any(cut_off(button, window) for button in (pad.clear_button, pad.explain_button))
+
+
+def test_at_1280_by_720_the_runs_dock_shows_two_runs_curves_beside_them_without_scrolling(
+        qtbot, dialogs):
+    window = first_run_window(qtbot, LAPTOP)
+    write_runs(runs_root(window.doc.place), 2, epochs=3)
+    window.runs_dock.raise_()
+    panel = window.runs
+    panel.refresh()
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 2)
+    panel.select_runs([run.id for run in panel.model.runs])
+    panel.overlay_action.trigger()
+    settle(qtbot, window)
+    area = panel.findChild(QScrollArea, "", Qt.FindChildOption.FindDirectChildrenOnly)
+    assert area.verticalScrollBar().maximum() == 0
+    assert panel.splitter.orientation() == Qt.Orientation.Horizontal
+    for plot in (panel.accuracy_plot, panel.loss_plot):
+        assert not cut_off(plot, window) and not legend_problems(plot)
+        assert plot.getPlotItem().vb.sceneBoundingRect().height() >= MIN_DATA_HEIGHT
+    assert panel.table.columnWidth(0) >= COLUMNS[0].width, "run ids show whole"
+    assert not problems(window)
 
 
 def test_the_first_run_shows_the_training_dock_in_front_of_the_runs(qtbot, dialogs):

@@ -216,6 +216,7 @@ class NodeItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         zoom = option.levelOfDetailFromTransform(painter.worldTransform())  # 1.0 at 100%
+        zoom = round(zoom, 6)  # a view at DETAIL_ZOOM: an item far down measures 0.5499999
         painter.setPen(self._border())
         painter.setBrush(self._fill)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)

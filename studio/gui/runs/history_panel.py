@@ -39,6 +39,8 @@ NO_RUNS = ("No runs yet. Press Start (F5) to train the model: each run is listed
 EARLIER_RUNS = (" Earlier versions kept the runs of unsaved projects in the workspace: Import "
                 "earlier runs moves them into this project.")
 CHOOSE = "Select runs, then Overlay curves or Compare."
+SIDE_BY_SIDE = 3.5
+"""A Runs dock this many times as wide as tall shows the curves beside the runs."""
 
 
 @dataclass
@@ -192,19 +194,27 @@ class HistoryPanel(QWidget):
         self.listed.addWidget(self.no_runs)
         upper_layout.addWidget(self.listed, 1)
         upper_layout.addLayout(buttons)
-        lower = QWidget()
-        lower_layout = QVBoxLayout(lower)
-        lower_layout.setContentsMargins(0, 0, 0, 0)
-        lower_layout.addWidget(self.details, 1)
-        lower_layout.addWidget(self.message)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(upper)
-        splitter.addWidget(lower)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
-        splitter.setChildrenCollapsible(False)  # the plots never shrink to a sliver
+        upper_layout.addWidget(self.message)  # under the buttons it speaks of
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        """The runs above their curves, or beside them in a wide, short dock."""
+        self.splitter.addWidget(upper)
+        self.splitter.addWidget(self.details)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setChildrenCollapsible(False)  # the plots never shrink to a sliver
         layout = QVBoxLayout(scrolled_body(self))  # a small window scrolls the page
-        layout.addWidget(splitter)
+        layout.addWidget(self.splitter)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Put the curves beside the runs in a dock at least SIDE_BY_SIDE times as wide as
+        tall (a laptop's first-run layout, where above the runs they would need scrolling),
+        under them otherwise."""
+        super().resizeEvent(event)
+        beside = event.size().width() >= SIDE_BY_SIDE * event.size().height()
+        orientation = Qt.Orientation.Horizontal if beside else Qt.Orientation.Vertical
+        if self.splitter.orientation() != orientation:
+            self.splitter.setOrientation(orientation)
+            self.table.fill_width(not beside)
 
     def _action(self, text: str, name: str, slot: Callable[[], None], tip: str) -> QAction:
         action = QAction(text, self)

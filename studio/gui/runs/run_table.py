@@ -216,7 +216,17 @@ class RunTable(QTableView):
         header.setHighlightSections(False)
         for i, column in enumerate(COLUMNS):
             header.resizeSection(i, column.width)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.fill_width(True)
+
+    def fill_width(self, fill: bool) -> None:
+        """Stretch the Run column over the width the others leave, or (in a narrow table,
+        where that would leave it a sliver) keep it at its own width and scroll sideways."""
+        header = self.horizontalHeader()
+        if fill:
+            header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        else:
+            header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(0, COLUMNS[0].width)
 
     def selected_runs(self) -> list[RunSummary]:
         """The selected runs, top to bottom as shown."""

@@ -40,7 +40,7 @@ class TrialCurves(QWidget):
         self.note.setStyleSheet("color: #5f6368;")
         self.plot = epoch_plot("Trials", "10pt")
         self.plot.setObjectName("trial-curves")
-        self.plot.setMinimumSize(220, 160)
+        self.plot.setMinimumWidth(220)
         self.items: dict[int, pg.PlotDataItem] = {}
         self.rows: dict[int, list[dict[str, float]]] = {}
         self.best: int | None = None

@@ -44,7 +44,7 @@ from studio.gui.training.panel import TrainingPanel
 from studio.gui.widgets import errors
 from studio.gui.widgets.deferred import Deferred, DeferredTabs, When
 from studio.gui.widgets.document import ProjectDocument
-from studio.gui.widgets.forms import VerticalScrollArea, unscrolled_height
+from studio.gui.widgets.forms import VerticalScrollArea
 from studio.gui.widgets.jobs import shutdown_jobs
 
 if TYPE_CHECKING:
@@ -57,6 +57,9 @@ if TYPE_CHECKING:
 FILE_FILTER = f"Layer Studio projects (*{SUFFIX});;All files (*)"
 FIRST_RUN_SIZE = (1400, 900)
 """The window's size until the person resizes it (then it opens as they left it)."""
+TRAINING_SHARE = (0.3, 0.42)
+"""The first run's Training dock takes the height its contents need to show unscrolled,
+within these shares of the window's height: the canvas keeps most of the room."""
 
 
 def _with_summary(view: QWidget, summary: QWidget) -> QWidget:
@@ -151,6 +154,7 @@ class MainWindow(QMainWindow):
         self.doc.path_changed.connect(self._update_title)
         self.recent = RecentProjects(self)
         self.recent.note.connect(lambda text: self.statusBar().showMessage(text, 15000))
+        self.statusBar().addPermanentWidget(self.training.usage)  # the dock keeps its room
         self._build_menus()
         self._update_title()
         self._clean_changed(True)
@@ -283,16 +287,17 @@ class MainWindow(QMainWindow):
 
     def _size_docks(self) -> None:
         """The first run's dock sizes (they take effect only once the window is laid out):
-        the training dock tall enough not to scroll, or a third of the height if more, but
-        never more than half, leaving the tabs room."""
+        the training dock tall enough not to scroll, within TRAINING_SHARE of the height."""
         chrome = self.training_dock.height() - self.training.height()  # its title
         chrome += sum(bar.height() for bar in self.findChildren(QTabBar)  # the dock's tabs
                       if bar.isVisible() and "Training" in map(bar.tabText, range(bar.count())))
-        wanted = max(self.height() // 3, unscrolled_height(self.training) + chrome)
-        self.resizeDocks([self.training_dock], [min(wanted, self.height() // 2)],
+        least, most = (round(self.height() * share) for share in TRAINING_SHARE)
+        wanted = self.training.unscrolled_height() + chrome
+        self.resizeDocks([self.training_dock], [min(max(wanted, least), most)],
                          Qt.Orientation.Vertical)
         self.resizeDocks([self.findChild(QDockWidget, "dock-Layers"), self.inspector_dock],
                          [self.palette.sizeHint().width(), 360], Qt.Orientation.Horizontal)
+        self.layout().activate()  # now: measuring the training dock laid out what was pending
 
     def add_layer(self, layer_type: str) -> None:
         """Add a layer in the view in front: the canvas (mid-view or after the selection)

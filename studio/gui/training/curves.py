@@ -145,7 +145,7 @@ class LiveCurves(QWidget):
                     antialias=True,
                 ))
             self._plots[metric] = plot
-            layout.addWidget(plot)
+            layout.addWidget(plot, 1)  # as wide as each other, whatever their legends
         self._show_plan_range()
         return host
 

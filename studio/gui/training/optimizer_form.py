@@ -10,12 +10,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from PySide6.QtGui import QValidator
+from PySide6.QtCore import QSize
+from PySide6.QtGui import QResizeEvent, QValidator
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QCheckBox,
     QDoubleSpinBox,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QSpinBox,
     QVBoxLayout,
@@ -58,7 +59,7 @@ _LADDER = (1, 2, 5)
 _ERROR_STYLE = "color: #b3261e;"
 _CURVE_PEN = {"color": "#1a73e8", "width": 2}  # pyqtgraph's mkPen arguments
 _ACTUAL_PEN = {"color": "#e8710a", "width": 2}
-_PLOT_SIZE = (240, 150)
+_PLOT_SIZE = (200, 150)
 """The schedule plot's least width and height."""
 
 OPTIMIZER_FIELDS = {
@@ -237,15 +238,42 @@ class OptimizerForm(QWidget):
         chart = QVBoxLayout()
         chart.addWidget(self.chart, 1)
         chart.addWidget(self.note)
-        columns = QHBoxLayout()
-        columns.addLayout(settings)
-        columns.addLayout(chart, 1)
+        self.columns = QBoxLayout(QBoxLayout.Direction.LeftToRight)
+        """The settings beside the chart, or above it in a narrow column."""
+        self.columns.addLayout(settings)
+        self.columns.addLayout(chart, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(columns, 1)
+        layout.addLayout(self.columns, 1)
         layout.addWidget(self.problems)
         doc.changed.connect(self.refresh)
         self.refresh()
+
+    def _side_by_side_width(self) -> int:
+        """The least width that shows the settings and the chart side by side."""
+        return (self.form.minimumSize().width() + self.columns.spacing()
+                + self._chart_width())
+
+    def _chart_width(self) -> int:
+        """The chart's least width (its place's, so that laying out builds no plot)."""
+        return self.chart.minimumSizeHint().expandedTo(self.chart.minimumSize()).width()
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """As narrow as the settings: a narrower column puts the chart under them, so the
+        column never scrolls sideways."""
+        width = max(self.form.minimumSize().width(), self._chart_width(),
+                    self.note.minimumSizeHint().width())
+        return QSize(width, super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        """Put the chart beside the settings where both fit, else under them."""
+        wide = event.size().width() >= self._side_by_side_width()
+        direction = (QBoxLayout.Direction.LeftToRight if wide
+                     else QBoxLayout.Direction.TopToBottom)
+        if self.columns.direction() != direction:
+            self.columns.setDirection(direction)
+            self.updateGeometry()  # the least height changed
+        super().resizeEvent(event)
 
     def _searchable(self, path: str, widget: QWidget) -> QWidget:
         """``widget`` with a Search… button for the training setting ``path``."""
@@ -293,7 +321,7 @@ class OptimizerForm(QWidget):
         plot.setMouseEnabled(x=False, y=False)
         plot.setMenuEnabled(False)
         plot.hideButtons()
-        plot.setMinimumSize(*_PLOT_SIZE)
+        plot.setMinimumWidth(_PLOT_SIZE[0])
         plot.setToolTip("The learning rate over the run, as the schedule sets it; during "
                         "training the rate actually used is drawn in orange")
         self._curve = plot.plot(pen=pg.mkPen(**_CURVE_PEN), antialias=True)

@@ -41,7 +41,7 @@ from studio.gui.training.stopping_form import StoppingForm
 from studio.gui.widgets.desktop import open_folder
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.errors import note_error
-from studio.gui.widgets.forms import scrolled_body, scrolling
+from studio.gui.widgets.forms import VerticalScrollArea, scrolled_body, unscrolled_height
 from studio.gui.widgets.jobs import JobSlot
 from studio.gui.widgets.search_button import SearchButton
 from studio.gui.widgets.sync import show_value
@@ -164,6 +164,7 @@ class TrainingPanel(QWidget):
         self.open_button.clicked.connect(self._open_folder)
         self.open_button.hide()  # until there is a run
         self.usage = QLabel()
+        """Resource use while training, for the window's status bar."""
         self.usage.setObjectName("resource-use")
         self.usage.setToolTip("This process's share of all CPU cores, its memory, and each "
                               "GPU's use and memory where they can be read")
@@ -181,7 +182,7 @@ class TrainingPanel(QWidget):
                 (self.stopping_form, "Stopping", "Early stopping and checkpoints"),
                 (self.device_form, "Device", "CPU or GPUs, precision and determinism"),
                 (self.estimate_view, "Estimate", "Memory and time before training")):
-            self.settings.addTab(scrolling(widget), title)
+            self.settings.addTab(VerticalScrollArea(widget), title)  # never sideways
             self.settings.setTabToolTip(self.settings.count() - 1, tip)
 
         self.search_buttons = {path: SearchButton(doc, training_target(path))
@@ -194,19 +195,14 @@ class TrainingPanel(QWidget):
             basics.addWidget(widget)
             if path:
                 basics.addWidget(self.search_buttons[path])
-        basics.addStretch(1)
-        basics.addWidget(self.start_button)
-        basics.addWidget(self.stop_button)
-        basics.addWidget(self.resume_button)
+        basics.addWidget(self.progress, 1)  # beside Start: a short dock leaves the curves room
+        for button in (self.start_button, self.stop_button, self.resume_button,
+                       self.open_button):
+            basics.addWidget(button)
         live = QWidget()
         live_layout = QVBoxLayout(live)
         live_layout.setContentsMargins(0, 0, 0, 0)
-        live_layout.addWidget(self.progress)
-        status_row = QHBoxLayout()
-        status_row.addWidget(self.status, 1)
-        status_row.addWidget(self.open_button, 0, Qt.AlignmentFlag.AlignTop)
-        live_layout.addLayout(status_row)
-        live_layout.addWidget(self.usage)
+        live_layout.addWidget(self.status)  # the whole width: one line for an epoch's scores
         live_layout.addWidget(self.curves, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.settings)
@@ -219,6 +215,11 @@ class TrainingPanel(QWidget):
         layout.addWidget(self.splitter, 1)
         doc.changed.connect(self.refresh)
         self.refresh()
+
+    def unscrolled_height(self) -> int:
+        """The least height that shows the panel without scrolling, with room for a second
+        line of status (a run's notes, or why it cannot start)."""
+        return unscrolled_height(self) + self.status.fontMetrics().lineSpacing()
 
     def is_running(self) -> bool:
         """True from Start until the run's last signal has been delivered."""

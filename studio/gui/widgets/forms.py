@@ -8,7 +8,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QSignalBlocker, QSize, Qt, QTimer
-from PySide6.QtWidgets import QComboBox, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QFrame,
+    QLabel,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
 from studio.gui.widgets.document import ProjectDocument
 
@@ -88,11 +96,22 @@ def scrolling(widget: QWidget) -> QScrollArea:
     return area
 
 
+class _PageBody(QWidget):
+    """A page's content in its scroll area, which makes a body of wrapped text as tall as its
+    preferred height for the width (heightForWidth): this one asks for its least height there
+    instead, so the page scrolls only when the window is shorter than what it must show."""
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt's name
+        layout = self.layout()
+        least = layout.minimumHeightForWidth(width) if layout is not None else -1
+        return least if least >= 0 else super().heightForWidth(width)
+
+
 def scrolled_body(page: QWidget) -> QWidget:
     """A new widget to build ``page``'s content in, shown in a scroll area that fills ``page``:
     the page no longer holds the window at its content's minimum size, and a page squeezed
     below that size scrolls (the page itself stays the widget other code refers to)."""
-    body = QWidget()
+    body = _PageBody()
     layout = QVBoxLayout(page)
     layout.setContentsMargins(0, 0, 0, 0)
     layout.addWidget(scrolling(body))
@@ -101,7 +120,9 @@ def scrolled_body(page: QWidget) -> QWidget:
 
 def unscrolled_height(page: QWidget) -> int:
     """The least height at which the body of ``page`` (see :func:`scrolled_body`) shows
-    without scrolling."""
+    without scrolling, once the layout changes under way have reached it (a plot's least
+    height, say, which follows its legend's rows)."""
+    QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
     area = page.findChild(QScrollArea, "", Qt.FindChildOption.FindDirectChildrenOnly)
     return area.widget().minimumSizeHint().height() + 2 * area.frameWidth()
 

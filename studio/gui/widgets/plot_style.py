@@ -3,10 +3,11 @@ grey tick labels, labelled axes, and the legend under the plot, never over the d
 
 from __future__ import annotations
 
-import pyqtgraph as pg
-from PySide6.QtCore import QSizeF, Qt
+import math
 
-from studio.gui.widgets.plot_size import MIN_HEIGHT
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QSize, QSizeF, Qt
+from PySide6.QtWidgets import QApplication
 
 GRID_PEN = pg.mkPen("#e3e5e8")
 TEXT_PEN = pg.mkPen("#5f6368")
@@ -14,8 +15,14 @@ TITLE_COLOR = "#202124"
 LEGEND_TEXT_SIZE = "8pt"
 ENTRY_SPACING = 8
 """Pixels between a legend's entries (and round a sample's line)."""
+LEGEND_GAP = 2
+"""Pixels between the bottom axis's label and the legend (pyqtgraph's 9 px round a legend
+take a short plot's data area)."""
 LEGEND_ROW = 4
 """The row of a plot item's layout under its bottom axis (pyqtgraph fills rows 0 to 3)."""
+MIN_DATA_HEIGHT = 80
+"""The least height of a plot's data area: a plot is never shorter than this plus its title,
+axes, labels and legend (however many rows the legend wraps onto)."""
 
 
 class EpochAxis(pg.AxisItem):
@@ -27,15 +34,55 @@ class EpochAxis(pg.AxisItem):
                 for spacing, offset in super().tickSpacing(minVal, maxVal, size)]
 
 
+class EpochPlot(pg.PlotWidget):
+    """A plot widget never shorter than its title, axes, labels and legend around a data area
+    of MIN_DATA_HEIGHT: a short dock or page scrolls rather than squeeze the data away."""
+
+    def __init__(self, **options) -> None:
+        super().__init__(**options)
+        self.getPlotItem().vb.setMinimumHeight(MIN_DATA_HEIGHT)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """The plot item's least size: its layout's rows, the data's included."""
+        least = self.getPlotItem().effectiveSizeHint(Qt.SizeHint.MinimumSize)
+        return QSize(math.ceil(least.width()), math.ceil(least.height()))
+
+    def keep_least_height(self) -> None:
+        """Hold the widget at the plot item's least height (a layout short of room would
+        otherwise squeeze it below its minimumSizeHint)."""
+        height = self.minimumSizeHint().height()
+        if height != self.minimumHeight():
+            self.setMinimumHeight(height)
+
+    def least_height_changed(self) -> None:
+        """The legend changed its rows while the plot's layout placed it: check the least
+        height once that is over (a layout request, which code that measures layouts can
+        deliver at once)."""
+        QApplication.postEvent(self, QEvent(QEvent.Type.LayoutRequest))
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:
+            self.keep_least_height()
+        return super().event(event)
+
+    def setTitle(self, title: str, **style) -> None:  # noqa: N802 - pyqtgraph's name
+        """Title the plot, in a row as tall as the title's text (pyqtgraph's 30 px row wastes
+        room in a short plot)."""
+        item = self.getPlotItem()
+        item.setTitle(title, **style)
+        height = item.titleLabel.effectiveSizeHint(Qt.SizeHint.PreferredSize).height()
+        item.layout.setRowFixedHeight(0, math.ceil(height))
+        self.keep_least_height()
+
+
 def epoch_plot(title: str, title_size: str = "10pt", left: str = "",
-               legend_columns: int = 0) -> pg.PlotWidget:
+               legend_columns: int = 0) -> EpochPlot:
     """A plot of values against the epoch, titled ``title``, its axes labelled (``left``
     names the values); with ``legend_columns`` a legend of that many columns under it.
 
     The grid is drawn by the axes, which sit under the curves (an opaque grid repaints
     faster than a translucent one)."""
-    plot = pg.PlotWidget(background="w", axisItems={"bottom": EpochAxis("bottom")})
-    plot.setMinimumHeight(MIN_HEIGHT)
+    plot = EpochPlot(background="w", axisItems={"bottom": EpochAxis("bottom")})
     plot.setTitle(title, color=TITLE_COLOR, size=title_size)
     plot.setLabel("bottom", "epoch")
     if left:
@@ -50,6 +97,7 @@ def epoch_plot(title: str, title_size: str = "10pt", left: str = "",
         axis.setZValue(-1)
     if legend_columns:
         legend_below(plot, legend_columns)
+    plot.keep_least_height()
     return plot
 
 
@@ -64,21 +112,36 @@ class _LaidOutLegend(pg.LegendItem):
     many columns as fit the plot's width: more entries wrap onto more rows, and the legend
     never widens the plot beyond its widget."""
 
+    _laying_out = False
+    """True while the plot's layout places the legend (see setGeometry)."""
+
     def updateSize(self) -> None:  # noqa: N802 - pyqtgraph's name
-        """Ask the plot's layout for room for the entries now listed."""
+        """Ask the plot's layout for room for the entries now listed, and the plot widget
+        for its least height (once the layout pass, if one is under way, is over)."""
         self.updateGeometry()
+        for view in self.scene().views() if self.scene() else ():
+            if isinstance(view, EpochPlot):
+                view.least_height_changed() if self._laying_out else view.keep_least_height()
 
     def _entry_widths(self) -> list[float]:
         return [sample.boundingRect().width() + label.minimumWidth() + 2 * ENTRY_SPACING
                 for sample, label in self.items]
 
+    def reflow(self, width: float) -> None:
+        """Lay the entries out in as many columns as fit ``width``."""
+        widths = self._entry_widths()
+        columns = max(1, len(widths))
+        while columns > 1 and _row_width(widths, columns) > width:
+            columns -= 1
+        self.setColumnCount(columns)  # calls updateSize if the rows change
+
     def setGeometry(self, rect) -> None:  # noqa: N802 - Qt's name
         """Reflow the entries into the columns that fit ``rect``'s width."""
-        widths = self._entry_widths()
-        columns = len(widths)
-        while columns > 1 and _row_width(widths, columns) > rect.width():
-            columns -= 1
-        self.setColumnCount(max(1, columns))
+        self._laying_out = True
+        try:
+            self.reflow(rect.width())
+        finally:
+            self._laying_out = False
         super().setGeometry(rect)
 
     def sizeHint(self, which, constraint=None) -> QSizeF:  # noqa: N802 - Qt's name
@@ -95,6 +158,7 @@ def legend_below(plot: pg.PlotWidget, columns: int) -> pg.LegendItem:
     item = plot.getPlotItem()
     legend = _LaidOutLegend(labelTextColor=TITLE_COLOR, labelTextSize=LEGEND_TEXT_SIZE,
                             colCount=columns, horSpacing=ENTRY_SPACING, verSpacing=-4)
+    legend.layout.setContentsMargins(0, LEGEND_GAP, 0, 0)
     item.layout.addItem(legend, LEGEND_ROW, 1)
     item.layout.setAlignment(legend, Qt.AlignmentFlag.AlignHCenter)
     item.legend = legend
