@@ -16,10 +16,13 @@ $(STAMP): $(BIN)/python pyproject.toml
 run: $(STAMP)
 	$(BIN)/studio
 
+# Two pytest-xdist workers: much of the suite waits (Qt event loops, subprocesses, files), so a
+# second process uses the second core. loadfile keeps a file's module fixtures (one Ray instance,
+# one training subprocess) in one worker.
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m ruff check studio tests bench packaging
 	$(BIN)/lint-imports
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/python -m ruff check studio tests bench packaging
