@@ -146,6 +146,7 @@ def test_shutting_down_stops_every_slot_under_the_owner_and_waits(
 def test_closing_the_window_finds_every_slot_its_panels_made(qtbot, monkeypatch, dialogs):
     from studio.core.project.templates import demo_project
     from studio.gui.shell.main_window import MainWindow
+    from studio.gui.widgets.deferred import build_all
 
     made: list[JobSlot] = []
     real_init = JobSlot.__init__
@@ -158,5 +159,6 @@ def test_closing_the_window_finds_every_slot_its_panels_made(qtbot, monkeypatch,
     create_application()
     window = MainWindow(demo_project())
     qtbot.addWidget(window)
+    build_all(window)  # the tabs and docks built when first shown, and their slots
     found = window.findChildren(JobSlot)
     assert len(made) > 10 and all(any(slot is other for other in found) for slot in made)
