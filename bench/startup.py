@@ -49,8 +49,9 @@ seconds = {}
 
 
 def plot_view(widget):
-    # A pyqtgraph view (its viewport gets the paint events).
-    return any(type(w).__module__.startswith("pyqtgraph") for w in (widget, widget.parent()))
+    # A pyqtgraph view or a subclass of one (its viewport gets the paint events).
+    return any(kind.__module__.startswith("pyqtgraph")
+               for w in (widget, widget.parent()) for kind in type(w).__mro__)
 
 
 class Painted(QObject):
