@@ -18,7 +18,8 @@ from tests.gui.support import isolate_settings, show_tab
 
 DEFERRED = ["pyqtgraph", "jsonschema", "studio.gui.data.panel", "studio.gui.inference.try_panel",
             "studio.gui.inference.evaluation_panel", "studio.gui.search.panel",
-            "studio.gui.runs.history_panel", "studio.core.search.worker", "tensorflow"]
+            "studio.gui.runs.history_panel", "studio.core.search.worker", "tensorflow",
+            "PIL", "studio.core.data.image_folder"]
 """Modules the window's first paint does without."""
 
 FIRST_PAINT = f"""

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.core.base.messages import plural
-from studio.core.data.image_folder import too_few_classes
 from studio.core.data.sources import describe
 from studio.core.data.types import DataError, DatasetInfo
 from studio.core.model.fixes import (
@@ -124,6 +123,7 @@ def data_problem(dataset: DatasetInfo) -> str | None:
     problems."""
     if not task_for(dataset.task).has_classes or dataset.num_classes >= 2:
         return None
+    from studio.core.data.image_folder import too_few_classes  # with Pillow: not at start-up
 
     # Only an image folder is described with fewer than two classes (a CSV is refused sooner).
     return too_few_classes(Path(dataset.name), list(dataset.class_names))

@@ -17,7 +17,6 @@ import numpy as np
 from studio.core.base.events import Progress
 from studio.core.base.messages import look_up
 from studio.core.data.builtin import builtin_info, load_builtin
-from studio.core.data.image_folder import class_folders, health_report, scan_folder
 from studio.core.data.tables import read_table, table_info
 from studio.core.data.types import (
     DEFAULT_IMAGE_SIZE,
@@ -70,6 +69,7 @@ def _image_info(choice: DatasetChoice, native: DatasetInfo) -> DatasetInfo:
 
 def _folder_classes(path: Path) -> list[str]:
     """The class folders directly inside ``path``, sorted; raise DataError if it is unusable."""
+    from studio.core.data.image_folder import class_folders  # with Pillow: not at start-up
 
     if not path.is_dir():
         raise DataError(f"The image folder {path} does not exist or is not a folder.")
@@ -178,6 +178,7 @@ def _load_in_memory(choice: DatasetChoice, info: DatasetInfo, x: np.ndarray, y: 
 
 def _load_folder(choice: DatasetChoice, on_progress: Progress, stop: threading.Event
                  ) -> LoadedData:
+    from studio.core.data.image_folder import health_report, scan_folder
 
     info = _folder_info(choice)
     scans = []

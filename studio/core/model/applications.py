@@ -13,12 +13,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from studio.core.base.downloads import DownloadError, download
 from studio.core.base.paths import workspace
 from studio.core.model.layers import LayerError, LayerType, Shape
 from studio.core.model.params import Param, format_shape
+
+if TYPE_CHECKING:
+    from studio.core.base.downloads import DownloadError
 
 MIN_SIZE = 32
 """The smallest height and width the bases accept."""
@@ -193,6 +195,8 @@ def fetch_weights(name: str, on_progress: Callable[[int, int], None], stop: thre
     Raise WeightsUnavailable if there is no network, the download was cancelled or damaged,
     or the file cannot be saved. A cached file that is not HDF5 is downloaded again.
     """
+    from studio.core.base.downloads import DownloadError, download  # not at start-up
+
     cached = cached_weights(name)
     if cached is not None:
         return cached
