@@ -28,7 +28,7 @@ def listed(qtbot, window, count: int) -> None:
     """Wait until the Runs dock lists ``count`` runs of the window's project."""
     window.runs.refresh()
     qtbot.waitUntil(lambda: not window.runs.listing.busy() and not window.moving.busy()
-                    and window.runs.count_label.text() == f"{count} runs"
+                    and window.runs.count_label.text() == f"{count} run{'s' * (count != 1)}"
                     and all(run.path.parent == runs_of(window)
                             for run in window.runs.model.runs))
 

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.base.messages import count
 from studio.core.runs.history import RunInUseError, RunSummary
 from studio.core.runs.index import RunIndex
 from studio.core.search.moving import EARLIER, has_work
@@ -296,7 +297,7 @@ class HistoryPanel(QWidget):
     def _update_count(self) -> None:
         total, shown = len(self.model.runs), self.proxy.rowCount()
         interrupted = sum(run.status == "interrupted" for run in self.model.runs)
-        text = f"{total:,} runs" if shown == total else f"{shown:,} of {total:,} runs"
+        text = count(total, "run") if shown == total else f"{shown:,} of {count(total, 'run')}"
         self.count_label.setText(text + (f" · {interrupted} interrupted" if interrupted else ""))
         self.listed.setCurrentWidget(self.table if total else self.no_runs)
 
