@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import keras
 import pytest
@@ -19,57 +20,112 @@ def _image(rng: random.Random) -> tuple[int, int, int]:
     return rng.randint(4, 20), rng.randint(4, 20), rng.randint(1, 5)
 
 
-def _case(name: str, rng: random.Random) -> tuple[dict, list[tuple[int, ...]]]:
+Case = tuple[dict, list[tuple[int, ...]]]
+
+
+def _dense(rng: random.Random, act: str) -> Case:
+    rank = rng.randint(1, 3)
+    shape = tuple(rng.randint(1, 12) for _ in range(rank))
+    return {"units": rng.randint(1, 40), "activation": act,
+            "use_bias": rng.random() < 0.7}, [shape]
+
+
+def _conv2d(rng: random.Random, act: str) -> Case:
+    return {"filters": rng.randint(1, 16), "kernel_size": rng.randint(1, 5),
+            "strides": rng.randint(1, 3), "padding": rng.choice(["valid", "same"]),
+            "activation": act, "use_bias": rng.random() < 0.7}, [_image(rng)]
+
+
+def _pooling(rng: random.Random, act: str) -> Case:
+    return {"pool_size": rng.randint(1, 4), "strides": rng.choice([None, 1, 2, 3]),
+            "padding": rng.choice(["valid", "same"])}, [_image(rng)]
+
+
+def _global_pooling(rng: random.Random, act: str) -> Case:
+    return {}, [_image(rng)]
+
+
+def _flatten(rng: random.Random, act: str) -> Case:
+    return {}, [tuple(rng.randint(1, 9) for _ in range(rng.randint(1, 4)))]
+
+
+def _dropout(rng: random.Random, act: str) -> Case:
+    return {"rate": round(rng.random() * 0.9, 3)}, [(rng.randint(1, 30),)]
+
+
+def _batchnorm(rng: random.Random, act: str) -> Case:
+    shape = tuple(rng.randint(1, 9) for _ in range(rng.randint(1, 3)))
+    return {"momentum": round(rng.uniform(0.5, 0.999), 3),
+            "epsilon": rng.choice([1e-3, 1e-5])}, [shape]
+
+
+def _activation(rng: random.Random, act: str) -> Case:
+    return {"activation": act}, [(rng.randint(1, 9), rng.randint(1, 9))]
+
+
+def _reshape(rng: random.Random, act: str) -> Case:
+    dims = [rng.randint(1, 6) for _ in range(rng.randint(1, 3))]
+    target = list(dims)
+    rng.shuffle(target)
+    if rng.random() < 0.5:
+        target[rng.randrange(len(target))] = -1
+    return {"target_shape": target}, [tuple(dims)]
+
+
+def _rescaling(rng: random.Random, act: str) -> Case:
+    return {"scale": rng.uniform(-2, 2), "offset": rng.uniform(-1, 1)}, [_image(rng)]
+
+
+def _embedding(rng: random.Random, act: str) -> Case:
+    return {"input_dim": rng.randint(2, 500), "output_dim": rng.randint(1, 32)}, [
+        tuple(rng.randint(1, 12) for _ in range(rng.randint(1, 2)))
+    ]
+
+
+def _recurrent(rng: random.Random, act: str) -> Case:
+    return {"units": rng.randint(1, 24), "return_sequences": rng.random() < 0.5}, [
+        (rng.randint(1, 10), rng.randint(1, 10))
+    ]
+
+
+def _elementwise(rng: random.Random, act: str) -> Case:
+    shape = tuple(rng.randint(1, 8) for _ in range(rng.randint(1, 3)))
+    return {}, [shape] * rng.randint(2, 4)
+
+
+def _concatenate(rng: random.Random, act: str) -> Case:
+    base = [rng.randint(1, 8) for _ in range(rng.randint(1, 3))]
+    return {}, [(*base[:-1], rng.randint(1, 8)) for _ in range(rng.randint(2, 4))]
+
+
+CASES: dict[str, Callable[[random.Random, str], Case]] = {
+    "Dense": _dense,
+    "Conv2D": _conv2d,
+    "MaxPooling2D": _pooling,
+    "AveragePooling2D": _pooling,
+    "GlobalAveragePooling2D": _global_pooling,
+    "Flatten": _flatten,
+    "Dropout": _dropout,
+    "BatchNormalization": _batchnorm,
+    "Activation": _activation,
+    "Reshape": _reshape,
+    "Rescaling": _rescaling,
+    "Embedding": _embedding,
+    "LSTM": _recurrent,
+    "GRU": _recurrent,
+    "Add": _elementwise,
+    "Multiply": _elementwise,
+    "Average": _elementwise,
+    "Concatenate": _concatenate,
+}
+"""Per layer type: random parameters and input shapes (they may still be invalid), from the
+random source and a random activation drawn first."""
+
+
+def _case(name: str, rng: random.Random) -> Case:
     """Random parameters and input shapes for one layer type (they may still be invalid)."""
     act = rng.choice(ACTIVATIONS)
-    if name == "Dense":
-        rank = rng.randint(1, 3)
-        shape = tuple(rng.randint(1, 12) for _ in range(rank))
-        return {"units": rng.randint(1, 40), "activation": act,
-                "use_bias": rng.random() < 0.7}, [shape]
-    if name == "Conv2D":
-        return {"filters": rng.randint(1, 16), "kernel_size": rng.randint(1, 5),
-                "strides": rng.randint(1, 3), "padding": rng.choice(["valid", "same"]),
-                "activation": act, "use_bias": rng.random() < 0.7}, [_image(rng)]
-    if name in ("MaxPooling2D", "AveragePooling2D"):
-        return {"pool_size": rng.randint(1, 4), "strides": rng.choice([None, 1, 2, 3]),
-                "padding": rng.choice(["valid", "same"])}, [_image(rng)]
-    if name in ("GlobalAveragePooling2D",):
-        return {}, [_image(rng)]
-    if name == "Flatten":
-        return {}, [tuple(rng.randint(1, 9) for _ in range(rng.randint(1, 4)))]
-    if name == "Dropout":
-        return {"rate": round(rng.random() * 0.9, 3)}, [(rng.randint(1, 30),)]
-    if name == "BatchNormalization":
-        shape = tuple(rng.randint(1, 9) for _ in range(rng.randint(1, 3)))
-        return {"momentum": round(rng.uniform(0.5, 0.999), 3),
-                "epsilon": rng.choice([1e-3, 1e-5])}, [shape]
-    if name == "Activation":
-        return {"activation": act}, [(rng.randint(1, 9), rng.randint(1, 9))]
-    if name == "Reshape":
-        dims = [rng.randint(1, 6) for _ in range(rng.randint(1, 3))]
-        target = list(dims)
-        rng.shuffle(target)
-        if rng.random() < 0.5:
-            target[rng.randrange(len(target))] = -1
-        return {"target_shape": target}, [tuple(dims)]
-    if name == "Rescaling":
-        return {"scale": rng.uniform(-2, 2), "offset": rng.uniform(-1, 1)}, [_image(rng)]
-    if name == "Embedding":
-        return {"input_dim": rng.randint(2, 500), "output_dim": rng.randint(1, 32)}, [
-            tuple(rng.randint(1, 12) for _ in range(rng.randint(1, 2)))
-        ]
-    if name in ("LSTM", "GRU"):
-        return {"units": rng.randint(1, 24), "return_sequences": rng.random() < 0.5}, [
-            (rng.randint(1, 10), rng.randint(1, 10))
-        ]
-    if name in ("Add", "Multiply", "Average"):
-        shape = tuple(rng.randint(1, 8) for _ in range(rng.randint(1, 3)))
-        return {}, [shape] * rng.randint(2, 4)
-    if name == "Concatenate":
-        base = [rng.randint(1, 8) for _ in range(rng.randint(1, 3))]
-        return {}, [(*base[:-1], rng.randint(1, 8)) for _ in range(rng.randint(2, 4))]
-    raise AssertionError(f"no case generator for {name}")
+    return CASES[name](rng, act)
 
 
 def _keras_result(name: str, params: dict, shapes: list[tuple[int, ...]]):
@@ -87,6 +143,7 @@ TESTED = [n for n in REGISTRY if n not in ELSEWHERE]
 
 def test_every_layer_type_has_cases():
     assert set(TESTED) | ELSEWHERE == set(REGISTRY)
+    assert set(CASES) == set(TESTED)
 
 
 @pytest.mark.parametrize("name", TESTED)
