@@ -187,9 +187,9 @@ def teachable_machine_h5(folder: Path) -> Keras2File:
     x = layers.Conv2D(4, 1, use_bias=False, name="expanded_conv_project")(x)
     x = layers.BatchNormalization(momentum=0.999, name="expanded_conv_project_BN")(x)
     base = keras.Model(image, x, name="model1")
-    features = keras.Sequential(
-        [base, layers.GlobalAveragePooling2D(name="global_average_pooling2d_GlobalAveragePooling2D1")],
-        name="sequential_1")
+    pooling = "global_average_pooling2d_GlobalAveragePooling2D1"  # as Teachable Machine names it
+    features = keras.Sequential([base, layers.GlobalAveragePooling2D(name=pooling)],
+                                name="sequential_1")
     head = keras.Sequential([keras.Input((4,)),
                              layers.Dense(10, activation="relu", name="dense_Dense1"),
                              layers.Dense(3, activation="softmax", name="dense_Dense2")],
@@ -210,7 +210,7 @@ def teachable_machine_h5(folder: Path) -> Keras2File:
     ], "expanded_conv_project_BN", class_name="Model")
     config = sequential("sequential_3", [
         sequential("sequential_1", [
-            base_config, global_pooling("global_average_pooling2d_GlobalAveragePooling2D1")]),
+            base_config, global_pooling(pooling)]),
         sequential("sequential_2", [
             dense("dense_Dense1", 10, "relu", batch_input_shape=[None, 4]),
             dense("dense_Dense2", 3, "softmax")]),
