@@ -14,6 +14,7 @@ initializers and regularizers without a ``module``, ``Model`` as a functional mo
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -259,4 +260,69 @@ def functional_h5(folder: Path, class_name: str = "Functional",
     if inserted:
         named.insert(4, (relu, None))
     path = write_h5(folder / f"{class_name.lower()}.h5", config, named, version)
+    return Keras2File(path, reference, shape)
+
+
+def _saved_in_archive(value: Any, module: str = "keras.layers") -> Any:
+    """A layer entry (with its initializers and regularizers) as tf.keras 2.12's
+    ``serialization_lib`` wrote it into a ``.keras`` archive: each object with its module."""
+    if not (isinstance(value, dict) and "class_name" in value):
+        return value
+    config = {key: _saved_in_archive(item, next(
+        (f"keras.{kind}s" for kind in ("initializer", "regularizer", "constraint")
+         if key.endswith(f"_{kind}")), module)) for key, item in value["config"].items()}
+    return {"module": module, "class_name": value["class_name"], "config": config,
+            "registered_name": None}
+
+
+def keras2_archive(folder: Path) -> Keras2File:
+    """A ``.keras`` archive as tf.keras 2.12's ``saving_lib`` wrote it: ``metadata.json``
+    naming Keras 2, ``config.json`` with ``groups`` on the DepthwiseConv2D and the input's
+    ``batch_input_shape``, and ``model.weights.h5`` with each layer's variables under
+    ``_layer_checkpoint_dependencies/<class>[_n]/vars/<i>``, numbered as Keras 2 counted
+    (the second Conv2D lies under ``conv2d_2``)."""
+    import zipfile
+
+    import h5py
+    import keras
+
+    layers = keras.layers
+    shape = (8, 8, 3)
+    reference = randomised(keras.Sequential([
+        keras.Input(shape, name="input_1"),
+        layers.Conv2D(6, 3, padding="same", use_bias=False, name="conv2d"),
+        layers.BatchNormalization(momentum=0.999, name="batch_normalization"),
+        layers.ReLU(6.0, name="re_lu"),
+        layers.DepthwiseConv2D(3, padding="same", use_bias=False, name="depthwise_conv2d"),
+        layers.Conv2D(4, 1, padding="same", use_bias=False, name="conv2d_1"),
+        layers.GlobalAveragePooling2D(name="global_average_pooling2d"),
+        layers.Dense(3, activation="softmax", name="dense"),
+    ], name="sequential"))
+    entries = [input_layer("input_1", shape), conv2d("conv2d", 6, 3),
+               batch_norm("batch_normalization"), relu6("re_lu"),
+               depthwise("depthwise_conv2d"), conv2d("conv2d_1", 4, 1),
+               global_pooling("global_average_pooling2d"), dense("dense", 3, "softmax")]
+    config = {"module": "keras", "class_name": "Sequential",
+              "config": {"name": "sequential",
+                         "layers": [_saved_in_archive(entry) for entry in entries]},
+              "registered_name": None, "build_config": {"input_shape": [None, *shape]},
+              "compile_config": None}
+    stored = {"conv2d": "conv2d", "batch_normalization": "batch_normalization",
+              "re_lu": "re_lu", "depthwise_conv2d": "depthwise_conv2d", "conv2d_2": "conv2d_1",
+              "global_average_pooling2d": "global_average_pooling2d", "dense": "dense"}
+    weights = io.BytesIO()
+    with h5py.File(weights, "w") as h5:
+        h5.create_group("vars")  # the model's own, which it has none of
+        for path, name in stored.items():
+            group = h5.create_group(f"_layer_checkpoint_dependencies/{path}/vars")
+            layer = reference.get_layer(name)
+            for index, variable in enumerate(layer.trainable_weights
+                                             + layer.non_trainable_weights):
+                group.create_dataset(str(index), data=np.asarray(variable.numpy()))
+    path = folder / "keras2.keras"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("metadata.json", json.dumps(
+            {"keras_version": KERAS_2, "date_saved": "2023-05-04@10:11:12"}))
+        archive.writestr("config.json", json.dumps(config))
+        archive.writestr("model.weights.h5", weights.getvalue())
     return Keras2File(path, reference, shape)

@@ -1,4 +1,5 @@
-"""Files Keras 2.x wrote (see tests/keras2_files.py) open in Keras 3's safe mode: they load,
+"""Files Keras 2.x wrote (see tests/keras2_files.py: .h5 files, and a .keras archive whose
+weights lie where Keras 3 does not look for them) open in Keras 3's safe mode: they load,
 answer an image as the model they hold does, import as a graph with their weights, and are
 answered by ``studio infer``; what cannot open says which layer and which key, in one line."""
 
@@ -6,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import h5py
 import numpy as np
 import pytest
 from PIL import Image
@@ -21,12 +23,14 @@ from studio.core.build.keras_model import build_keras_model
 from studio.core.build.legacy_config import layer_entries
 from studio.core.inference.predictor import ModelFileError, Predictor, image_preprocessing
 from studio.core.project.document import load_project
-from tests.keras2_files import functional_h5, relu6, teachable_machine_h5
+from tests.keras2_files import functional_h5, keras2_archive, relu6, teachable_machine_h5
+from tests.keras_models import rewrite_archive
 
 KERAS_2_FILES = {
     "teachable-machine": teachable_machine_h5,
     "functional": functional_h5,
     "model-class": lambda folder: functional_h5(folder, "Model"),
+    "keras-2-archive": keras2_archive,
 }
 
 
@@ -133,3 +137,21 @@ def test_what_keras_3_cannot_rebuild_is_refused_in_one_line(tmp_path, capsys, la
                  "--normalization", "unit"]) == 2
     out_text, err = capsys.readouterr()
     assert out_text == "" and err == f"studio: error: functional.h5: {words}\n"
+
+
+def test_an_archive_missing_a_layers_weights_names_the_layer(tmp_path):
+    path = keras2_archive(tmp_path).path
+
+    def without_conv2d_2(data: bytes) -> bytes:
+        weights = tmp_path / "weights.h5"
+        weights.write_bytes(data)
+        with h5py.File(weights, "a") as h5:
+            del h5["_layer_checkpoint_dependencies/conv2d_2"]
+        return weights.read_bytes()
+
+    rewrite_archive(path, "model.weights.h5", without_conv2d_2)
+    with pytest.raises(ImportFailure) as failure:
+        load_model_file(path)
+    assert str(failure.value) == (
+        "keras2.keras: Keras cannot load it (layer conv2d_1 has 1 weight, but the file holds "
+        "0 for it (at _layer_checkpoint_dependencies/conv2d_2)).")

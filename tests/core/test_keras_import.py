@@ -26,6 +26,7 @@ from tests.keras_models import (
     branched_model,
     lambda_model,
     random_batch,
+    rewrite_archive,
     two_input_model,
 )
 
@@ -311,12 +312,7 @@ def test_a_model_keras_cannot_load_is_explained(tmp_path):
     path = tmp_path / "custom.keras"
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
     model.save(path)
-    with zipfile.ZipFile(path) as archive:
-        files = {name: archive.read(name) for name in archive.namelist()}
-    files["config.json"] = files["config.json"].replace(b'"Dense"', b'"NoSuchLayer"')
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
+    rewrite_archive(path, "config.json", lambda text: text.replace(b'"Dense"', b'"NoSuchLayer"'))
     with pytest.raises(ImportFailure) as failure:
         import_model(path)
     assert str(failure.value) == (

@@ -22,6 +22,7 @@ import numpy as np
 
 from studio.core.base.archives import ArchiveRefused, check_size, read_member
 from studio.core.base.messages import first_line
+from studio.core.build import keras2_archive
 from studio.core.build.keras_model import keras_layer
 from studio.core.build.legacy_config import LegacyRefused, layer_entries, modernised, refusal
 from studio.core.build.stand_ins import ShapeUnknown, as_original, stand_in_classes, with_stand_ins
@@ -183,12 +184,19 @@ def _load(path: Path, stored: dict[str, Any]) -> Any:
         raise ImportFailure(f"{path.name}: {_build_failure(path, config, exc)}.") from None
     try:
         if getattr(model, "built", False):  # a model never built has no weights to load
-            model.load_weights(path)
+            _load_weights(model, path)
     except Exception as exc:
         raise ImportFailure(f"{path.name}: Keras cannot load it ({first_line(exc)}).") from None
     if not isinstance(model, keras.Model):
         raise ImportFailure(f"{path.name}: the file holds no model.")
     return model
+
+
+def _load_weights(model: Any, path: Path) -> None:
+    if path.suffix.lower() == ".keras" and keras2_archive.written_by_keras_2(path):
+        keras2_archive.load_weights(model, path)  # stored where Keras 3 does not look
+    else:
+        model.load_weights(path)
 
 
 def _build_failure(path: Path, config: dict[str, Any], error: Exception) -> str:

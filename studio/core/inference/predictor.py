@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from studio.core.base.archives import ArchiveRefused, check_member, read_member
+from studio.core.base.archives import ArchiveRefused, check_member
 from studio.core.base.messages import count, first_line
 from studio.core.base.runtime import start_tensorflow
+from studio.core.build.keras2_archive import written_by_keras_2
 from studio.core.build.keras_import import CodeRefused, ImportFailure, load_model_file
 from studio.core.data.image_check import CORRUPT, UnusableImage, inspect_image
 from studio.core.data.image_pipeline import (
@@ -201,7 +202,7 @@ def _load_model(path: Path, notes: list[str]) -> Any:
     if not _is_container(path):
         raise ModelFileError(f"{path.name} is not a Keras model file: it is damaged, or "
                              f"another kind of file named {path.suffix}.")
-    if _written_by_keras_2(path):
+    if written_by_keras_2(path):
         return _load_legacy_model(path)
     try:
         with _noting_skipped_members(path, notes):
@@ -218,19 +219,6 @@ def _load_model(path: Path, notes: list[str]) -> Any:
                                  f"Layer Studio never runs from a file.") from None
         raise ModelFileError(f"{path.name} cannot be loaded as a Keras model "
                              f"({text}).") from None
-
-
-def _written_by_keras_2(path: Path) -> bool:
-    """Whether a model file is in a format Keras 2 wrote: HDF5, or an archive whose
-    metadata names a Keras 2 version (those need their config rewritten to load)."""
-    if path.suffix.lower() != ".keras":
-        return True
-    try:
-        metadata = json.loads(read_member(path, "metadata.json"))
-    except (ArchiveRefused, KeyError, OSError, ValueError, zipfile.BadZipFile):
-        return False  # Keras 3 reads it, or says why it cannot
-    version = metadata.get("keras_version") if isinstance(metadata, dict) else None
-    return isinstance(version, str) and version.startswith(("1.", "2."))
 
 
 def _load_legacy_model(path: Path) -> Any:
