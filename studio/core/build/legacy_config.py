@@ -30,7 +30,6 @@ _SETTING_MODULES = {"_initializer": "keras.initializers", "_regularizer": "keras
 
 _UNKNOWN_SETTING = (
     re.compile(r"Unrecognized keyword arguments passed to \w+: \{'([^']+)'"),
-    re.compile(r"Keyword argument not understood:?'?,? '([^']+)'"),
     re.compile(r"unexpected keyword argument '([^']+)'"),
 )
 
@@ -120,7 +119,7 @@ def _settings(entry: dict[str, Any], modules: bool) -> dict[str, Any]:
         groups = config.pop("groups")
         if groups != 1:  # Keras 2 stored the Conv2D default; no depthwise layer had others
             raise LegacyRefused(f"{_who(entry)} has the setting 'groups' = {str(groups)[:80]}, "
-                                "which a depthwise convolution cannot have")
+                                "which a depthwise convolution cannot have.")
     if class_name == "InputLayer" and "batch_input_shape" in config:
         config.setdefault("batch_shape", config.pop("batch_input_shape"))
     axis = config.get("axis")
@@ -131,7 +130,8 @@ def _settings(entry: dict[str, Any], modules: bool) -> dict[str, Any]:
     elif class_name in ("Functional", "Model") and isinstance(config.get("layers"), list):
         config["layers"] = [_without_input_shape(layer) for layer in config["layers"]]
         for key in ("input_layers", "output_layers"):
-            config[key] = _single_endpoint(config.get(key))
+            if key in config:
+                config[key] = _single_endpoint(config[key])
     return config
 
 
