@@ -310,7 +310,7 @@ def test_unreadable_files_are_explained(tmp_path, make, words):
 
 def test_a_model_keras_cannot_load_is_explained(tmp_path):
     path = tmp_path / "custom.keras"
-    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1, name="dense")])
     model.save(path)
     rewrite_archive(path, "config.json", lambda text: text.replace(b'"Dense"', b'"NoSuchLayer"'))
     with pytest.raises(ImportFailure) as failure:

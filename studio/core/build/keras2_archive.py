@@ -11,14 +11,13 @@ once, looks for ``conv2d_1``. Here those paths are walked as Keras 2 made them.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import zipfile
 from pathlib import Path
 from typing import Any
 
-from studio.core.base.archives import ArchiveRefused, read_member
+from studio.core.base.archives import ArchiveRefused, check_member, read_member
 from studio.core.base.messages import count
 
 WEIGHTS_MEMBER = "model.weights.h5"
@@ -43,9 +42,10 @@ def load_weights(model: Any, path: Path) -> None:
     archive at ``path``; ValueError naming the layer whose weights are missing or do not fit."""
     import h5py
 
-    data = read_member(path, WEIGHTS_MEMBER)
-    with h5py.File(io.BytesIO(data), "r") as h5:
-        _load_model(model, h5, "", set())
+    with zipfile.ZipFile(path) as archive:
+        info = check_member(archive, path, WEIGHTS_MEMBER)  # a bomb is refused
+        with archive.open(info) as member, h5py.File(member, "r") as h5:  # read as needed
+            _load_model(model, h5, "", set())
 
 
 def _load_model(model: Any, h5: Any, prefix: str, visited: set[int]) -> None:
