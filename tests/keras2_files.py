@@ -132,9 +132,9 @@ def write_h5(path: Path, config: dict[str, Any], layers: list[tuple[str, Any]],
     None for a layer without weights) as ``save_weights_to_hdf5_group`` stored them."""
     import h5py
 
-    with h5py.File(path, "w") as h5:
-        h5.attrs["keras_version"] = keras_version.encode("utf8")
-        h5.attrs["backend"] = b"tensorflow"
+    with h5py.File(path, "w") as h5:  # model_metadata: a dict is stored as JSON bytes
+        h5.attrs["keras_version"] = keras_version
+        h5.attrs["backend"] = "tensorflow"
         h5.attrs["model_config"] = json.dumps(config).encode("utf8")
         group = h5.create_group("model_weights")
         group.attrs["layer_names"] = [name.encode("utf8") for name, _ in layers]
