@@ -29,7 +29,7 @@ from tests.keras_models import branched_model, lambda_model
 
 @pytest.fixture(scope="module")
 def imported_project(tmp_path_factory):
-    """The branched model imported: merges, a Reshape and opaque ReLU and DepthwiseConv2D."""
+    """The branched model imported: merges, a Reshape, a DepthwiseConv2D and an opaque ReLU."""
     path = tmp_path_factory.mktemp("export") / "branched.keras"
     branched_model().save(path)
     return import_model(path)
@@ -153,9 +153,9 @@ def test_ids_that_are_python_keywords_or_script_names_still_work(tmp_path):
 
 @pytest.mark.parametrize(
     ("last", "probabilities"),
-    [(lambda: keras.layers.Dense(10, activation="softmax", kernel_regularizer="l2"), True),
+    [(lambda: keras.layers.Dense(10, activation="softmax", bias_regularizer="l2"), True),
      (lambda: keras.layers.Softmax(), True),
-     (lambda: keras.layers.Dense(10, kernel_regularizer="l2"), False)],
+     (lambda: keras.layers.Dense(10, bias_regularizer="l2"), False)],
 )
 def test_an_imported_layer_ending_in_softmax_outputs_probabilities(tmp_path, last, probabilities):
     inputs = keras.Input((28, 28, 1))
