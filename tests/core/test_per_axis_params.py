@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from studio.core.build.keras_model import layer_kwargs
+from studio.core.model.describe import key_params
 from studio.core.model.graph import Node
 from studio.core.model.layers.keras_args import registry_values
 from studio.core.model.registry import REGISTRY
@@ -69,3 +70,16 @@ def test_a_regularizer_and_its_factor_make_one_keras_regularizer_and_come_back()
                     "kernel_regularizer": {"class_name": "L1L2",
                                            "config": {"l1": 1e-4, "l2": 1e-4}}}
     assert registry_values(REGISTRY["Conv2D"], keras_config) == node.resolved_params()
+
+
+@pytest.mark.parametrize(
+    ("layer", "params", "shown"),
+    [("Conv2D", {"kernel_size": [3, 1], "strides": [2, 1]}, "32 × 3×1, stride 2×1, relu"),
+     ("Conv1D", {"kernel_size": 5, "padding": "causal"}, "32 × 5, causal, relu"),
+     ("DepthwiseConv2D", {"depth_multiplier": 2, "strides": 2}, "3×3, × 2 per channel, stride 2"),
+     ("MaxPooling2D", {"pool_size": [2, 1]}, "2×1"),
+     ("ZeroPadding2D", {"padding": [0, 1, 0, 1]}, "0,1×0,1"),
+     ("UpSampling2D", {"size": 2}, "× 2×2, nearest")],
+)
+def test_the_canvas_describes_sizes_per_axis(layer, params, shown):
+    assert key_params(Node("n", layer, params)) == shown
