@@ -249,3 +249,21 @@ def test_a_pool_stride_steps_down_to_auto_and_back(window, qtbot):
     type_into(qtbot, strides, "auto")
     qtbot.keyClick(strides, Qt.Key.Key_Return)
     assert node("max_pooling2d_1").params["strides"] is None
+
+
+def test_a_kernel_larger_than_its_input_is_fixed_from_the_inspector_in_one_click(window,
+                                                                                  qtbot):
+    click_row(qtbot, window, "conv2d_3")  # its input is 7 × 7 × 64
+    window.inspector.editors["padding"].widget.setCurrentText("valid")
+    kernel = window.inspector.editors["kernel_size"].widget
+    type_into(qtbot, kernel, "9, 3")
+    qtbot.keyClick(kernel, Qt.Key.Key_Return)
+    assert window.inspector.problem.text().startswith(
+        "The kernel size of 9 × 3 is larger than this Conv2D's input of 7 × 7 pixels.")
+    buttons = window.inspector.fix_buttons
+    assert [b.text() for b in buttons] == ["Set padding to same", "Set kernel size to 7 × 3"]
+    qtbot.mouseClick(buttons[1], Qt.MouseButton.LeftButton)
+    assert window.doc.project.graph.node("conv2d_3").params["kernel_size"] == [7, 3]
+    assert window.inspector.problem.text() == ""
+    assert kernel.text() == "7, 3"
+    assert "Output shape: 1 × 5 × 64" in window.inspector.facts.text()
