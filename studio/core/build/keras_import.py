@@ -27,7 +27,8 @@ from studio.core.build.keras_model import keras_layer
 from studio.core.build.legacy_config import LegacyRefused, layer_entries, modernised, refusal
 from studio.core.build.stand_ins import ShapeUnknown, as_original, stand_in_classes, with_stand_ins
 from studio.core.model.graph import Graph, Node
-from studio.core.model.layers import OPAQUE_TYPE, LayerType, Shape, code_layer_names
+from studio.core.model.layers import OPAQUE_TYPE, Shape, code_layer_names
+from studio.core.model.layers.keras_args import registry_values
 from studio.core.model.params import format_shape
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import Project
@@ -423,7 +424,7 @@ def _known_params(
     layer_type = REGISTRY.get(class_name)
     if layer_type is None or class_name in ("Input", OPAQUE_TYPE):
         return None
-    params = _registry_values(layer_type, config)
+    params = registry_values(layer_type, config)
     if params is None or layer_type.check_params(params):
         return None
     try:
@@ -432,23 +433,6 @@ def _known_params(
         return None
     same = _comparable(_plain(rebuilt, node_id), inputs) == _comparable(config, inputs)
     return params if same else None
-
-
-def _registry_values(layer_type: LayerType, config: dict[str, Any]) -> dict[str, Any] | None:
-    """The registry's parameters read from a Keras config, or None if one is missing.
-
-    A size Keras stores per axis, such as ``kernel_size`` [3, 3], becomes one number when
-    every axis has the same value; otherwise the value stays a list and fails the check.
-    """
-    values = {}
-    for param in layer_type.params:
-        if param.name not in config:
-            return None
-        value = config[param.name]
-        if param.kind == "int" and isinstance(value, list) and value:
-            value = value[0] if all(v == value[0] for v in value) else value
-        values[param.name] = value
-    return values
 
 
 def _comparable(config: dict[str, Any], inputs: list[Shape]) -> dict[str, Any]:

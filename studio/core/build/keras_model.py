@@ -11,6 +11,8 @@ from studio.core.data.types import DatasetInfo
 from studio.core.model.applications import APPLICATION, build_application
 from studio.core.model.graph import Graph, Node
 from studio.core.model.layers import OPAQUE_TYPE
+from studio.core.model.layers.keras_args import keras_kwargs
+from studio.core.model.registry import REGISTRY
 from studio.core.project.document import TrainingSettings
 from studio.core.tasks.registry import DEFAULT_TASK, task_for
 
@@ -24,10 +26,7 @@ class ModelError(ValueError):
 
 def layer_kwargs(node: Node) -> dict[str, Any]:
     """Keyword arguments for the Keras class of a built-in node: its full parameters."""
-    params = node.resolved_params()
-    if node.type == "Reshape":
-        params["target_shape"] = tuple(params["target_shape"])
-    return params
+    return keras_kwargs(REGISTRY[node.type], node.resolved_params())
 
 
 def imported_class_path(class_name: str) -> str:

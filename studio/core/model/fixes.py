@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from studio.core.model.graph import Graph, Node
-from studio.core.model.layers import Shape
+from studio.core.model.layers import Remedy, Shape
 from studio.core.model.params import format_shape
 
 
@@ -50,12 +50,28 @@ def set_units(node_id: str, units: int) -> Fix:
     return _set_param(node_id, "units", units, f"Set units to {units}")
 
 
-def _insert_before(node_id: str, layer: str) -> Fix:
+def _insert_before(node_id: str, layer: str, params: dict[str, Any] | None = None) -> Fix:
     def apply(graph: Graph) -> None:
         src = graph.inputs_of(node_id)[0]
-        graph.insert_between(src, node_id, Node(graph.new_id(layer), layer, {}))
+        graph.insert_between(src, node_id, Node(graph.new_id(layer), layer, dict(params or {})))
 
-    return Fix(f"Insert {layer} before {node_id}", apply)
+    shape = (params or {}).get("target_shape")
+    to = f" to {format_shape(shape)}" if shape else ""
+    return Fix(f"Insert {layer}{to} before {node_id}", apply)
+
+
+def remedy_fixes(node_id: str, remedies: tuple[Remedy, ...]) -> tuple[Fix, ...]:
+    """The one-click fixes of a layer's shape error (see ``LayerError.remedies``)."""
+    fixes = []
+    for remedy in remedies:
+        if remedy.insert:
+            fixes.append(_insert_before(node_id, remedy.insert, remedy.params))
+        else:
+            (name, value), = remedy.params.items()
+            shown = format_shape(value) if isinstance(value, list) else str(value)
+            fixes.append(_set_param(node_id, name, value,
+                                    f"Set {name.replace('_', ' ')} to {shown}"))
+    return tuple(fixes)
 
 
 def flatten_fixes(node_id: str, input_shape: Shape) -> tuple[Fix, ...]:

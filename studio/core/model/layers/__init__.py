@@ -15,9 +15,10 @@ from studio.core.model.layers import (
     pooling,
     preprocessing,
     regularization,
+    resizing,
     sequence,
 )
-from studio.core.model.layers.base import ACTIVATIONS, LayerError, LayerType, Shape
+from studio.core.model.layers.base import ACTIVATIONS, LayerError, LayerType, Remedy, Shape
 from studio.core.model.layers.imported import CODE_CLASSES, OPAQUE_TYPE, code_layer_names
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "OPAQUE_TYPE",
     "LayerError",
     "LayerType",
+    "Remedy",
     "Shape",
     "code_layer_names",
 ]
@@ -35,6 +37,7 @@ LAYER_TYPES: tuple[LayerType, ...] = (
     *core.TYPES,
     *convolution.TYPES,
     *pooling.TYPES,
+    *resizing.TYPES,
     *regularization.TYPES,
     *preprocessing.TYPES,
     *sequence.TYPES,
