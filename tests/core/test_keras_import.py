@@ -70,7 +70,9 @@ def test_mobilenet_v2_round_trip(tmp_path):
     project = round_trip(model, tmp_path / "mobilenet.keras")
     counts = types(project)
     assert (counts["Conv2D"], counts["BatchNormalization"], counts["Add"]) == (35, 52, 10)
-    assert opaque_classes(project) == {"ReLU", "DepthwiseConv2D", "ZeroPadding2D"} - set(REGISTRY)
+    assert counts["ReLU"] == 35  # the ReLU6 after each convolution, as editable layers
+    assert {n.params["max_value"] for n in project.graph.nodes if n.type == "ReLU"} == {6.0}
+    assert opaque_classes(project) == {"DepthwiseConv2D", "ZeroPadding2D"} - set(REGISTRY)
     assert project.name == "mobilenet"
     path = tmp_path / "mobilenet.studio.json"
     save_project(project, path)

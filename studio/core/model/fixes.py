@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from studio.core.model.graph import Graph, Node
-from studio.core.model.layers import Shape
+from studio.core.model.layers import SetParam, Shape, Suggestion
 from studio.core.model.params import format_shape
 
 
@@ -50,12 +50,28 @@ def set_units(node_id: str, units: int) -> Fix:
     return _set_param(node_id, "units", units, f"Set units to {units}")
 
 
-def _insert_before(node_id: str, layer: str) -> Fix:
+def _insert_before(node_id: str, layer: str, params: dict[str, Any] | None = None) -> Fix:
     def apply(graph: Graph) -> None:
         src = graph.inputs_of(node_id)[0]
-        graph.insert_between(src, node_id, Node(graph.new_id(layer), layer, {}))
+        graph.insert_between(src, node_id, Node(graph.new_id(layer), layer, dict(params or {})))
 
-    return Fix(f"Insert {layer} before {node_id}", apply)
+    shown = ", ".join(f"{name} {_shown(value)}" for name, value in (params or {}).items())
+    return Fix(f"Insert {layer}{f' ({shown})' if shown else ''} before {node_id}", apply)
+
+
+def _shown(value: Any) -> str:
+    """A parameter's value as a fix's label writes it: shapes as ``784 × 1``."""
+    return format_shape(value) if isinstance(value, list) else str(value)
+
+
+def suggested_fixes(node_id: str, suggestions: tuple[Suggestion, ...]) -> tuple[Fix, ...]:
+    """The one-click fixes for the changes a layer's shape rule suggested (see LayerError)."""
+    return tuple(
+        _set_param(node_id, s.name, s.value,
+                   f"Set {s.name.replace('_', ' ')} to {_shown(s.value)}")
+        if isinstance(s, SetParam) else _insert_before(node_id, s.layer, s.params)
+        for s in suggestions
+    )
 
 
 def flatten_fixes(node_id: str, input_shape: Shape) -> tuple[Fix, ...]:

@@ -25,6 +25,8 @@ class Param:
     exclusive_minimum: bool = False
     choices: tuple[str, ...] = field(default_factory=tuple)
     optional: bool = False
+    unset: str = "auto"
+    """What an editor shows for an optional parameter left empty (None)."""
     allow_wildcard: bool = False
     required: bool = False
     """A project file must give it, as Keras has no default for it either; ``default`` only

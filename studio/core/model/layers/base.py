@@ -21,8 +21,34 @@ Infer = Callable[[dict[str, Any], list[Shape]], tuple[Shape, int]]
 
 ACTIVATIONS = ("linear", "relu", "sigmoid", "tanh", "softmax", "gelu", "elu", "leaky_relu")
 
+@dataclass(frozen=True)
+class SetParam:
+    """A suggested change to the failing layer: set its parameter ``name`` to ``value``."""
+
+    name: str
+    value: Any
+
+
+@dataclass(frozen=True)
+class InsertBefore:
+    """A suggested change: put a ``layer`` with ``params`` between the failing layer and its
+    (only) input."""
+
+    layer: str
+    params: dict[str, Any]
+
+
+Suggestion = SetParam | InsertBefore
+"""A change that solves a LayerError, as data; the model's fixes turn it into a one-click Fix."""
+
+
 class LayerError(ValueError):
-    """A layer cannot accept its inputs or parameters; the message is meant for a person."""
+    """A layer cannot accept its inputs or parameters; the message is meant for a person, and
+    ``suggestions`` are the obvious changes that would solve it, if any."""
+
+    def __init__(self, message: str, *suggestions: Suggestion) -> None:
+        super().__init__(message)
+        self.suggestions = suggestions
 
 
 @dataclass(frozen=True)
@@ -92,7 +118,8 @@ class LayerType:
         if self.max_inputs == 0:
             return f"{self.name} starts the model and takes no input."
         if self.min_inputs == self.max_inputs:
-            return f"{self.name} needs exactly one input, but {count} are connected."
+            wanted = "one input" if self.max_inputs == 1 else f"{self.max_inputs} inputs"
+            return f"{self.name} needs exactly {wanted}, but {count} are connected."
         if count < self.min_inputs:
             return f"{self.name} joins branches: connect at least {self.min_inputs} inputs."
         return f"{self.name} accepts at most {self.max_inputs} inputs."
@@ -141,6 +168,33 @@ def ranked(inputs: list[Shape], rank: int, layer: str, what: str) -> Shape:
             + (" Add Flatten or GlobalAveragePooling2D first." if rank == 1 else "")
         )
     return shape
+
+
+def sequence_input(inputs: list[Shape], layer: str) -> Shape:
+    """The first input's shape; raise LayerError, offering a Reshape into steps × features,
+    unless it is a sequence of steps × features."""
+    shape = inputs[0]
+    if len(shape) == 2:
+        return shape
+    message = (f"{layer} expects a sequence of steps × features, but its input has shape "
+               f"{format_shape(shape)} ({count(len(shape), 'dimension')}).")
+    if not shape:
+        raise LayerError(message)
+    target = [shape[0], 1] if len(shape) == 1 else [math.prod(shape[:-1]), shape[-1]]
+    raise LayerError(f"{message} Add a Reshape to {format_shape(target)} first.",
+                     InsertBefore("Reshape", {"target_shape": target}))
+
+
+def axis_index(axis: int, shape: Shape, layer: str, what: str = "Axis") -> int:
+    """Where Keras's ``axis`` (which counts the batch as axis 0, and from the end when it is
+    negative) falls in ``shape``, which leaves the batch out; raise LayerError if nowhere."""
+    rank = len(shape) + 1
+    if not -rank < axis < rank or axis % rank == 0:
+        raise LayerError(
+            f"{what} {axis} is not an axis of this {layer}'s input {format_shape(shape)}: "
+            f"use 1 to {rank - 1} (or -1 for the last), as axis 0 is the batch."
+        )
+    return axis % rank - 1
 
 
 def windows(size: int, window: int, stride: int, padding: str, layer: str, noun: str) -> int:

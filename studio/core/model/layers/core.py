@@ -1,4 +1,4 @@
-"""The Core layers: Input, Dense, Flatten, Activation and Reshape."""
+"""The Core layers: Input, Dense, Flatten, Activation, and the shape layers Reshape and Permute."""
 
 from __future__ import annotations
 
@@ -52,6 +52,18 @@ def _reshape(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
     return tuple(target), 0
 
 
+def _permute(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
+    dims, shape = list(params["dims"]), inputs[0]
+    if sorted(dims) != list(range(1, len(shape) + 1)):
+        listed = ", ".join(str(d) for d in range(1, len(shape) + 1))
+        raise LayerError(
+            f"Dims must list each of the input's axes once, in the new order: {listed} in any "
+            f"order, as the input {format_shape(shape)} has {len(shape)} (1 is the first axis "
+            f"after the batch), but got {', '.join(str(d) for d in dims)}."
+        )
+    return tuple(shape[d - 1] for d in dims), 0
+
+
 TYPES = (
     LayerType(
         "Input",
@@ -100,5 +112,13 @@ TYPES = (
             ),
         ),
         _reshape,
+    ),
+    LayerType(
+        "Permute",
+        "Core",
+        "Reorders the axes, e.g. 2, 1 swaps steps and features.",
+        (Param("dims", "shape", [2, 1], "The input's axes in their new order, e.g. 2, 1; axis 1 "
+               "is the first after the batch.", required=True),),
+        _permute,
     ),
 )
