@@ -156,3 +156,43 @@ def test_the_message_reads_well_for_sizes_said_with_a_vowel():
                   ("Dense", {"units": 16}), SOFTMAX)
     problem = problem_with_fixes(analyze(graph, MNIST_10K), "n2")
     assert problem.message.startswith("This Dense layer receives an 8 × 8 × 4 image,")
+
+
+@pytest.mark.parametrize(
+    ("layers", "words", "fix"),
+    [
+        ((("Conv2D", {"filters": 24}), ("GroupNormalization", {"groups": 32})),
+         "GroupNormalization cannot split 24 channels into 32 equal groups: there are more "
+         "groups than channels. Set groups to a divisor of 24, such as 24.",
+         "Set groups to 24"),
+        ((("Conv2D", {"filters": 24}), ("GroupNormalization", {"groups": 10})),
+         "GroupNormalization cannot split 24 channels into 10 equal groups: 10 does not divide "
+         "24. Set groups to a divisor of 24, such as 8.",
+         "Set groups to 8"),
+        ((("MaxPooling1D", {}),),
+         "MaxPooling1D expects a sequence of steps × features, but its input has shape "
+         "28 × 28 × 1 (3 dimensions). Add a Reshape to 784 × 1 first.",
+         "Insert Reshape (target_shape 784 × 1) before n1"),
+        ((("Flatten", {}), ("GlobalAveragePooling1D", {})),
+         "GlobalAveragePooling1D expects a sequence of steps × features, but its input has "
+         "shape 784 (1 dimension). Add a Reshape to 784 × 1 first.",
+         "Insert Reshape (target_shape 784 × 1) before n2"),
+        ((("Reshape", {"target_shape": [28, 28]}), ("AveragePooling1D", {"pool_size": 40})),
+         "The pool window of 40 steps is longer than this AveragePooling1D's input of 28 "
+         "steps. Use a smaller pool size, padding 'same', or less pooling before it.",
+         "Set padding to same"),
+    ],
+)
+def test_layer_shape_problems_offer_the_obvious_change(layers, words, fix):
+    graph = chain(IMAGE, *layers, ("Flatten", {}), SOFTMAX)
+    node_id = f"n{len(layers)}"
+    problem = problem_with_fixes(analyze(graph, MNIST_10K), node_id)
+    assert (problem.message, labels(problem)) == (words, [fix])
+    assert_each_fix_solves(graph, node_id)
+
+
+def test_a_permute_that_is_not_a_permutation_says_what_it_takes():
+    graph = chain(IMAGE, ("Permute", {"dims": [3, 1]}), ("Flatten", {}), SOFTMAX)
+    assert analyze(graph, MNIST_10K).problem_at("n1") == (
+        "Dims must name each axis of the input 28 × 28 × 1 once, in the new order: 1, 2 and 3 "
+        "in any order (1 is the first axis after the batch), but got 3, 1.")

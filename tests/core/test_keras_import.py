@@ -24,6 +24,7 @@ from studio.core.project.document import load_project, save_project
 from tests.keras_models import (
     BROKEN_MODEL_FILES,
     branched_model,
+    issue22_layers_model,
     lambda_model,
     random_batch,
     two_input_model,
@@ -103,6 +104,23 @@ def test_branched_model_round_trip(tmp_path):
     assert graph.node("flat").params == {"target_shape": [-1]}
     assert {graph.node(i).type for i in ("add", "multiply", "average", "concat")} == {
         "Add", "Multiply", "Average", "Concatenate"}
+
+
+@pytest.mark.parametrize("suffix", [".keras", ".h5"])
+def test_pooling_normalization_activation_shape_and_merge_layers_import_editable(
+        tmp_path, suffix):
+    model = issue22_layers_model()
+    project = round_trip(model, tmp_path / f"layers{suffix}")
+    graph = project.graph
+    assert not opaque_classes(project)
+    assert {n.id: n.type for n in graph.nodes if n.type != "Input"} == {
+        layer.name: type(layer).__name__ for layer in _layers(model)}
+    assert graph.node("relu6").params == {"max_value": 6.0, "negative_slope": 0.1,
+                                          "threshold": 0.5}
+    assert graph.node("prelu").params == {"shared_axes": [1]}
+    assert graph.node("dot").params == {"axes": 2, "normalize": True}
+    assert graph.node("group_norm").params["groups"] == 3
+    assert graph.node("permute").params == {"dims": [2, 1]}
 
 
 def test_several_inputs_and_outputs_round_trip(tmp_path):

@@ -320,6 +320,7 @@ def _both_reject(name: str, params: dict, shapes: list[tuple[int, ...]]) -> None
         ("Maximum", {}, [(3, 2), (2, 3)],
          "Maximum needs inputs of the same shape, but got 3 × 2 and 2 × 3."),
         ("Minimum", {}, [(5,), (6,)], "Minimum needs inputs of the same shape, but got 5 and 6."),
+        ("Dot", {"axes": 1}, [(4,)], "Dot needs exactly 2 inputs, but 1 is connected."),
     ],
 )
 def test_merges_that_do_not_fit_say_why(name, params, shapes, words):

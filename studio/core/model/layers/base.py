@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from studio.core.base.messages import count, quoted
+from studio.core.base.messages import count, plural, quoted
 from studio.core.model.params import Param, format_shape
 
 Shape = tuple[int, ...]
@@ -119,7 +119,8 @@ class LayerType:
             return f"{self.name} starts the model and takes no input."
         if self.min_inputs == self.max_inputs:
             wanted = "one input" if self.max_inputs == 1 else f"{self.max_inputs} inputs"
-            return f"{self.name} needs exactly {wanted}, but {count} are connected."
+            return (f"{self.name} needs exactly {wanted}, but {count} "
+                    f"{plural(count, 'is', 'are')} connected.")
         if count < self.min_inputs:
             return f"{self.name} joins branches: connect at least {self.min_inputs} inputs."
         return f"{self.name} accepts at most {self.max_inputs} inputs."

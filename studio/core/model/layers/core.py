@@ -11,6 +11,7 @@ from studio.core.model.layers.base import (
     Shape,
     activation_param,
     same_shape,
+    shape_list,
     use_bias_param,
 )
 from studio.core.model.params import Param, format_shape
@@ -54,12 +55,12 @@ def _reshape(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
 
 def _permute(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
     dims, shape = list(params["dims"]), inputs[0]
-    if sorted(dims) != list(range(1, len(shape) + 1)):
-        listed = ", ".join(str(d) for d in range(1, len(shape) + 1))
+    axes = list(range(1, len(shape) + 1))
+    if sorted(dims) != axes:
         raise LayerError(
-            f"Dims must list each of the input's axes once, in the new order: {listed} in any "
-            f"order, as the input {format_shape(shape)} has {len(shape)} (1 is the first axis "
-            f"after the batch), but got {', '.join(str(d) for d in dims)}."
+            f"Dims must name each axis of the input {format_shape(shape)} once, in the new "
+            f"order: {shape_list([(d,) for d in axes])} in any order (1 is the first axis after "
+            f"the batch), but got {', '.join(str(d) for d in dims)}."
         )
     return tuple(shape[d - 1] for d in dims), 0
 
