@@ -181,6 +181,10 @@ def test_the_message_reads_well_for_sizes_said_with_a_vowel():
          "The pool window of 40 steps is longer than this AveragePooling1D's input of 28 "
          "steps. Use a smaller pool size, padding 'same', or less pooling before it.",
          "Set padding to same"),
+        ((("Softmax", {"axis": 4}),),
+         "Axis 4 is not an axis of this Softmax's input 28 × 28 × 1: use 1 to 3 (or -1 for the "
+         "last), as axis 0 is the batch.",
+         "Set axis to -1"),
     ],
 )
 def test_layer_shape_problems_offer_the_obvious_change(layers, words, fix):

@@ -186,14 +186,16 @@ def sequence_input(inputs: list[Shape], layer: str) -> Shape:
                      InsertBefore("Reshape", {"target_shape": target}))
 
 
-def axis_index(axis: int, shape: Shape, layer: str, what: str = "Axis") -> int:
+def axis_index(axis: int, shape: Shape, layer: str, param: str = "axis") -> int:
     """Where Keras's ``axis`` (which counts the batch as axis 0, and from the end when it is
-    negative) falls in ``shape``, which leaves the batch out; raise LayerError if nowhere."""
+    negative) falls in ``shape``, which leaves the batch out; raise LayerError, offering the
+    last axis for the layer's parameter ``param``, if nowhere."""
     rank = len(shape) + 1
     if not -rank < axis < rank or axis % rank == 0:
         raise LayerError(
-            f"{what} {axis} is not an axis of this {layer}'s input {format_shape(shape)}: "
-            f"use 1 to {rank - 1} (or -1 for the last), as axis 0 is the batch."
+            f"Axis {axis} is not an axis of this {layer}'s input {format_shape(shape)}: "
+            f"use 1 to {rank - 1} (or -1 for the last), as axis 0 is the batch.",
+            SetParam(param, -1),
         )
     return axis % rank - 1
 

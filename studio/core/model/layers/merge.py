@@ -41,7 +41,7 @@ def _concatenate(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, in
 def _dot(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
     first, second = inputs
     axes = params["axes"]
-    a, b = (axis_index(axes, shape, "Dot", "Axes") for shape in inputs)
+    a, b = (axis_index(axes, shape, "Dot", "axes") for shape in inputs)
     if first[a] != second[b]:
         raise LayerError(
             f"Dot multiplies its inputs along axis {axes} and sums, so both must have the same "
