@@ -121,6 +121,9 @@ def test_pooling_normalization_activation_shape_and_merge_layers_import_editable
     assert graph.node("dot").params == {"axes": 2, "normalize": True}
     assert graph.node("group_norm").params["groups"] == 3
     assert graph.node("permute").params == {"dims": [2, 1]}
+    path = tmp_path / "layers.studio.json"
+    save_project(project, path)
+    assert load_project(path).to_dict() == project.to_dict()
 
 
 def test_several_inputs_and_outputs_round_trip(tmp_path):
