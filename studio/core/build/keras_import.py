@@ -396,9 +396,8 @@ def _output_shape(keras_object: Any, name: str, inputs: list[Shape]) -> Shape:
     """The layer's output shape for ``inputs``, as Keras computes it without calling it."""
     import keras
 
-    tensors = [keras.KerasTensor((None, *shape)) for shape in inputs]
     try:
-        output = keras_object.compute_output_spec(tensors[0] if len(tensors) == 1 else tensors)
+        output = keras_object.compute_output_spec(_symbolic(inputs))
     except Exception as exc:
         raise ImportFailure(
             f"Keras cannot tell the output shape of layer {name} ({first_line(exc)})."
@@ -406,6 +405,14 @@ def _output_shape(keras_object: Any, name: str, inputs: list[Shape]) -> Shape:
     if not isinstance(output, keras.KerasTensor):
         raise ImportFailure(f"layer {name} has several outputs; Layer Studio layers have one.")
     return _fixed(output.shape[1:], f"the output of layer {name}")
+
+
+def _symbolic(inputs: list[Shape]) -> Any:
+    """Symbolic Keras tensors of the ``inputs``' shapes (with a batch), one or a list."""
+    import keras
+
+    tensors = [keras.KerasTensor((None, *shape)) for shape in inputs]
+    return tensors[0] if len(tensors) == 1 else tensors
 
 
 def _fixed(dims: Any, what: str) -> Shape:
@@ -428,7 +435,9 @@ def _known_params(
     if params is None or layer_type.check_params(params):
         return None
     try:
-        rebuilt = keras_layer(Node(node_id, class_name, params)).get_config()
+        layer = keras_layer(Node(node_id, class_name, params))
+        layer(_symbolic(inputs))  # built, as the saved layer was: building changes some configs
+        rebuilt = layer.get_config()
     except Exception:
         return None
     same = _comparable(_plain(rebuilt, node_id), inputs) == _comparable(config, inputs)

@@ -8,6 +8,7 @@ comes, and a category's types in this order. A new type goes in its family's ``T
 from __future__ import annotations
 
 from studio.core.model.layers import (
+    activations,
     convolution,
     core,
     imported,
@@ -18,23 +19,34 @@ from studio.core.model.layers import (
     resizing,
     sequence,
 )
-from studio.core.model.layers.base import ACTIVATIONS, LayerError, LayerType, Remedy, Shape
+from studio.core.model.layers.base import (
+    ACTIVATIONS,
+    InsertBefore,
+    LayerError,
+    LayerType,
+    SetParam,
+    Shape,
+    Suggestion,
+)
 from studio.core.model.layers.imported import CODE_CLASSES, OPAQUE_TYPE, code_layer_names
 
 __all__ = [
     "ACTIVATIONS",
     "CODE_CLASSES",
+    "InsertBefore",
     "LAYER_TYPES",
     "OPAQUE_TYPE",
     "LayerError",
     "LayerType",
-    "Remedy",
+    "SetParam",
     "Shape",
+    "Suggestion",
     "code_layer_names",
 ]
 
 LAYER_TYPES: tuple[LayerType, ...] = (
     *core.TYPES,
+    *activations.TYPES,
     *convolution.TYPES,
     *pooling.TYPES,
     *resizing.TYPES,
