@@ -68,7 +68,7 @@ def test_a_sequence_layer_after_an_image_gets_a_reshape_in_one_click(window, qtb
     click_row(qtbot, window, "conv2d_3")  # 7 × 7 × 64
     click_palette_entry(qtbot, window, "GlobalMaxPooling1D", double=True)
     (button,) = window.inspector.fix_buttons
-    assert button.text() == "Insert Reshape (target_shape 49 × 64) before global_max_pooling1d_1"
+    assert button.text() == "Insert Reshape to 49 × 64 before global_max_pooling1d_1"
     qtbot.mouseClick(button, LEFT)
     graph = window.doc.project.graph
     qtbot.waitUntil(lambda: "reshape_1" in graph.ids())

@@ -180,10 +180,15 @@ def ranked(inputs: list[Shape], rank: int, layer: str, what: str) -> Shape:
 
 def reshaped(shape: Shape, rank: int) -> Shape | None:
     """``shape`` with ``rank`` dimensions and the same values in the same order: a channel
-    axis of 1 added (784 becomes 784 × 1 for a 1-D convolution), trailing axes merged (an
-    image's width and channels become a sequence's features), or a flat square vector made a
+    axis of 1 added (784 becomes 784 × 1 for a 1-D convolution) or dropped (a grey image's
+    rows become a sequence's steps), a feature map's positions made a sequence's steps with
+    its channels as features, other trailing axes merged, or a flat square vector made a
     one-channel image. None when no such shape reads naturally."""
     if len(shape) > rank:
+        if len(shape) == rank + 1 and shape[-1] == 1:
+            return shape[:-1]
+        if rank == 2:
+            return (math.prod(shape[:-1]), shape[-1])
         return (*shape[:rank - 1], math.prod(shape[rank - 1:]))
     if len(shape) == 1 and rank == 3:
         side = math.isqrt(shape[0])
