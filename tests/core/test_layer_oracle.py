@@ -8,7 +8,7 @@ from collections.abc import Callable
 import keras
 import pytest
 
-from studio.core.build.keras_model import keras_layer
+from studio.core.build.keras_model import call_layer, keras_layer
 from studio.core.model.graph import Node
 from studio.core.model.layers import ACTIVATIONS, LayerError
 from studio.core.model.registry import REGISTRY
@@ -88,6 +88,47 @@ def _recurrent(rng: random.Random, act: str) -> Case:
     ]
 
 
+def _simple_rnn(rng: random.Random, act: str) -> Case:
+    params, shapes = _recurrent(rng, act)
+    return {**params, "activation": act}, shapes
+
+
+def _bidirectional(rng: random.Random, act: str) -> Case:
+    params, shapes = _recurrent(rng, act)
+    return {**params, "layer": rng.choice(["LSTM", "GRU", "SimpleRNN"]),
+            "merge_mode": rng.choice(["concat", "sum", "mul", "ave"])}, shapes
+
+
+def _time_distributed(rng: random.Random, act: str) -> Case:
+    shape = tuple(rng.randint(1, 8) for _ in range(rng.randint(2, 4)))
+    return {"units": rng.randint(1, 20), "activation": act}, [shape]
+
+
+def _repeat_vector(rng: random.Random, act: str) -> Case:
+    return {"n": rng.randint(1, 9)}, [(rng.randint(1, 12),)]
+
+
+def _attention(rng: random.Random, act: str) -> Case:
+    """Self-attention (one input), cross-attention (query and value) or a separate key,
+    over sequences or images, with the key size shared out or given."""
+    rank = rng.choice([2, 2, 3])
+    heads = rng.randint(1, 4)
+    features = heads * rng.randint(1, 6) if rng.random() < 0.8 else rng.randint(1, 12)
+
+    def shape(last: int, steps: tuple[int, ...] | None = None) -> tuple[int, ...]:
+        return (*(steps or tuple(rng.randint(1, 7) for _ in range(rank - 1))), last)
+
+    query = shape(features)
+    inputs = [query]
+    if rng.random() < 0.6:
+        inputs.append(shape(rng.randint(1, 12)))
+        if rng.random() < 0.5:
+            inputs.append(shape(rng.randint(1, 12), inputs[1][:-1]))
+    return {"num_heads": heads, "key_dim": rng.choice([None, None, rng.randint(1, 8)]),
+            "dropout": rng.choice([0.0, 0.1]),
+            "output_shape": rng.choice([None, rng.randint(1, 10)])}, inputs
+
+
 def _elementwise(rng: random.Random, act: str) -> Case:
     shape = tuple(rng.randint(1, 8) for _ in range(rng.randint(1, 3)))
     return {}, [shape] * rng.randint(2, 4)
@@ -111,8 +152,13 @@ CASES: dict[str, Callable[[random.Random, str], Case]] = {
     "Reshape": _reshape,
     "Rescaling": _rescaling,
     "Embedding": _embedding,
+    "SimpleRNN": _simple_rnn,
     "LSTM": _recurrent,
     "GRU": _recurrent,
+    "Bidirectional": _bidirectional,
+    "TimeDistributed": _time_distributed,
+    "RepeatVector": _repeat_vector,
+    "MultiHeadAttention": _attention,
     "Add": _elementwise,
     "Multiply": _elementwise,
     "Average": _elementwise,
@@ -130,8 +176,9 @@ def _case(name: str, rng: random.Random) -> Case:
 
 def _keras_result(name: str, params: dict, shapes: list[tuple[int, ...]]):
     inputs = [keras.Input(shape=s) for s in shapes]
-    layer = keras_layer(Node(f"{name.lower()}_x", name, params))
-    out = layer(inputs if len(inputs) > 1 else inputs[0])
+    node = Node(f"{name.lower()}_x", name, params)
+    layer = keras_layer(node, shapes)
+    out = call_layer(node, layer, inputs)
     return tuple(out.shape[1:]), layer.count_params()
 
 

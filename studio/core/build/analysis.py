@@ -11,6 +11,7 @@ from studio.core.data.sources import describe
 from studio.core.data.types import DataError, DatasetInfo
 from studio.core.model.fixes import (
     Problem,
+    remedy_fixes,
     set_input_dim,
     set_input_shape,
 )
@@ -107,7 +108,7 @@ def analyze(graph: Graph, dataset: DatasetInfo | None = None) -> Analysis:
         try:
             shape, count = REGISTRY[node.type].output(node.params, shapes)
         except LayerError as exc:
-            result.problems.append(Problem(node_id, str(exc)))
+            result.problems.append(Problem(node_id, str(exc), remedy_fixes(node_id, exc.remedies)))
             continue
         flops = layer_flops(node.type, node.resolved_params(), shapes, shape, count)
         result.nodes[node_id] = NodeReport(shape, count, flops)

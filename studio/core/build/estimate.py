@@ -52,9 +52,9 @@ APPLICATION_VALUES_PER_PIXEL = {
 }
 """Values in all layer outputs of each base, per input pixel (measured with Keras at 96 × 96
 and 224 × 224; they differ by under 2%)."""
-RECURRENT_KEPT = {"LSTM": 6, "GRU": 4}
+RECURRENT_KEPT = {"SimpleRNN": 1, "LSTM": 6, "GRU": 4}
 """Values a recurrent layer keeps per step and unit for the backward pass: its gates, plus the
-hidden state (and, for an LSTM, the cell state)."""
+hidden state (and, for an LSTM, the cell state); a SimpleRNN keeps only its state."""
 
 
 @dataclass(frozen=True)

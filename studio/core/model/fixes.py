@@ -6,8 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from studio.core.model.describe import key_params
 from studio.core.model.graph import Graph, Node
-from studio.core.model.layers import Shape
+from studio.core.model.layers import Remedy, Shape
 from studio.core.model.params import format_shape
 
 
@@ -32,8 +33,12 @@ class Problem:
 
 
 def _set_param(node_id: str, name: str, value: Any, label: str) -> Fix:
+    return _set_params(node_id, {name: value}, label)
+
+
+def _set_params(node_id: str, values: dict[str, Any], label: str) -> Fix:
     def apply(graph: Graph) -> None:
-        graph.node(node_id).params[name] = value
+        graph.node(node_id).params.update(values)
 
     return Fix(label, apply)
 
@@ -50,12 +55,27 @@ def set_units(node_id: str, units: int) -> Fix:
     return _set_param(node_id, "units", units, f"Set units to {units}")
 
 
-def _insert_before(node_id: str, layer: str) -> Fix:
+def _insert_before(node_id: str, layer: str, params: dict[str, Any] | None = None,
+                   input_index: int = 0) -> Fix:
     def apply(graph: Graph) -> None:
-        src = graph.inputs_of(node_id)[0]
-        graph.insert_between(src, node_id, Node(graph.new_id(layer), layer, {}))
+        src = graph.inputs_of(node_id)[input_index]
+        graph.insert_between(src, node_id, Node(graph.new_id(layer), layer, dict(params or {})))
 
-    return Fix(f"Insert {layer} before {node_id}", apply)
+    what = key_params(Node("", layer, dict(params or {}))) if params else ""
+    return Fix(f"Insert {layer}{f' ({what})' if what else ''} before {node_id}", apply)
+
+
+def remedy_fixes(node_id: str, remedies: tuple[Remedy, ...]) -> tuple[Fix, ...]:
+    """The one-click fixes for the remedies a layer's shape rule offers (see ``Remedy``)."""
+    fixes = []
+    for remedy in remedies:
+        if remedy.insert is not None:
+            layer, params = remedy.insert
+            fixes.append(_insert_before(node_id, layer, params, remedy.input_index))
+        else:
+            label = " and ".join(f"{name} to {value}" for name, value in remedy.params.items())
+            fixes.append(_set_params(node_id, remedy.params, f"Set {label}"))
+    return tuple(fixes)
 
 
 def flatten_fixes(node_id: str, input_shape: Shape) -> tuple[Fix, ...]:

@@ -8,6 +8,7 @@ comes, and a category's types in this order. A new type goes in its family's ``T
 from __future__ import annotations
 
 from studio.core.model.layers import (
+    attention,
     convolution,
     core,
     imported,
@@ -17,16 +18,27 @@ from studio.core.model.layers import (
     regularization,
     sequence,
 )
-from studio.core.model.layers.base import ACTIVATIONS, LayerError, LayerType, Shape
+from studio.core.model.layers.base import (
+    ACTIVATIONS,
+    CallArguments,
+    LayerError,
+    LayerType,
+    Nested,
+    Remedy,
+    Shape,
+)
 from studio.core.model.layers.imported import CODE_CLASSES, OPAQUE_TYPE, code_layer_names
 
 __all__ = [
     "ACTIVATIONS",
     "CODE_CLASSES",
     "LAYER_TYPES",
+    "CallArguments",
     "OPAQUE_TYPE",
     "LayerError",
     "LayerType",
+    "Nested",
+    "Remedy",
     "Shape",
     "code_layer_names",
 ]
@@ -38,6 +50,7 @@ LAYER_TYPES: tuple[LayerType, ...] = (
     *regularization.TYPES,
     *preprocessing.TYPES,
     *sequence.TYPES,
+    *attention.TYPES,
     *merge.TYPES,
     *imported.TYPES,
 )

@@ -8,9 +8,9 @@ without importing TensorFlow. Shapes leave out the batch dimension.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from studio.core.base.messages import count, quoted
 from studio.core.model.params import Param, format_shape
@@ -18,11 +18,68 @@ from studio.core.model.params import Param, format_shape
 Shape = tuple[int, ...]
 Infer = Callable[[dict[str, Any], list[Shape]], tuple[Shape, int]]
 """A shape rule: resolved parameters and input shapes to output shape and parameter count."""
+KerasKwargs = Callable[[dict[str, Any], list[Shape]], dict[str, Any]]
+"""A build hook: resolved parameters and input shapes to the keyword arguments of the Keras
+class, where a layer given to another (the one a wrapper wraps) is a ``Nested``."""
+ReadConfig = Callable[[dict[str, Any]], "dict[str, Any] | None"]
+"""An import hook: a Keras layer config to the type's parameters, None if it cannot say them."""
+T = TypeVar("T")
 
 ACTIVATIONS = ("linear", "relu", "sigmoid", "tanh", "softmax", "gelu", "elu", "leaky_relu")
 
+@dataclass(frozen=True)
+class Remedy:
+    """A change that would let a layer work, offered as a one-click fix: set ``params`` on
+    the layer, or put the layer ``insert`` (type and parameters) before its input
+    ``input_index``."""
+
+    params: dict[str, Any] = field(default_factory=dict)
+    insert: tuple[str, dict[str, Any]] | None = None
+    input_index: int = 0
+
+
 class LayerError(ValueError):
-    """A layer cannot accept its inputs or parameters; the message is meant for a person."""
+    """A layer cannot accept its inputs or parameters; the message is meant for a person,
+    and ``remedies`` are the changes that would obviously solve it."""
+
+    def __init__(self, message: str, remedies: Sequence[Remedy] = ()) -> None:
+        super().__init__(message)
+        self.remedies = tuple(remedies)
+
+
+@dataclass(frozen=True)
+class Nested:
+    """A Keras layer given to another as an argument, such as the one a wrapper wraps: its
+    class in ``keras.layers`` and keyword arguments."""
+
+    class_name: str
+    kwargs: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class CallArguments:
+    """How Keras calls a layer that takes its inputs as separate arguments, e.g.
+    ``layer(query, value)``, rather than as one input or a list.
+
+    The node's inputs fill ``names`` in order. Keras needs the first ``required`` of them;
+    one not connected takes the input of the argument before it, as Keras's own defaults do
+    for attention (key = value), and so one input attends to itself (query = value).
+    """
+
+    names: tuple[str, ...]
+    required: int
+
+    def fill(self, inputs: list[T]) -> list[T]:
+        """The positional arguments of the call on ``inputs``."""
+        return [*inputs, *[inputs[-1]] * (self.required - len(inputs))]
+
+    def inputs(self, arguments: list[str]) -> list[str]:
+        """The fewest inputs (by name) that ``fill`` gives ``arguments`` from: an argument at
+        the end that repeats the one before it needs no input of its own."""
+        kept = list(arguments)
+        while len(kept) > 1 and kept[-1] == kept[-2]:
+            kept.pop()
+        return kept
 
 
 @dataclass(frozen=True)
@@ -39,6 +96,13 @@ class LayerType:
     free_form: bool = False
     """Its nodes hold a record of their own rather than ``params`` (an imported Keras layer's
     class, config and shapes), which the project schema checks."""
+    keras_kwargs: KerasKwargs | None = None
+    """How to make its Keras layer, when its parameters are not the class's keyword arguments
+    one for one."""
+    read_config: ReadConfig | None = None
+    """How import reads its parameters from a Keras config, the other way round."""
+    call: CallArguments | None = None
+    """How Keras calls it, when it takes its inputs as separate arguments."""
 
     def defaults(self) -> dict[str, Any]:
         """A fresh dict of default parameter values."""
@@ -165,3 +229,20 @@ def shape_list(shapes: list[Shape]) -> str:
     """``8 × 8 × 16 and 8 × 8 × 32``, or ``a, b and c`` for more."""
     names = [format_shape(s) for s in shapes]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def sequence(inputs: list[Shape], layer: str, index: int = 0) -> Shape:
+    """The input ``index``'s shape; raise LayerError unless it is steps × features, offering
+    a Reshape that makes it one: an image's rows become the steps, a vector's values steps of
+    one feature."""
+    shape = inputs[index]
+    if len(shape) == 2:
+        return shape
+    target = [shape[0], math.prod(shape[1:])] if len(shape) > 2 else [*shape, 1]
+    what = "its rows" if len(shape) == 3 else "each value" if len(shape) == 1 else "the first axis"
+    raise LayerError(
+        f"{layer} reads a sequence of steps × features, but its input has shape "
+        f"{format_shape(shape)} ({count(len(shape), 'dimension')}). Reshape it to "
+        f"{format_shape(target)} first, which reads {what} as the steps.",
+        [Remedy(insert=("Reshape", {"target_shape": target}), input_index=index)],
+    )
