@@ -111,19 +111,19 @@ def _repeat_vector(rng: random.Random, act: str) -> Case:
 def _attention(rng: random.Random, act: str) -> Case:
     """Self-attention (one input), cross-attention (query and value) or a separate key,
     over sequences or images, with the key size shared out or given."""
-    rank = rng.choice([2, 2, 3])
+    rank = rng.choice([2, 3])
     heads = rng.randint(1, 4)
     features = heads * rng.randint(1, 6) if rng.random() < 0.8 else rng.randint(1, 12)
 
     def shape(last: int, steps: tuple[int, ...] | None = None) -> tuple[int, ...]:
         return (*(steps or tuple(rng.randint(1, 7) for _ in range(rank - 1))), last)
 
-    query = shape(features)
-    inputs = [query]
-    if rng.random() < 0.6:
+    inputs = [shape(features)]
+    count = rng.randint(1, 3)
+    if count > 1:
         inputs.append(shape(rng.randint(1, 12)))
-        if rng.random() < 0.5:
-            inputs.append(shape(rng.randint(1, 12), inputs[1][:-1]))
+    if count > 2:
+        inputs.append(shape(rng.randint(1, 12), inputs[1][:-1]))
     return {"num_heads": heads, "key_dim": rng.choice([None, None, rng.randint(1, 8)]),
             "dropout": rng.choice([0.0, 0.1]),
             "output_shape": rng.choice([None, rng.randint(1, 10)])}, inputs

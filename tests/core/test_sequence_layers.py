@@ -135,6 +135,10 @@ def test_a_keras_model_with_attention_and_sequence_layers_imports_as_editable_no
         build_keras_model(graph))
 
 
+def test_a_legacy_h5_file_with_attention_and_sequence_layers_imports_the_same(tmp_path):
+    assert OPAQUE_TYPE not in types(round_trip(sequence_model(), tmp_path / "sequence.h5"))
+
+
 def test_a_separate_key_is_a_third_input(tmp_path):
     query, value, key = keras.Input((5, 4)), keras.Input((3, 6)), keras.Input((3, 2))
     model = keras.Model([query, value, key],
