@@ -129,12 +129,14 @@ class Inspector(QWidget):
         self.help.setText(layer.help)
         report = self.doc.analysis().nodes.get(self.node_id)
         if report:
-            self.facts.setText(
-                f"Output shape: {format_shape(report.output_shape)}\n"
-                f"Parameters: {report.params:,}"
-            )
+            facts = (f"Output shape: {format_shape(report.output_shape)}\n"
+                     f"Parameters: {report.params:,}")
         else:
-            self.facts.setText("Output shape: unknown until the problem is fixed")
+            facts = "Output shape: unknown until the problem is fixed"
+        inputs = graph.inputs_of(self.node_id)
+        if layer.call and inputs:  # which wire is the query matters; say it
+            facts += f"\nInputs, in the order connected: {layer.call.roles(inputs)}"
+        self.facts.setText(facts)
         self.problem.setText(self.doc.analysis().problem_at(self.node_id) or "")
         self._show_fixes(self.doc.fixes_for(self.node_id))
         values = node.resolved_params()

@@ -73,6 +73,13 @@ class CallArguments:
         """The positional arguments of the call on ``inputs``."""
         return [*inputs, *[inputs[-1]] * (self.required - len(inputs))]
 
+    def roles(self, inputs: list[str]) -> str:
+        """Which input each argument takes, e.g. ``query and value: embedding_1``."""
+        by_input: dict[str, list[str]] = {}
+        for name, source in zip(self.names, self.fill(inputs), strict=False):
+            by_input.setdefault(source, []).append(name)
+        return "; ".join(f"{' and '.join(names)}: {source}" for source, names in by_input.items())
+
     def inputs(self, arguments: list[str]) -> list[str]:
         """The fewest inputs (by name) that ``fill`` gives ``arguments`` from: an argument at
         the end that repeats the one before it needs no input of its own."""
