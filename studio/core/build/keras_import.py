@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -430,22 +431,26 @@ def _known_params(
     params = None if values is None else _registry_values(layer_type, values)
     if params is None or layer_type.check_params(params):
         return None
+    target = _comparable(config, inputs)
     try:
-        rebuilt = _built_config(Node(node_id, class_name, params), inputs)
+        for rebuilt in _rebuilt_configs(Node(node_id, class_name, params), inputs):
+            if _comparable(_plain(rebuilt, node_id), inputs) == target:
+                return params
     except Exception:
         return None
-    same = _comparable(_plain(rebuilt, node_id), inputs) == _comparable(config, inputs)
-    return params if same else None
+    return None
 
 
-def _built_config(node: Node, inputs: list[Shape]) -> dict[str, Any]:
-    """The Keras config of ``node`` built on ``inputs``, as a loaded model's layers are: some
-    layers (MultiHeadAttention's attention axes) only settle their config when built."""
+def _rebuilt_configs(node: Node, inputs: list[Shape]) -> Iterator[dict[str, Any]]:
+    """The Keras config of ``node``, then (only if asked for) that of the layer built on
+    ``inputs``, as a loaded model's layers are: a few layers settle some settings only when
+    built (MultiHeadAttention its attention axes), and building costs the weights."""
     import keras
 
     layer = keras_layer(node, inputs)
+    yield layer.get_config()
     call_layer(node, layer, [keras.Input(shape=shape) for shape in inputs])
-    return layer.get_config()
+    yield layer.get_config()
 
 
 def _registry_values(layer_type: LayerType, config: dict[str, Any]) -> dict[str, Any] | None:

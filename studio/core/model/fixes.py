@@ -55,10 +55,9 @@ def set_units(node_id: str, units: int) -> Fix:
     return _set_param(node_id, "units", units, f"Set units to {units}")
 
 
-def _insert_before(node_id: str, layer: str, params: dict[str, Any] | None = None,
-                   input_index: int = 0) -> Fix:
+def _insert_before(node_id: str, layer: str, params: dict[str, Any] | None = None) -> Fix:
     def apply(graph: Graph) -> None:
-        src = graph.inputs_of(node_id)[input_index]
+        src = graph.inputs_of(node_id)[0]
         graph.insert_between(src, node_id, Node(graph.new_id(layer), layer, dict(params or {})))
 
     what = key_params(Node("", layer, dict(params or {}))) if params else ""
@@ -71,7 +70,7 @@ def remedy_fixes(node_id: str, remedies: tuple[Remedy, ...]) -> tuple[Fix, ...]:
     for remedy in remedies:
         if remedy.insert is not None:
             layer, params = remedy.insert
-            fixes.append(_insert_before(node_id, layer, params, remedy.input_index))
+            fixes.append(_insert_before(node_id, layer, params))
         else:
             label = " and ".join(f"{name} to {value}" for name, value in remedy.params.items())
             fixes.append(_set_params(node_id, remedy.params, f"Set {label}"))

@@ -22,20 +22,20 @@ KerasKwargs = Callable[[dict[str, Any], list[Shape]], dict[str, Any]]
 """A build hook: resolved parameters and input shapes to the keyword arguments of the Keras
 class, where a layer given to another (the one a wrapper wraps) is a ``Nested``."""
 ReadConfig = Callable[[dict[str, Any]], "dict[str, Any] | None"]
-"""An import hook: a Keras layer config to the type's parameters, None if it cannot say them."""
+"""An import hook: a Keras layer config to a flat one in which import finds the type's
+parameters by name (a wrapped layer's settings brought up), None if it cannot hold them."""
 T = TypeVar("T")
 
 ACTIVATIONS = ("linear", "relu", "sigmoid", "tanh", "softmax", "gelu", "elu", "leaky_relu")
 
+
 @dataclass(frozen=True)
 class Remedy:
     """A change that would let a layer work, offered as a one-click fix: set ``params`` on
-    the layer, or put the layer ``insert`` (type and parameters) before its input
-    ``input_index``."""
+    the layer, or put the layer ``insert`` (type and parameters) before it."""
 
     params: dict[str, Any] = field(default_factory=dict)
     insert: tuple[str, dict[str, Any]] | None = None
-    input_index: int = 0
 
 
 class LayerError(ValueError):
@@ -238,18 +238,18 @@ def shape_list(shapes: list[Shape]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def sequence(inputs: list[Shape], layer: str, index: int = 0) -> Shape:
-    """The input ``index``'s shape; raise LayerError unless it is steps × features, offering
-    a Reshape that makes it one: an image's rows become the steps, a vector's values steps of
+def sequence(inputs: list[Shape], layer: str) -> Shape:
+    """The first input's shape; raise LayerError unless it is steps × features, offering a
+    Reshape that makes it one: an image's rows become the steps, a vector's values steps of
     one feature."""
-    shape = inputs[index]
+    shape = inputs[0]
     if len(shape) == 2:
         return shape
     target = [shape[0], math.prod(shape[1:])] if len(shape) > 2 else [*shape, 1]
-    what = "its rows" if len(shape) == 3 else "each value" if len(shape) == 1 else "the first axis"
+    what = "its rows" if len(shape) == 3 else "each value" if len(shape) == 1 else "its first axis"
     raise LayerError(
         f"{layer} reads a sequence of steps × features, but its input has shape "
         f"{format_shape(shape)} ({count(len(shape), 'dimension')}). Reshape it to "
         f"{format_shape(target)} first, which reads {what} as the steps.",
-        [Remedy(insert=("Reshape", {"target_shape": target}), input_index=index)],
+        [Remedy(insert=("Reshape", {"target_shape": target}))],
     )
