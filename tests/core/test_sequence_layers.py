@@ -12,8 +12,10 @@ from studio.core.build.analysis import analyze
 from studio.core.build.keras_import import ImportFailure, import_model
 from studio.core.build.keras_model import build_keras_model
 from studio.core.export.python_code import export_code
+from studio.core.model.flops import layer_flops
 from studio.core.model.graph import Graph, Node
 from studio.core.model.layers import OPAQUE_TYPE
+from studio.core.model.registry import REGISTRY
 from tests.core.test_code_export import run_script, summary
 from tests.core.test_keras_import import round_trip, types
 
@@ -90,6 +92,28 @@ def test_repeat_vector_and_time_distributed_explain_what_they_need():
     (problem,) = analyze(Graph.from_chain([
         Node("in", "Input", {"shape": [4]}), Node("td", "TimeDistributed", {})])).problems
     assert problem.message.startswith("TimeDistributed applies its Dense layer to every step")
+
+
+@pytest.mark.parametrize(
+    ("layer", "inputs", "params", "expected"),
+    [
+        # Each head scores every query step against every key step (a multiply-add per key
+        # value, then the softmax), and weighs the values likewise; the projections cost two
+        # operations per weight per step.
+        ("MultiHeadAttention", [(10, 8)], {"num_heads": 2},
+         2 * (2 * 4 * (3 * 8 + 3) + 2 * 4 * 8 + 8) * 10 + 2 * 10 * 10 * (4 * 4 + 1)),
+        ("SimpleRNN", [(12, 5)], {"units": 8}, 2 * 8 * (5 + 8 + 1) * 12),
+        ("Bidirectional", [(12, 5)], {"layer": "GRU", "units": 8},
+         2 * 2 * 3 * 8 * (5 + 8 + 2) * 12),
+        ("TimeDistributed", [(6, 5)], {"units": 4, "activation": "relu"},
+         2 * 5 * 4 * 6 + 2 * 4 * 6),
+        ("RepeatVector", [(7,)], {"n": 3}, 0),
+    ],
+)
+def test_flops_of_attention_and_sequence_layers(layer, inputs, params, expected):
+    full = REGISTRY[layer].resolved(params)
+    output, weights = REGISTRY[layer].output(full, inputs)
+    assert layer_flops(layer, full, inputs, output, weights) == expected
 
 
 def sequence_model():

@@ -27,6 +27,7 @@ from studio.core.hardware.devices import Devices, apply_precision, device_scope
 from studio.core.model.applications import APPLICATION, BASES
 from studio.core.model.graph import Node
 from studio.core.model.layers import OPAQUE_TYPE
+from studio.core.model.layers.attention import kept_values as attention_kept_values
 from studio.core.project.document import DeviceChoice, Project
 from studio.core.tasks.registry import task_for
 
@@ -199,6 +200,10 @@ def _kept_values(node: Node, output: tuple[int, ...], inputs: list[tuple[int, ..
     params = node.resolved_params() if node.type != OPAQUE_TYPE else {}
     if node.type in RECURRENT_KEPT and inputs:
         kept += inputs[0][0] * RECURRENT_KEPT[node.type] * params["units"]
+    elif node.type == "Bidirectional" and inputs:  # one recurrent layer each way
+        kept += 2 * inputs[0][0] * RECURRENT_KEPT[params["layer"]] * params["units"]
+    elif node.type == "MultiHeadAttention" and inputs:
+        kept += attention_kept_values(params, inputs)
     elif node.type == APPLICATION.name and inputs:
         base = BASES[params["name"]]
         height, width = inputs[0][:2]

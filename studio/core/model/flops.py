@@ -12,7 +12,7 @@ from typing import Any
 
 from studio.core.model.applications import flops as _application
 from studio.core.model.layers import Shape
-from studio.core.model.layers.attention import key_dim
+from studio.core.model.layers.attention import sizes as attention_sizes
 
 FlopsRule = Callable[[dict[str, Any], list[Shape], Shape, int], int]
 """(resolved params, input shapes, output shape, weight count) -> operations per sample."""
@@ -81,10 +81,7 @@ def _attention(params: dict[str, Any], inputs: list[Shape], output: Shape, weigh
     """Projecting the query, key and value and the output (about two operations per weight
     per step), then for every head each query step against every key step: a score, its
     softmax, and the weighted sum of the values."""
-    query = inputs[0]
-    value = inputs[1] if len(inputs) > 1 else query
-    query_steps, value_steps = math.prod(query[:-1]), math.prod(value[:-1])
-    heads, size = params["num_heads"], key_dim(params, query)
+    query_steps, value_steps, heads, size = attention_sizes(params, inputs)
     projections = 2 * weights * max(query_steps, value_steps)
     return projections + heads * query_steps * value_steps * (4 * size + 1)
 

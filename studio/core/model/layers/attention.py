@@ -3,6 +3,7 @@ to its own input (self-attention) or from a query to a second input (cross-atten
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from studio.core.model.layers.base import (
@@ -68,6 +69,21 @@ def _attention(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]
     out = params["output_shape"] or query[-1]
     projections = heads * size * (query[-1] + key[-1] + value[-1] + 3)
     return (*query[:-1], out), projections + heads * size * out + out
+
+
+def sizes(params: dict[str, Any], inputs: list[Shape]) -> tuple[int, int, int, int]:
+    """How many query steps and value steps (all positions attended over), heads, and the
+    size of each head's keys."""
+    query, value, _ = _inputs(inputs)
+    heads, size = params["num_heads"], key_dim(params, query)
+    return math.prod(query[:-1]), math.prod(value[:-1]), heads, size
+
+
+def kept_values(params: dict[str, Any], inputs: list[Shape]) -> int:
+    """Values per sample that attention keeps for the backward pass besides its output: the
+    projected queries, keys and values, and every head's scores and their softmax."""
+    query_steps, value_steps, heads, size = sizes(params, inputs)
+    return heads * size * (query_steps + 2 * value_steps) + 2 * heads * query_steps * value_steps
 
 
 def _keras_kwargs(params: dict[str, Any], inputs: list[Shape]) -> dict[str, Any]:
