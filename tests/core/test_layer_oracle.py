@@ -217,6 +217,10 @@ def test_shapes_and_params_match_keras(name):
         ("MaxPooling2D", {"pool_size": 3}, (2, 9, 3)),
         ("Reshape", {"target_shape": [7, 7]}, (10,)),
         ("Conv2D", {}, (28, 28)),
+        ("LSTM", {}, (28, 28, 1)),
+        ("Bidirectional", {"layer": "SimpleRNN"}, (12,)),
+        ("RepeatVector", {}, (4, 4)),
+        ("TimeDistributed", {}, (4,)),
     ],
 )
 def test_what_we_reject_keras_rejects_too(name, params, shape):
@@ -224,6 +228,14 @@ def test_what_we_reject_keras_rejects_too(name, params, shape):
         REGISTRY[name].output(params, [shape])
     with pytest.raises(Exception):  # noqa: B017 - Keras raises various types
         _keras_result(name, params, [shape])
+
+
+def test_attention_keys_and_values_of_different_lengths_are_rejected_by_keras_too():
+    shapes = [(5, 4), (3, 6), (2, 6)]
+    with pytest.raises(LayerError, match="must have the same steps"):
+        REGISTRY["MultiHeadAttention"].output({"num_heads": 2}, shapes)
+    with pytest.raises(Exception):  # noqa: B017 - Keras raises various types
+        _keras_result("MultiHeadAttention", {"num_heads": 2}, shapes)
 
 
 @pytest.mark.parametrize("name", ["Add", "Multiply", "Average"])
