@@ -119,11 +119,12 @@ _TOKENS = 100
 _WIDTH = 64
 """Features per token in the transformer template."""
 _TRANSFORMER_NORM: Layer = ("BatchNormalization", {})
-"""Normalises after each residual Add. A transformer uses LayerNormalization, which per token
-is what BatchNormalization is here per batch; swap it in when the palette has it."""
+"""Normalises after each residual Add. A transformer normalises each token on its own with
+LayerNormalization; until the palette has it, BatchNormalization (each feature over the
+batch) stands in."""
 _TRANSFORMER_POOL: Layer = ("Flatten", {})
-"""Joins the tokens for the head; GlobalAveragePooling1D (their mean) is the usual choice,
-and is to be swapped in when the palette has it."""
+"""Joins the tokens for the head. GlobalAveragePooling1D (their mean, which keeps the head
+small) is the usual choice; until the palette has it, Flatten stands in."""
 
 
 def _transformer() -> Graph:
