@@ -52,7 +52,7 @@ def test_features_that_do_not_split_into_the_heads_say_so_and_offer_fixes():
         "64 features do not split into 3 heads. Choose a number of heads that divides 64, "
         "or set key_dim to the size each head should have.")
     assert [fix.label for fix in problem.fixes] == [
-        "Set num_heads to 2", "Set num_heads to 4", "Set key_dim to 21"]
+        "Set num heads to 2", "Set num heads to 4", "Set key dim to 21"]
     for fix in problem.fixes:
         fixed = graph.copy()
         fix.apply(fixed)
@@ -77,7 +77,7 @@ def test_a_sequence_layer_after_an_image_or_a_vector_offers_a_reshape(
     (problem,) = analyze(graph).problems
     assert problem.node_id == "seq" and problem.message.endswith(words)
     (fix,) = problem.fixes
-    assert fix.label == f"Insert Reshape (to {' × '.join(map(str, target))}) before seq"
+    assert fix.label == f"Insert Reshape (target_shape {' × '.join(map(str, target))}) before seq"
     fix.apply(graph)
     assert analyze(graph).ok
     assert graph.node(graph.inputs_of("seq")[0]).params == {"target_shape": target}

@@ -26,7 +26,7 @@ def test_heads_that_do_not_divide_the_features_are_fixed_in_one_click(window, qt
     qtbot.waitUntil(lambda: bool(inspector.problem.text()))
     assert inspector.problem.text().startswith("64 features do not split into 3 heads.")
     assert [b.text() for b in inspector.fix_buttons] == [
-        "Set num_heads to 2", "Set num_heads to 4", "Set key_dim to 21"]
+        "Set num heads to 2", "Set num heads to 4", "Set key dim to 21"]
 
     qtbot.mouseClick(inspector.fix_buttons[2], Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not inspector.problem.text())

@@ -22,12 +22,12 @@ import numpy as np
 
 from studio.core.base.archives import ArchiveRefused, check_size, read_member
 from studio.core.base.messages import first_line
-from studio.core.build.keras_model import call_arguments, call_layer, keras_layer
+from studio.core.build.keras_model import call_layer, input_arguments, keras_layer
 from studio.core.build.stand_ins import ShapeUnknown, as_original, stand_in_classes, with_stand_ins
 from studio.core.model.graph import Graph, Node
 from studio.core.model.layers import (
     OPAQUE_TYPE,
-    CallArguments,
+    InputArguments,
     LayerType,
     Shape,
     code_layer_names,
@@ -307,7 +307,7 @@ def _sources(entry: dict[str, Any]) -> list[str]:
     if not calls:
         return []
     args, kwargs = calls[0].get("args", []), dict(calls[0].get("kwargs", {}))
-    call = call_arguments(entry["class_name"])
+    call = input_arguments(entry["class_name"])
     if call:
         return _argument_sources(name, call, args, kwargs)
     _refuse_settings(name, kwargs)
@@ -323,7 +323,7 @@ def _sources(entry: dict[str, Any]) -> list[str]:
     return [_tensor_source(name, tensor) for tensor in tensors]
 
 
-def _argument_sources(name: str, call: CallArguments, args: list[Any], kwargs: dict[str, Any]
+def _argument_sources(name: str, call: InputArguments, args: list[Any], kwargs: dict[str, Any]
                       ) -> list[str]:
     """The sources of a layer that takes its inputs one argument each (``call``), given by
     position or by name, such as MultiHeadAttention's ``(query, value)``: a value that is
@@ -398,10 +398,9 @@ def _output_shape(keras_object: Any, layer: _Layer, inputs: list[Shape]) -> Shap
 
     name = layer.name
     tensors = [keras.KerasTensor((None, *shape)) for shape in inputs]
-    call = call_arguments(layer.class_name)
+    args, kwargs = REGISTRY.get(layer.class_name, REGISTRY[OPAQUE_TYPE]).arguments(tensors)
     try:
-        output = (keras_object.compute_output_spec(*call.fill(tensors)) if call else
-                  keras_object.compute_output_spec(tensors[0] if len(tensors) == 1 else tensors))
+        output = keras_object.compute_output_spec(*args, **kwargs)
     except Exception as exc:
         raise ImportFailure(
             f"Keras cannot tell the output shape of layer {name} ({first_line(exc)})."

@@ -11,7 +11,7 @@ from studio.core.build.optimizers import KerasCall, make_optimizer, schedule_cal
 from studio.core.data.types import DatasetInfo
 from studio.core.model.applications import APPLICATION, build_application
 from studio.core.model.graph import Graph, Node
-from studio.core.model.layers import OPAQUE_TYPE, CallArguments, Nested, Shape
+from studio.core.model.layers import OPAQUE_TYPE, InputArguments, LayerType, Nested, Shape
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import TrainingSettings
 from studio.core.tasks.registry import DEFAULT_TASK, task_for
@@ -66,17 +66,26 @@ def _nested_layer(value: Any) -> Any:
         value, Nested) else value
 
 
-def call_arguments(class_name: str) -> CallArguments | None:
-    """How Keras calls a layer of ``class_name`` if it takes its inputs one argument each."""
-    layer_type = REGISTRY.get(class_name)
-    return layer_type.call if layer_type else None
+def calling_type(node: Node) -> LayerType:
+    """The layer type whose call rule (see ``LayerType.arguments``) ``node``'s Keras layer is
+    called by: its own, or for an imported layer that of its Keras class, if the palette has
+    it (imported attention is still called on query and value)."""
+    if node.type == OPAQUE_TYPE:
+        return REGISTRY.get(node.params["class_name"], REGISTRY[OPAQUE_TYPE])
+    return REGISTRY[node.type]
+
+
+def input_arguments(class_name: str) -> InputArguments | None:
+    """The call rule of Keras class ``class_name`` if it takes its inputs as separate
+    arguments, which import reads backwards."""
+    rule = REGISTRY[class_name].call_arguments if class_name in REGISTRY else None
+    return rule if isinstance(rule, InputArguments) else None
 
 
 def call_layer(node: Node, layer: Any, tensors: list[Any]) -> Any:
-    """Call ``node``'s Keras layer on its input tensors as its class takes them: one tensor,
-    a list, or (see ``CallArguments``) one argument each; imported layers too."""
-    call = call_arguments(node.params["class_name"] if node.type == OPAQUE_TYPE else node.type)
-    return layer(*call.fill(tensors)) if call else layer(_one_or_list(tensors))
+    """Call ``node``'s Keras layer on its input tensors as its layer type says."""
+    args, kwargs = calling_type(node).arguments(tensors)
+    return layer(*args, **kwargs)
 
 
 def _imported_layer(node: Node) -> Any:

@@ -13,7 +13,7 @@ import numpy as np
 from studio.core.build.analysis import Analysis, analyze
 from studio.core.build.keras_model import (
     ModelError,
-    call_arguments,
+    calling_type,
     imported_class_path,
     imported_spec,
     keras_model_name,
@@ -328,9 +328,8 @@ def _layer_call(graph: Graph, node: Node, names: dict[str, str], report: Analysi
     if node.type == "Input":
         return f"keras.Input(shape={tuple(node.params['shape'])!r}, name={node.id!r})"
     sources = graph.inputs_of(node.id)
-    call = call_arguments(node.params["class_name"] if node.type == OPAQUE_TYPE else node.type)
-    feeds = (", ".join(call.fill([names[src] for src in sources])) if call
-             else _one_or_list([names[src] for src in sources]))
+    args, kwargs = calling_type(node).arguments([_Name(names[src]) for src in sources])
+    feeds = ", ".join([*map(repr, args), *(f"{key}={value!r}" for key, value in kwargs.items())])
     if node.type == APPLICATION.name:
         (source,) = graph.inputs_of(node.id)
         layer = _application_call(node, tuple(report.nodes[source].output_shape))
@@ -342,6 +341,13 @@ def _layer_call(graph: Graph, node: Node, names: dict[str, str], report: Analysi
         shapes = [report.nodes[src].output_shape for src in sources]
         layer = _layer_source(node.type, {**layer_kwargs(node, shapes), "name": node.id})
     return f"{layer}({feeds})"
+
+
+class _Name(str):
+    """A variable of the script, written as itself among a call's arguments."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 def _layer_source(class_name: str, kwargs: dict[str, Any]) -> str:

@@ -6,9 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from studio.core.model.describe import key_params
 from studio.core.model.graph import Graph, Node
-from studio.core.model.layers import Remedy, Shape
+from studio.core.model.layers import SetParam, Shape, Suggestion
 from studio.core.model.params import format_shape
 
 
@@ -33,12 +32,8 @@ class Problem:
 
 
 def _set_param(node_id: str, name: str, value: Any, label: str) -> Fix:
-    return _set_params(node_id, {name: value}, label)
-
-
-def _set_params(node_id: str, values: dict[str, Any], label: str) -> Fix:
     def apply(graph: Graph) -> None:
-        graph.node(node_id).params.update(values)
+        graph.node(node_id).params[name] = value
 
     return Fix(label, apply)
 
@@ -60,21 +55,23 @@ def _insert_before(node_id: str, layer: str, params: dict[str, Any] | None = Non
         src = graph.inputs_of(node_id)[0]
         graph.insert_between(src, node_id, Node(graph.new_id(layer), layer, dict(params or {})))
 
-    what = key_params(Node("", layer, dict(params or {}))) if params else ""
-    return Fix(f"Insert {layer}{f' ({what})' if what else ''} before {node_id}", apply)
+    shown = ", ".join(f"{name} {_shown(value)}" for name, value in (params or {}).items())
+    return Fix(f"Insert {layer}{f' ({shown})' if shown else ''} before {node_id}", apply)
 
 
-def remedy_fixes(node_id: str, remedies: tuple[Remedy, ...]) -> tuple[Fix, ...]:
-    """The one-click fixes for the remedies a layer's shape rule offers (see ``Remedy``)."""
-    fixes = []
-    for remedy in remedies:
-        if remedy.insert is not None:
-            layer, params = remedy.insert
-            fixes.append(_insert_before(node_id, layer, params))
-        else:
-            label = " and ".join(f"{name} to {value}" for name, value in remedy.params.items())
-            fixes.append(_set_params(node_id, remedy.params, f"Set {label}"))
-    return tuple(fixes)
+def _shown(value: Any) -> str:
+    """A parameter's value as a fix's label writes it: shapes as ``784 × 1``."""
+    return format_shape(value) if isinstance(value, list) else str(value)
+
+
+def suggested_fixes(node_id: str, suggestions: tuple[Suggestion, ...]) -> tuple[Fix, ...]:
+    """The one-click fixes for the changes a layer's shape rule suggested (see LayerError)."""
+    return tuple(
+        _set_param(node_id, s.name, s.value,
+                   f"Set {s.name.replace('_', ' ')} to {_shown(s.value)}")
+        if isinstance(s, SetParam) else _insert_before(node_id, s.layer, s.params)
+        for s in suggestions
+    )
 
 
 def flatten_fixes(node_id: str, input_shape: Shape) -> tuple[Fix, ...]:

@@ -20,26 +20,30 @@ from studio.core.model.layers import (
 )
 from studio.core.model.layers.base import (
     ACTIVATIONS,
-    CallArguments,
+    InputArguments,
+    InsertBefore,
     LayerError,
     LayerType,
     Nested,
-    Remedy,
+    SetParam,
     Shape,
+    Suggestion,
 )
 from studio.core.model.layers.imported import CODE_CLASSES, OPAQUE_TYPE, code_layer_names
 
 __all__ = [
     "ACTIVATIONS",
     "CODE_CLASSES",
+    "InputArguments",
+    "InsertBefore",
     "LAYER_TYPES",
-    "CallArguments",
     "OPAQUE_TYPE",
     "LayerError",
     "LayerType",
     "Nested",
-    "Remedy",
+    "SetParam",
     "Shape",
+    "Suggestion",
     "code_layer_names",
 ]
 

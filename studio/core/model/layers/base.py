@@ -8,8 +8,8 @@ without importing TensorFlow. Shapes leave out the batch dimension.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from studio.core.base.messages import count, quoted
@@ -24,27 +24,43 @@ class, where a layer given to another (the one a wrapper wraps) is a ``Nested``.
 ReadConfig = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 """An import hook: a Keras layer config to a flat one in which import finds the type's
 parameters by name (a wrapped layer's settings brought up), None if it cannot hold them."""
+CallArguments = Callable[[list[Any]], tuple[tuple[Any, ...], dict[str, Any]]]
+"""How a layer is called on its inputs: the inputs, in edge order, to positional and keyword
+arguments. The inputs are tensors when a model is built, variable names when one is written
+as code, so a rule only places them."""
 T = TypeVar("T")
 
 ACTIVATIONS = ("linear", "relu", "sigmoid", "tanh", "softmax", "gelu", "elu", "leaky_relu")
 
 
 @dataclass(frozen=True)
-class Remedy:
-    """A change that would let a layer work, offered as a one-click fix: set ``params`` on
-    the layer, or put the layer ``insert`` (type and parameters) before it."""
+class SetParam:
+    """A suggested change to the failing layer: set its parameter ``name`` to ``value``."""
 
-    params: dict[str, Any] = field(default_factory=dict)
-    insert: tuple[str, dict[str, Any]] | None = None
+    name: str
+    value: Any
+
+
+@dataclass(frozen=True)
+class InsertBefore:
+    """A suggested change: put a ``layer`` with ``params`` between the failing layer and its
+    (only) input."""
+
+    layer: str
+    params: dict[str, Any]
+
+
+Suggestion = SetParam | InsertBefore
+"""A change that solves a LayerError, as data; the model's fixes turn it into a one-click Fix."""
 
 
 class LayerError(ValueError):
-    """A layer cannot accept its inputs or parameters; the message is meant for a person,
-    and ``remedies`` are the changes that would obviously solve it."""
+    """A layer cannot accept its inputs or parameters; the message is meant for a person, and
+    ``suggestions`` are the obvious changes that would solve it, if any."""
 
-    def __init__(self, message: str, remedies: Sequence[Remedy] = ()) -> None:
+    def __init__(self, message: str, *suggestions: Suggestion) -> None:
         super().__init__(message)
-        self.remedies = tuple(remedies)
+        self.suggestions = suggestions
 
 
 @dataclass(frozen=True)
@@ -57,9 +73,10 @@ class Nested:
 
 
 @dataclass(frozen=True)
-class CallArguments:
-    """How Keras calls a layer that takes its inputs as separate arguments, e.g.
-    ``layer(query, value)``, rather than as one input or a list.
+class InputArguments:
+    """A call rule (``CallArguments``) for a layer that takes its inputs as separate
+    arguments, e.g. ``layer(query, value)``, rather than as one input or a list; import reads
+    it backwards.
 
     The node's inputs fill ``names`` in order. Keras needs the first ``required`` of them;
     one not connected takes the input of the argument before it, as Keras's own defaults do
@@ -68,6 +85,9 @@ class CallArguments:
 
     names: tuple[str, ...]
     required: int
+
+    def __call__(self, inputs: list[T]) -> tuple[tuple[T, ...], dict[str, Any]]:
+        return tuple(self.fill(inputs)), {}
 
     def fill(self, inputs: list[T]) -> list[T]:
         """The positional arguments of the call on ``inputs``."""
@@ -108,8 +128,16 @@ class LayerType:
     one for one."""
     read_config: ReadConfig | None = None
     """How import reads its parameters from a Keras config, the other way round."""
-    call: CallArguments | None = None
-    """How Keras calls it, when it takes its inputs as separate arguments."""
+    call_arguments: CallArguments | None = None
+    """How its Keras layer is called, when not on its one input or a list of several (e.g.
+    attention on ``query, value``); see ``arguments``."""
+
+    def arguments(self, inputs: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The positional and keyword arguments its Keras layer is called with on ``inputs``
+        (tensors, or the names of the variables holding them in written code)."""
+        if self.call_arguments is not None:
+            return self.call_arguments(inputs)
+        return (inputs[0] if len(inputs) == 1 else list(inputs),), {}
 
     def defaults(self) -> dict[str, Any]:
         """A fresh dict of default parameter values."""
@@ -251,5 +279,5 @@ def sequence(inputs: list[Shape], layer: str) -> Shape:
         f"{layer} reads a sequence of steps × features, but its input has shape "
         f"{format_shape(shape)} ({count(len(shape), 'dimension')}). Reshape it to "
         f"{format_shape(target)} first, which reads {what} as the steps.",
-        [Remedy(insert=("Reshape", {"target_shape": target}))],
+        InsertBefore("Reshape", {"target_shape": target}),
     )
