@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,16 @@ def random_batch(model: Any, size: int = 3, seed: int = 0) -> list[np.ndarray]:
     """Random float inputs for every input of ``model``."""
     rng = np.random.default_rng(seed)
     return [rng.random((size, *t.shape[1:]), dtype=np.float32) for t in model.inputs]
+
+
+def rewrite_archive(path: Path, name: str, change: Callable[[bytes], bytes]) -> None:
+    """Rewrite member ``name`` of the zip archive at ``path`` with ``change``."""
+    with zipfile.ZipFile(path) as archive:
+        members = {member: archive.read(member) for member in archive.namelist()}
+    members[name] = change(members[name])
+    with zipfile.ZipFile(path, "w") as archive:
+        for member, data in members.items():
+            archive.writestr(member, data)
 
 
 def odd_config_h5(folder: Path) -> Path:

@@ -36,7 +36,7 @@ def test_demo_cnn_counts_match_keras_summary():
          "n2", "Units must be at least 1, not -3"),
         (chain(IMAGE, ("Conv2D", {"kernel_size": 5, "strides": 4}),
                ("Conv2D", {"kernel_size": 9}), ("Flatten", {}), ("Dense", {"units": 10})),
-         "n2", "kernel of 9 × 9 is larger than this Conv2D's input of 6 pixels"),
+         "n2", "kernel size of 9 × 9 is larger than this Conv2D's input of 6 × 6 pixels"),
         (chain(IMAGE, ("Flatten", {}), ("Dense", {"units": 12, "activation": "softmax"})),
          "n2", "softmax classifier has 12 outputs, but MNIST-10k has 10 classes. Set units to 10"),
         (chain(IMAGE, ("Conv2D", {"filters": 10})),

@@ -29,7 +29,7 @@ from tests.keras_models import branched_model, lambda_model
 
 @pytest.fixture(scope="module")
 def imported_project(tmp_path_factory):
-    """The branched model imported: merges, a Reshape and opaque ReLU and DepthwiseConv2D."""
+    """The branched model imported: merges, a Reshape, a DepthwiseConv2D and an opaque ReLU."""
     path = tmp_path_factory.mktemp("export") / "branched.keras"
     branched_model().save(path)
     return import_model(path)
@@ -153,9 +153,9 @@ def test_ids_that_are_python_keywords_or_script_names_still_work(tmp_path):
 
 @pytest.mark.parametrize(
     ("last", "probabilities"),
-    [(lambda: keras.layers.Dense(10, activation="softmax", kernel_regularizer="l2"), True),
+    [(lambda: keras.layers.Dense(10, activation="softmax", bias_regularizer="l2"), True),
      (lambda: keras.layers.Softmax(), True),
-     (lambda: keras.layers.Dense(10, kernel_regularizer="l2"), False)],
+     (lambda: keras.layers.Dense(10, bias_regularizer="l2"), False)],
 )
 def test_an_imported_layer_ending_in_softmax_outputs_probabilities(tmp_path, last, probabilities):
     inputs = keras.Input((28, 28, 1))
@@ -215,3 +215,25 @@ def test_imagenet_weights_are_left_to_keras_and_read_rgb(tmp_path):
 def application_id(project: Project) -> str:
     (node,) = [n for n in project.graph.nodes if n.type == "Application"]
     return node.id
+
+
+def test_the_script_writes_sizes_per_axis_sides_and_regularizers_as_keras_takes_them(
+        tmp_path):
+    layers = [Node("image", "Input", {"shape": [28, 28, 1]}),
+              Node("pad", "ZeroPadding2D", {"padding": [0, 1, 0, 1]}),
+              Node("conv", "Conv2D", {"filters": 4, "kernel_size": [3, 1], "strides": [2, 1],
+                                      "kernel_initializer": "he_normal",
+                                      "kernel_regularizer": "l1_l2",
+                                      "kernel_regularizer_factor": 1e-4}),
+              Node("up", "Conv2DTranspose", {"filters": 2, "strides": [1, 2]}),
+              Node("flat", "Flatten", {}),
+              Node("out", "Dense", {"units": 10, "activation": "softmax"})]
+    project = Project(name="per axis", graph=Graph.from_chain(layers))
+    path = tmp_path / "model.py"
+    path.write_text(export_code(project))
+    script = runpy.run_path(str(path), run_name="exported")
+    exported, ours = script["build_model"](), build_keras_model(project.graph)
+    for name in ("pad", "conv", "up"):
+        assert exported.get_layer(name).get_config() == ours.get_layer(name).get_config()
+    assert ours.get_layer("conv").get_config()["kernel_regularizer"]["config"] == {
+        "l1": 1e-4, "l2": 1e-4}

@@ -156,3 +156,70 @@ def test_the_message_reads_well_for_sizes_said_with_a_vowel():
                   ("Dense", {"units": 16}), SOFTMAX)
     problem = problem_with_fixes(analyze(graph, MNIST_10K), "n2")
     assert problem.message.startswith("This Dense layer receives an 8 × 8 × 4 image,")
+
+
+@pytest.mark.parametrize(
+    ("layers", "node", "words", "fix"),
+    [
+        ([("Conv1D", {"filters": 4})], "n1", "Conv1D expects a sequence of steps × channels, "
+         "but its input has shape 28 × 28 × 1 (3 dimensions). Add a Reshape to 28 × 28 first.",
+         "Insert Reshape to 28 × 28 before n1"),
+        ([("Flatten", {}), ("Conv1D", {"filters": 4})], "n2", "Add a Reshape to 784 × 1",
+         "Insert Reshape to 784 × 1 before n2"),
+        ([("Flatten", {}), ("Conv2D", {"filters": 4})], "n2", "Add a Reshape to 28 × 28 × 1",
+         "Insert Reshape to 28 × 28 × 1 before n2"),
+        ([("Conv3D", {"filters": 4, "padding": "same"})], "n1",
+         "Add a Reshape to 28 × 28 × 1 × 1",
+         "Insert Reshape to 28 × 28 × 1 × 1 before n1"),
+    ],
+)
+def test_a_convolution_given_the_wrong_number_of_dimensions_offers_a_reshape(
+        layers, node, words, fix):
+    graph = chain(IMAGE, *layers, ("Flatten", {}), SOFTMAX)
+    problem = problem_with_fixes(analyze(graph, MNIST_10K), node)
+    assert words in problem.message
+    assert labels(problem) == [fix]
+    assert_each_fix_solves(graph, node)
+
+
+def test_a_flat_input_that_is_not_square_is_not_guessed_into_an_image():
+    graph = chain(IMAGE, ("Flatten", {}), ("Dense", {"units": 50}), ("Conv2D", {}),
+                  ("Flatten", {}), SOFTMAX)
+    report = analyze(graph, MNIST_10K)
+    assert "Add a Reshape layer first, e.g. to 28, 28, 1." in (report.problem_at("n3") or "")
+    assert not report.problems[0].fixes
+
+
+@pytest.mark.parametrize(
+    ("layer", "words", "fixes"),
+    [
+        (("Conv2D", {"kernel_size": [9, 3]}),
+         "The kernel size of 9 × 3 is larger than this Conv2D's input of 6 × 6 pixels.",
+         ["Set padding to same", "Set kernel size to 6 × 3"]),
+        (("Conv2D", {"kernel_size": 9}), "kernel size of 9 × 9",
+         ["Set padding to same", "Set kernel size to 6"]),
+        (("MaxPooling2D", {"pool_size": [2, 8]}),
+         "The pool size of 2 × 8 is larger than this MaxPooling2D's input of 6 × 6 pixels.",
+         ["Set padding to same", "Set pool size to 2 × 6"]),
+        (("SeparableConv2D", {"kernel_size": 7}), "larger than this SeparableConv2D's input",
+         ["Set padding to same", "Set kernel size to 6"]),
+    ],
+)
+def test_a_window_larger_than_its_input_offers_same_padding_or_a_window_that_fits(
+        layer, words, fixes):
+    graph = chain(IMAGE, ("Conv2D", {"filters": 4, "kernel_size": 5, "strides": 4}), layer,
+                  ("Flatten", {}), SOFTMAX)
+    problem = problem_with_fixes(analyze(graph, MNIST_10K), "n2")
+    assert words in problem.message
+    assert labels(problem) == fixes
+    assert_each_fix_solves(graph, "n2")
+
+
+def test_a_conv1d_after_a_sequence_reshape_reports_a_kernel_longer_than_the_sequence():
+    graph = chain(IMAGE, ("Reshape", {"target_shape": [4, 196]}),
+                  ("Conv1D", {"kernel_size": 5}), ("Flatten", {}), SOFTMAX)
+    problem = problem_with_fixes(analyze(graph, MNIST_10K), "n2")
+    assert problem.message.startswith(
+        "The kernel size of 5 is larger than this Conv1D's input of 4 steps.")
+    assert labels(problem) == ["Set padding to same", "Set kernel size to 4"]
+    assert_each_fix_solves(graph, "n2")

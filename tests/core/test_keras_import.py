@@ -26,6 +26,7 @@ from tests.keras_models import (
     branched_model,
     lambda_model,
     random_batch,
+    rewrite_archive,
     two_input_model,
 )
 
@@ -84,7 +85,46 @@ def test_resnet50_round_trip(tmp_path):
     # Its batch normalizations name the channel axis as 3, which is the same as -1.
     assert (counts["BatchNormalization"], counts["Activation"], counts["MaxPooling2D"]) == (
         53, 49, 1)
-    assert opaque_classes(project) <= {"ZeroPadding2D"}
+    assert opaque_classes(project) == set()
+
+
+def test_the_new_convolution_and_resizing_layers_round_trip_as_editable_layers(tmp_path):
+    layers = keras.layers
+    image = keras.Input((15, 15, 3), name="image")
+    x = layers.ZeroPadding2D(((0, 1), (0, 1)), name="pad")(image)
+    x = layers.DepthwiseConv2D((3, 1), strides=2, depth_multiplier=2, name="depthwise",
+                               depthwise_regularizer=keras.regularizers.L2(1e-4))(x)
+    x = layers.SeparableConv2D(6, 3, padding="same", name="separable",
+                               pointwise_initializer="he_uniform")(x)
+    x = layers.Conv2DTranspose(4, (3, 2), strides=(2, 1), name="up_conv",
+                               kernel_initializer="he_normal")(x)
+    x = layers.UpSampling2D((1, 2), interpolation="bilinear", name="upsample")(x)
+    x = layers.Cropping2D(((1, 0), (0, 2)), name="crop")(x)
+    x = layers.Resizing(6, 5, interpolation="nearest", name="resize")(x)
+    sequence = keras.Input((12, 3), name="sequence")
+    s = layers.Conv1D(5, 4, strides=2, padding="causal", name="conv1d")(sequence)
+    volume = keras.Input((4, 6, 6, 2), name="volume")
+    v = layers.Conv3D(3, (2, 3, 3), strides=(1, 2, 1), name="conv3d",
+                      kernel_regularizer="l1")(volume)
+    joined = layers.Concatenate(name="joined")(
+        [layers.Flatten(name=f"flat_{i}")(t) for i, t in enumerate((x, s, v))])
+    model = keras.Model([image, sequence, volume], layers.Dense(3, name="out")(joined))
+    project = round_trip(model, tmp_path / "new_layers.keras")
+    assert opaque_classes(project) == set()
+    graph = project.graph
+    assert graph.node("pad").params == {"padding": [0, 1, 0, 1]}
+    assert graph.node("crop").params == {"cropping": [1, 0, 0, 2]}
+    assert graph.node("upsample").params == {"size": [1, 2], "interpolation": "bilinear"}
+    assert graph.node("depthwise").params["kernel_size"] == [3, 1]
+    assert graph.node("depthwise").params["depthwise_regularizer"] == "l2"
+    assert graph.node("separable").params["pointwise_initializer"] == "he_uniform"
+    assert graph.node("up_conv").params["strides"] == [2, 1]
+    assert graph.node("conv1d").params["padding"] == "causal"
+    assert graph.node("conv3d").params["kernel_size"] == [2, 3, 3]
+    rebuilt = build_keras_model(graph)
+    for layer in _layers(model):
+        assert {**rebuilt.get_layer(layer.name).get_config(), "name": layer.name} == \
+            layer.get_config()
 
 
 def test_branched_model_round_trip(tmp_path):
@@ -95,7 +135,7 @@ def test_branched_model_round_trip(tmp_path):
     assert graph.node("left").type == "Conv2D"
     assert graph.node("left").params == {
         "filters": 4, "kernel_size": 3, "strides": 1, "padding": "same", "activation": "relu",
-        "use_bias": True,
+        "use_bias": True, **KERNEL_DEFAULTS,
     }
     assert graph.node("bn").params == {"momentum": 0.9, "epsilon": 0.001}
     assert graph.node("flat").params == {"target_shape": [-1]}
@@ -150,14 +190,16 @@ def _mnist():
 @pytest.mark.parametrize(
     "layer",
     [
-        lambda: keras.layers.Conv2D(4, 3, strides=(2, 1)),
         lambda: keras.layers.Conv2D(4, 3, dilation_rate=2),
-        lambda: keras.layers.Conv2D(4, (3, 5)),
-        lambda: keras.layers.Conv2D(4, 3, kernel_regularizer="l2"),
-        lambda: keras.layers.Conv2D(4, 3, kernel_initializer="he_normal"),
+        lambda: keras.layers.Conv2D(4, 3, kernel_initializer=keras.initializers.HeNormal(7)),
+        lambda: keras.layers.Conv2D(4, 3, kernel_regularizer=keras.regularizers.L1L2(0.1, 0.2)),
+        lambda: keras.layers.Conv2D(4, 3, kernel_initializer="variance_scaling"),
+        lambda: keras.layers.Conv2D(4, 3, bias_regularizer="l2"),
+        lambda: keras.layers.Conv2D(6, 3, groups=3),
+        lambda: keras.layers.Conv2DTranspose(4, 3, strides=2, output_padding=1),
         lambda: keras.layers.Dense(4, activation="swish"),
         lambda: keras.layers.BatchNormalization(center=False),
-        lambda: keras.layers.MaxPooling2D(2, strides=(1, 2)),
+        lambda: keras.layers.Resizing(4, 4, pad_to_aspect_ratio=True),
     ],
 )
 def test_settings_the_registry_cannot_express_keep_the_layer_opaque(tmp_path, layer):
@@ -170,6 +212,50 @@ def test_settings_the_registry_cannot_express_keep_the_layer_opaque(tmp_path, la
     assert node.params["class_name"] == type(original).__name__
     assert node.params["input_shapes"] == [[8, 8, 3]]
     assert node.params["output_shape"] == list(original.output.shape[1:])
+    rebuilt = build_keras_model(project.graph).get_layer(node.id)
+    assert {**rebuilt.get_config(), "name": original.name} == original.get_config()
+
+
+KERNEL_DEFAULTS = {"kernel_initializer": "glorot_uniform", "kernel_regularizer": "none",
+                   "kernel_regularizer_factor": 0.01}
+
+
+@pytest.mark.parametrize(
+    ("layer", "params"),
+    [
+        (lambda: keras.layers.Conv2D(4, 3, strides=(2, 1)), {"strides": [2, 1]}),
+        (lambda: keras.layers.Conv2D(4, (3, 5)), {"kernel_size": [3, 5]}),
+        (lambda: keras.layers.Conv2D(4, 3, kernel_regularizer="l2"),
+         {"kernel_regularizer": "l2", "kernel_regularizer_factor": 0.01}),
+        (lambda: keras.layers.Conv2D(4, 3, kernel_regularizer=keras.regularizers.L2(1e-4)),
+         {"kernel_regularizer": "l2", "kernel_regularizer_factor": 1e-4}),
+        (lambda: keras.layers.Conv2D(4, 3, kernel_regularizer=keras.regularizers.L1L2(3e-4,
+                                                                                      3e-4)),
+         {"kernel_regularizer": "l1_l2", "kernel_regularizer_factor": 3e-4}),
+        (lambda: keras.layers.Conv2D(4, 3, kernel_initializer="he_normal"),
+         {"kernel_initializer": "he_normal"}),
+        (lambda: keras.layers.Conv2D(4, 3, kernel_initializer=keras.initializers.Orthogonal()),
+         {"kernel_initializer": "orthogonal"}),
+        (lambda: keras.layers.Dense(4, kernel_regularizer=keras.regularizers.L1(0.05)),
+         {"kernel_regularizer": "l1", "kernel_regularizer_factor": 0.05}),
+        (lambda: keras.layers.MaxPooling2D(2, strides=(1, 2)), {"strides": [1, 2]}),
+        (lambda: keras.layers.AveragePooling2D((3, 1)), {"pool_size": [3, 1], "strides": [3, 1]}),
+    ],
+)
+def test_per_axis_sizes_initializers_and_regularizers_import_as_editable_layers(
+        tmp_path, layer, params):
+    inputs = keras.Input((8, 8, 3))
+    original = layer()
+    model = keras.Model(inputs, original(inputs))
+    project = round_trip(model, tmp_path / "m.keras")
+    node = project.graph.nodes[-1]
+    assert node.type == type(original).__name__
+    expected = {**(KERNEL_DEFAULTS if "kernel_initializer" in node.params else {}), **params}
+    imported = {key: node.params[key] for key in expected}
+    if "kernel_regularizer_factor" in imported:  # Keras keeps an L1 factor as a 32-bit float
+        imported["kernel_regularizer_factor"] = float(
+            f"{imported['kernel_regularizer_factor']:.7g}")
+    assert imported == expected
     rebuilt = build_keras_model(project.graph).get_layer(node.id)
     assert {**rebuilt.get_config(), "name": original.name} == original.get_config()
 
@@ -309,16 +395,14 @@ def test_unreadable_files_are_explained(tmp_path, make, words):
 
 def test_a_model_keras_cannot_load_is_explained(tmp_path):
     path = tmp_path / "custom.keras"
-    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1, name="dense")])
     model.save(path)
-    with zipfile.ZipFile(path) as archive:
-        files = {name: archive.read(name) for name in archive.namelist()}
-    files["config.json"] = files["config.json"].replace(b'"Dense"', b'"NoSuchLayer"')
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
-    with pytest.raises(ImportFailure, match=r"^custom\.keras: Keras cannot load it \("):
+    rewrite_archive(path, "config.json", lambda text: text.replace(b'"Dense"', b'"NoSuchLayer"'))
+    with pytest.raises(ImportFailure) as failure:
         import_model(path)
+    assert str(failure.value) == (
+        "custom.keras: layer dense (NoSuchLayer) is of a class Keras does not know: it was "
+        "saved from custom Python code, which is not in the file.")
 
 
 def _write(path, text):

@@ -11,6 +11,7 @@ import pytest
 from studio.core.build.keras_model import call_layer, keras_layer
 from studio.core.model.graph import Node
 from studio.core.model.layers import ACTIVATIONS, LayerError
+from studio.core.model.layers.base import INITIALIZERS, REGULARIZERS
 from studio.core.model.registry import REGISTRY
 
 CASES_PER_TYPE = 12
@@ -27,18 +28,75 @@ def _dense(rng: random.Random, act: str) -> Case:
     rank = rng.randint(1, 3)
     shape = tuple(rng.randint(1, 12) for _ in range(rank))
     return {"units": rng.randint(1, 40), "activation": act,
-            "use_bias": rng.random() < 0.7}, [shape]
+            "use_bias": rng.random() < 0.7, **_kernels(rng)}, [shape]
 
 
-def _conv2d(rng: random.Random, act: str) -> Case:
-    return {"filters": rng.randint(1, 16), "kernel_size": rng.randint(1, 5),
-            "strides": rng.randint(1, 3), "padding": rng.choice(["valid", "same"]),
-            "activation": act, "use_bias": rng.random() < 0.7}, [_image(rng)]
+def _per_axis(rng: random.Random, low: int, high: int, axes: int = 2) -> int | list[int]:
+    """One size for every axis, or (half the time) one per axis."""
+    if axes == 1 or rng.random() < 0.5:
+        return rng.randint(low, high)
+    return [rng.randint(low, high) for _ in range(axes)]
+
+
+def _kernels(rng: random.Random, kernel: str = "kernel") -> dict:
+    """A random initializer and regularizer for the weights called ``kernel``."""
+    return {f"{kernel}_initializer": rng.choice(INITIALIZERS),
+            f"{kernel}_regularizer": rng.choice(REGULARIZERS),
+            f"{kernel}_regularizer_factor": rng.choice([0.0, 1e-4, 0.01])}
+
+
+def _conv(axes: int, paddings: tuple[str, ...] = ("valid", "same")):
+    def case(rng: random.Random, act: str) -> Case:
+        shape = (*(rng.randint(3, 12 if axes < 3 else 7) for _ in range(axes)), rng.randint(1, 5))
+        return {"filters": rng.randint(1, 16), "kernel_size": _per_axis(rng, 1, 5, axes),
+                "strides": _per_axis(rng, 1, 3, axes), "padding": rng.choice(paddings),
+                "activation": act, "use_bias": rng.random() < 0.7, **_kernels(rng)}, [shape]
+
+    return case
+
+
+def _depthwise(separable: bool):
+    def case(rng: random.Random, act: str) -> Case:
+        params = {"kernel_size": _per_axis(rng, 1, 5), "strides": _per_axis(rng, 1, 3),
+                  "padding": rng.choice(["valid", "same"]),
+                  "depth_multiplier": rng.randint(1, 3), "activation": act,
+                  "use_bias": rng.random() < 0.7, **_kernels(rng, "depthwise")}
+        if separable:
+            params.update(filters=rng.randint(1, 16), **_kernels(rng, "pointwise"))
+        return params, [_image(rng)]
+
+    return case
 
 
 def _pooling(rng: random.Random, act: str) -> Case:
-    return {"pool_size": rng.randint(1, 4), "strides": rng.choice([None, 1, 2, 3]),
+    return {"pool_size": _per_axis(rng, 1, 4),
+            "strides": rng.choice([None, 1, 2, 3, [1, 2], [3, 1]]),
             "padding": rng.choice(["valid", "same"])}, [_image(rng)]
+
+
+def _sides(rng: random.Random) -> int | list[int]:
+    """Padding or cropping in one of Keras's forms: every side, per axis or per side."""
+    return rng.choice([rng.randint(0, 3), [rng.randint(0, 3) for _ in range(2)],
+                       [rng.randint(0, 3) for _ in range(4)]])
+
+
+def _upsampling(rng: random.Random, act: str) -> Case:
+    return {"size": _per_axis(rng, 1, 3), "interpolation": rng.choice(["nearest", "bilinear"])
+            }, [_image(rng)]
+
+
+def _zero_padding(rng: random.Random, act: str) -> Case:
+    return {"padding": _sides(rng)}, [_image(rng)]
+
+
+def _cropping(rng: random.Random, act: str) -> Case:
+    return {"cropping": _sides(rng)}, [_image(rng)]
+
+
+def _resizing(rng: random.Random, act: str) -> Case:
+    return {"height": rng.randint(1, 30), "width": rng.randint(1, 30),
+            "interpolation": rng.choice(["bilinear", "nearest", "area"]),
+            "crop_to_aspect_ratio": rng.random() < 0.5}, [_image(rng)]
 
 
 def _global_pooling(rng: random.Random, act: str) -> Case:
@@ -141,10 +199,19 @@ def _concatenate(rng: random.Random, act: str) -> Case:
 
 CASES: dict[str, Callable[[random.Random, str], Case]] = {
     "Dense": _dense,
-    "Conv2D": _conv2d,
+    "Conv2D": _conv(2),
+    "Conv1D": _conv(1, ("valid", "same", "causal")),
+    "Conv3D": _conv(3),
+    "Conv2DTranspose": _conv(2),
+    "SeparableConv2D": _depthwise(separable=True),
+    "DepthwiseConv2D": _depthwise(separable=False),
     "MaxPooling2D": _pooling,
     "AveragePooling2D": _pooling,
     "GlobalAveragePooling2D": _global_pooling,
+    "UpSampling2D": _upsampling,
+    "ZeroPadding2D": _zero_padding,
+    "Cropping2D": _cropping,
+    "Resizing": _resizing,
     "Flatten": _flatten,
     "Dropout": _dropout,
     "BatchNormalization": _batchnorm,
@@ -217,6 +284,16 @@ def test_shapes_and_params_match_keras(name):
         ("MaxPooling2D", {"pool_size": 3}, (2, 9, 3)),
         ("Reshape", {"target_shape": [7, 7]}, (10,)),
         ("Conv2D", {}, (28, 28)),
+        ("Conv2D", {"kernel_size": [3, 7]}, (8, 6, 1)),
+        ("Conv1D", {"kernel_size": 5}, (4, 2)),
+        ("Conv1D", {}, (28, 28, 1)),
+        ("Conv3D", {"kernel_size": [1, 1, 4]}, (4, 4, 3, 2)),
+        ("Conv3D", {}, (8, 8, 3)),
+        ("DepthwiseConv2D", {"kernel_size": [1, 5]}, (6, 4, 3)),
+        ("SeparableConv2D", {}, (12,)),
+        ("AveragePooling2D", {"pool_size": [1, 3]}, (2, 2, 3)),
+        ("Cropping2D", {"cropping": [2, 0, 0, 2]}, (2, 9, 3)),
+        ("Cropping2D", {"cropping": [0, 3]}, (9, 6, 3)),
         ("LSTM", {}, (28, 28, 1)),
         ("Bidirectional", {"layer": "SimpleRNN"}, (12,)),
         ("RepeatVector", {}, (4, 4)),

@@ -92,7 +92,15 @@ def _node(document, node_type):
     ("mutate", "expected"),
     [
         (lambda d: _node(d, "Dense")["params"].update(bogus=1),
-         "Layer 'dense_1': Dense has no parameter 'bogus' (it takes units, activation, use_bias)."),
+         "Layer 'dense_1': Dense has no parameter 'bogus' (it takes units, activation, use_bias, "
+         "kernel_initializer, kernel_regularizer, kernel_regularizer_factor)."),
+        (lambda d: _node(d, "Conv2D")["params"].update(kernel_size=[3, 3, 3]),
+         "Layer 'conv2d_1': Kernel size takes one number, or one per axis (height, width), not "
+         "'3, 3, 3'."),
+        (lambda d: _node(d, "Conv2D")["params"].update(strides=[1, 0]),
+         "Layer 'conv2d_1': Strides must be at least 1, not 0."),
+        (lambda d: _node(d, "Dense")["params"].update(kernel_regularizer="l3"),
+         "Layer 'dense_1': Kernel regularizer must be one of none, l1, l2, l1_l2, not 'l3'."),
         (lambda d: _node(d, "Flatten")["params"].update(units=1),
          "Layer 'flatten_1': Flatten has no parameter 'units' (it takes no parameters)."),
         (lambda d: _node(d, "Input")["params"].pop("shape"),
@@ -138,7 +146,9 @@ def test_optional_parameters_left_out_take_their_default(tmp_path):
     document["model"]["nodes"].append({"id": "keras_1", "type": "Keras", "params": {}})
     project = load_project(_write(tmp_path, json.dumps(document)))
     assert project.graph.node("dense_1").resolved_params() == {
-        "units": 10, "activation": "relu", "use_bias": True}
+        "units": 10, "activation": "relu", "use_bias": True,
+        "kernel_initializer": "glorot_uniform", "kernel_regularizer": "none",
+        "kernel_regularizer_factor": 0.01}
 
 
 def test_truncated_file_names_line_and_column(tmp_path):

@@ -24,6 +24,7 @@ from studio.core.search.space import (
     param_for,
     problems,
     searchable_params,
+    start_value,
     target_label,
     training_target,
     trial_count,
@@ -149,3 +150,21 @@ def test_what_a_search_can_vary_is_one_fact_for_the_menus_and_the_checks():
     project.graph.nodes.append(Node("reshape_1", "Reshape", {"target_shape": [-1]}))
     with pytest.raises(SearchSpaceError, match="target shape cannot be searched"):
         param_for(project, layer_target("reshape_1", "target_shape"))
+
+
+def test_a_size_per_axis_is_searched_one_size_for_every_axis(project, tmp_path):
+    kernel = layer_target("conv2d_1", "kernel_size")
+    project.graph.node("conv2d_1").params["kernel_size"] = [5, 1]
+    assert current_value(project, kernel) == [5, 1]
+    assert start_value(project, kernel) == 5  # the search starts from the largest axis
+    assert check_dimension(project, Dimension(kernel, low=1, high=5, count=3)) == [1, 3, 5]
+    assert check_dimension(project, Dimension(kernel, values=[3, 5])) == [3, 5]
+    with pytest.raises(SearchSpaceError, match="Kernel size must be at most 64, not 65"):
+        check_dimension(project, Dimension(kernel, values=[65]))
+    changed = apply_values(project, {kernel: 3})
+    assert current_value(changed, kernel) == 3
+    project.search = SearchSettings(dimensions=[Dimension(kernel, values=[1, 3])])
+    assert problems(project, project.search) == []
+    save_project(project, tmp_path / "p.studio.json")
+    assert load_project(tmp_path / "p.studio.json").graph.node("conv2d_1").params[
+        "kernel_size"] == [5, 1]

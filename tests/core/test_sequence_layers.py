@@ -62,12 +62,13 @@ def test_features_that_do_not_split_into_the_heads_say_so_and_offer_fixes():
 
 @pytest.mark.parametrize(
     ("layer", "shape", "target", "words"),
-    [("LSTM", [28, 28, 1], [28, 28], "28 × 28 × 1 (3 dimensions). Reshape it to 28 × 28 "
-      "first, which reads its rows as the steps."),
-     ("Bidirectional", [12], [12, 1], "12 (1 dimension). Reshape it to 12 × 1 first, which "
-      "reads each value as the steps."),
-     ("MultiHeadAttention", [12], [12, 1], "Reshape it to 12 × 1 first, which reads each "
-      "value as a step.")],
+    [("LSTM", [28, 28, 1], [28, 28], "LSTM expects a sequence of steps × features, but its "
+      "input has shape 28 × 28 × 1 (3 dimensions). Add a Reshape to 28 × 28 first."),
+     ("Bidirectional", [12], [12, 1], "Bidirectional expects a sequence of steps × features, "
+      "but its input has shape 12 (1 dimension). Add a Reshape to 12 × 1 first."),
+     ("MultiHeadAttention", [12], [12, 1], "MultiHeadAttention attends across the steps of a "
+      "sequence (steps × features), but its input has shape 12. Reshape it to 12 × 1 first, "
+      "which reads each value as a step.")],
 )
 def test_a_sequence_layer_after_an_image_or_a_vector_offers_a_reshape(
         layer, shape, target, words):
@@ -75,9 +76,9 @@ def test_a_sequence_layer_after_an_image_or_a_vector_offers_a_reshape(
                               Node("seq", layer, {"num_heads": 1} if "Attention" in layer else {}),
                               Node("out", "Dense", {"units": 3})])
     (problem,) = analyze(graph).problems
-    assert problem.node_id == "seq" and problem.message.endswith(words)
+    assert problem.node_id == "seq" and problem.message == words
     (fix,) = problem.fixes
-    assert fix.label == f"Insert Reshape (target_shape {' × '.join(map(str, target))}) before seq"
+    assert fix.label == f"Insert Reshape to {' × '.join(map(str, target))} before seq"
     fix.apply(graph)
     assert analyze(graph).ok
     assert graph.node(graph.inputs_of("seq")[0]).params == {"target_shape": target}

@@ -325,7 +325,7 @@ def test_pasting_something_that_is_not_valid_layers_changes_nothing(window, qtbo
     window.canvas.setFocus()
     before = window.doc.project
     for nodes, reason in (
-        ([{"id": "x", "type": "Conv3D", "params": {}}], "unknown type 'Conv3D'"),
+        ([{"id": "x", "type": "Conv4D", "params": {}}], "unknown type 'Conv4D'"),
         ([{"id": "x", "type": "Dense", "params": {"units": -5}}],
          "Layer 'x': Units must be at least 1, not -5."),
         ("nonsense", "is not valid"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QLabel
 
 from studio.core.project.document import Dimension
 from tests.gui.support import click_row, isolate_settings
@@ -157,3 +158,21 @@ def test_batch_size_and_epochs_have_search_buttons_in_the_training_dock(window, 
     assert not buttons["batch_size"].searched
     assert window.doc.project.search.dimensions == [
         Dimension("training.epochs", values=[1, 2])]
+
+
+def test_a_kernel_size_per_axis_is_searched_one_size_for_every_axis(window, qtbot):
+    click_row(qtbot, window, "conv2d_1")
+    kernel = window.inspector.editors["kernel_size"].widget
+    qtbot.mouseClick(kernel, LEFT, pos=QPoint(6, kernel.height() // 2))
+    qtbot.keyClick(kernel, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(kernel, "5, 1")
+    qtbot.keyClick(kernel, Qt.Key.Key_Return)
+    dialog = _open(qtbot, window.inspector.search_buttons["kernel_size"])
+    intro = dialog.findChild(QLabel, "dimension-intro")
+    assert "It is 5 × 1 now. Each value is used on every axis." in intro.text()
+    assert dialog.values.text() == "5"
+    type_into(qtbot, dialog.values, "3, 5")
+    assert dialog.preview.text().startswith("2 values: 3, 5")
+    qtbot.mouseClick(dialog.ok, LEFT)
+    assert window.doc.project.search.dimensions == [
+        Dimension("layer.conv2d_1.kernel_size", values=[3, 5])]

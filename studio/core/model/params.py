@@ -29,6 +29,12 @@ class Param:
     required: bool = False
     """A project file must give it, as Keras has no default for it either; ``default`` only
     seeds a new layer. Other parameters left out of a file take their default."""
+    axes: int = 1
+    """An "int" parameter with more than one axis (a kernel's height and width) also takes one
+    number per axis, as a list; one number means the same on every axis."""
+    sides: bool = False
+    """A per-axis parameter that may also give both sides of each axis: a list of two numbers
+    per axis (top, bottom, left, right), as Keras's padding and cropping do."""
 
     @property
     def label(self) -> str:
@@ -47,6 +53,8 @@ class Param:
             return f"{self.label} must be one of {', '.join(self.choices)}, not {quoted(value)}."
         if self.kind == "shape":
             return self._check_shape(value)
+        if self.axes > 1 and isinstance(value, list | tuple):
+            return self._check_axes(value)
         if self.kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
             return f"{self.label} must be a whole number, not {quoted(value)}."
         if self.kind == "float":
@@ -66,6 +74,65 @@ class Param:
                 return f"{self.label} must be at most {_fmt(self.maximum)}, not {_fmt(value)}."
         return None
 
+    @property
+    def axis_names(self) -> tuple[str, ...]:
+        """What each number of a per-axis list stands for: ``height``, ``width``, ..."""
+        return AXIS_NAMES.get(self.axes, tuple(f"axis {i + 1}" for i in range(self.axes)))
+
+    def per_axis_form(self) -> str:
+        """How a per-axis value may be written: ``one number, or one per axis (height,
+        width)``, and with sides ``or one per side (top, bottom, left, right)``."""
+        form = f"one number, or one per axis ({', '.join(self.axis_names)})"
+        if not self.sides:
+            return form
+        sides = [side for axis in self.axis_names for side in SIDES.get(axis, ("before", "after"))]
+        return f"{form}, or one per side ({', '.join(sides)})"
+
+    def _check_axes(self, value: list | tuple) -> str | None:
+        lengths = (self.axes, 2 * self.axes) if self.sides else (self.axes,)
+        if len(value) not in lengths:
+            return (f"{self.label} takes {self.per_axis_form()}, not "
+                    f"{quoted(', '.join(str(v) for v in value))}.")
+        one = Param(self.name, self.kind, self.default, "", self.minimum, self.maximum)
+        for item in value:
+            problem = one.check(item)
+            if problem:
+                return problem
+        return None
+
+    def sizes(self, value: int | list[int]) -> tuple[int, ...]:
+        """A per-axis value as one number per axis; with sides, both sides' sum."""
+        if self.sides:
+            return tuple(a + b for a, b in self._pairs(value))
+        return (value,) * self.axes if isinstance(value, int) else tuple(value)
+
+    def _pairs(self, value: int | list[int]) -> tuple[tuple[int, int], ...]:
+        """A value with sides as a (before, after) pair per axis."""
+        if isinstance(value, int):
+            return ((value, value),) * self.axes
+        if len(value) == self.axes:
+            return tuple((v, v) for v in value)
+        return tuple((value[i], value[i + 1]) for i in range(0, len(value), 2))
+
+    def to_keras(self, value: Any) -> Any:
+        """The value as Keras takes it: a shape as a tuple, sides as a pair per axis."""
+        if self.kind == "shape":
+            return tuple(value)
+        if self.sides and isinstance(value, list):
+            return self._pairs(value)
+        return value
+
+    def from_keras(self, value: Any) -> Any:
+        """A value as a Keras config stores it (``(3, 3)``, ``((0, 1), (0, 1))``) in this
+        parameter's shortest form: one number when every axis agrees."""
+        if self.kind != "int" or not isinstance(value, list | tuple) or not value:
+            return value
+        if all(isinstance(v, list | tuple) and len(v) == 2 for v in value):
+            if any(a != b for a, b in value):
+                return [side for pair in value for side in pair]
+            value = [a for a, _ in value]
+        return value[0] if all(v == value[0] for v in value) else list(value)
+
     def _check_shape(self, value: Any) -> str | None:
         if not isinstance(value, list | tuple) or not value:
             return f"{self.label} must be a list of sizes such as 28, 28, 1."
@@ -80,6 +147,11 @@ class Param:
         if wildcards > 1:
             return f"{self.label} may hold -1 (\"the rest\") only once."
         return None
+
+
+AXIS_NAMES = {2: ("height", "width"), 3: ("depth", "height", "width")}
+"""The axes of a 2-D and a 3-D window, in Keras's order."""
+SIDES = {"height": ("top", "bottom"), "width": ("left", "right"), "depth": ("front", "back")}
 
 
 def _fmt(value: float) -> str:

@@ -177,6 +177,14 @@ def current_value(project: Project, target: str) -> Any:
     return REGISTRY[node.type].resolved(node.params)[name]
 
 
+def start_value(project: Project, target: str) -> Any:
+    """The current value of ``target`` as one point a search can try. A search tries one size
+    for every axis of a per-axis size, so one that differs between axes starts from its
+    largest."""
+    value = current_value(project, target)
+    return max(value) if isinstance(value, list) else value
+
+
 def apply_values(project: Project, values: dict[str, Any]) -> Project:
     """A copy of ``project`` with each target in ``values`` set to its value."""
     result = project.copy()

@@ -43,6 +43,7 @@ SKIP_BOW = NODE_WIDTH * 0.9
 CATEGORY_COLOURS = {
     "Core": "#e8f0fe",
     "Convolution": "#e6f4ea",
+    "Resizing and padding": "#fdeee2",
     "Regularization": "#fef7e0",
     "Preprocessing": "#f3e8fd",
     "Sequence": "#e4f7fb",

@@ -33,6 +33,7 @@ from studio.core.search.space import (
     param_for,
     parse_number,
     parse_values,
+    start_value,
     target_label,
 )
 from studio.gui.widgets.document import ProjectDocument
@@ -48,6 +49,8 @@ def format_value(value: Any) -> str:
         return "on" if value else "off"
     if isinstance(value, float):
         return f"{value:.6g}"
+    if isinstance(value, list):  # a size per axis
+        return " × ".join(str(v) for v in value)
     return str(value)
 
 
@@ -105,12 +108,14 @@ class DimensionDialog(QDialog):
         self.removed = False
         """The person chose "Don't search" (the dialog was accepted to remove the dimension)."""
         existing = dimension_of(project, target)
-        now = current_value(project, target)
+        now = start_value(project, target)
         self.setWindowTitle(f"Search {target_label(target)}")
         self.setObjectName("dimension-dialog")
+        per_axis = " Each value is used on every axis." if self.param.axes > 1 else ""
         intro = QLabel(f"Which values of <b>{target_label(target)}</b> should the search try? "
-                       f"It is {format_value(now)} now.")
+                       f"It is {format_value(current_value(project, target))} now.{per_axis}")
         intro.setWordWrap(True)
+        intro.setObjectName("dimension-intro")
         self.choices: dict[Any, QCheckBox] = {}
         self.list_mode = QRadioButton("A list of values")
         self.range_mode = QRadioButton("A range")

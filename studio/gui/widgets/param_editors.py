@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.model.params import Param, parse_shape
+from studio.gui.widgets.axes_box import AxesSpinBox
 from studio.gui.widgets.forms import narrow_box
 from studio.gui.widgets.sync import show_value
 
@@ -33,7 +34,9 @@ class ParamEditor(QWidget):
         super().__init__()
         self.param = param
         self.widget = self._make()
-        self.widget.setToolTip(param.help)
+        self.widget.setToolTip(param.help if param.axes == 1 or param.kind != "int" else
+                               f"{param.help} Type {param.per_axis_form()}; the arrows step "
+                               "every axis.")
         self.widget.setObjectName(f"param-{param.name}")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -55,6 +58,11 @@ class ParamEditor(QWidget):
             line.setPlaceholderText("e.g. 28, 28, 1")
             line.editingFinished.connect(self._shape_entered)
             return line
+        if p.kind == "int" and p.axes > 1:
+            box = AxesSpinBox(p)
+            box.editingFinished.connect(self._axes_entered)
+            box.stepped.connect(lambda: self.edited.emit(box.value()))
+            return box
         if p.kind == "int":
             spin = QSpinBox()
             low = int(p.minimum) if p.minimum is not None else -INT_LIMIT
@@ -76,6 +84,16 @@ class ParamEditor(QWidget):
         if self.param.optional and value == self.widget.minimum():
             return None
         return value
+
+    def _axes_entered(self) -> None:
+        before = self.widget.value()
+        try:
+            value = self.widget.commit()
+        except ValueError as exc:
+            self.invalid.emit(str(exc))
+            return
+        if value != before:
+            self.edited.emit(value)
 
     def _shape_entered(self) -> None:
         try:

@@ -14,6 +14,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.gui.widgets.axes_box import AxesSpinBox
+
 
 def shows(widget: QWidget, value: Any) -> bool:
     """True if ``widget`` already shows ``value`` (a decimal box: as it would format it)."""
@@ -23,6 +25,8 @@ def shows(widget: QWidget, value: Any) -> bool:
         return widget.currentText() == str(value)
     if isinstance(widget, QLineEdit):
         return widget.text() == str(value)
+    if isinstance(widget, AxesSpinBox):  # typed text is taken only when the edit is finished
+        return widget.text() == widget.format(value)
     if isinstance(widget, QDoubleSpinBox):
         return widget.textFromValue(widget.value()) == widget.textFromValue(value)
     if isinstance(widget, QSpinBox):

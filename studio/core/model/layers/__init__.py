@@ -16,18 +16,17 @@ from studio.core.model.layers import (
     pooling,
     preprocessing,
     regularization,
+    resizing,
     sequence,
 )
 from studio.core.model.layers.base import (
     ACTIVATIONS,
     InputArguments,
-    InsertBefore,
     LayerError,
     LayerType,
     Nested,
-    SetParam,
+    Remedy,
     Shape,
-    Suggestion,
 )
 from studio.core.model.layers.imported import CODE_CLASSES, OPAQUE_TYPE, code_layer_names
 
@@ -35,15 +34,13 @@ __all__ = [
     "ACTIVATIONS",
     "CODE_CLASSES",
     "InputArguments",
-    "InsertBefore",
     "LAYER_TYPES",
     "OPAQUE_TYPE",
     "LayerError",
     "LayerType",
     "Nested",
-    "SetParam",
+    "Remedy",
     "Shape",
-    "Suggestion",
     "code_layer_names",
 ]
 
@@ -51,6 +48,7 @@ LAYER_TYPES: tuple[LayerType, ...] = (
     *core.TYPES,
     *convolution.TYPES,
     *pooling.TYPES,
+    *resizing.TYPES,
     *regularization.TYPES,
     *preprocessing.TYPES,
     *sequence.TYPES,

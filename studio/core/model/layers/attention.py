@@ -8,10 +8,9 @@ from typing import Any
 
 from studio.core.model.layers.base import (
     InputArguments,
-    InsertBefore,
     LayerError,
     LayerType,
-    SetParam,
+    Remedy,
     Shape,
 )
 from studio.core.model.params import Param, format_shape
@@ -33,8 +32,8 @@ def key_dim(params: dict[str, Any], query: Shape) -> int:
         raise LayerError(
             f"{features} features do not split into {heads} heads. Choose a number of heads "
             f"that divides {features}, or set key_dim to the size each head should have.",
-            *(SetParam("num_heads", d) for d in (*fewer, *more)),
-            SetParam("key_dim", max(1, features // heads)),
+            (*(Remedy({"num_heads": d}) for d in (*fewer, *more)),
+             Remedy({"key_dim": max(1, features // heads)})),
         )
     return features // heads
 
@@ -47,7 +46,7 @@ def _inputs(inputs: list[Shape]) -> tuple[Shape, Shape, Shape]:
             f"MultiHeadAttention attends across the steps of a sequence (steps × features), "
             f"but its input has shape {format_shape(query)}. Reshape it to "
             f"{format_shape((*query, 1))} first, which reads each value as a step.",
-            InsertBefore("Reshape", {"target_shape": [*query, 1]}),
+            (Remedy({"target_shape": [*query, 1]}, "Reshape"),),
         )
     value = inputs[1] if len(inputs) > 1 else query
     key = inputs[2] if len(inputs) > 2 else value
@@ -87,7 +86,7 @@ def kept_values(params: dict[str, Any], inputs: list[Shape]) -> int:
     return heads * size * (query_steps + 2 * value_steps) + 2 * heads * query_steps * value_steps
 
 
-def _keras_kwargs(params: dict[str, Any], inputs: list[Shape]) -> dict[str, Any]:
+def _to_keras(params: dict[str, Any], inputs: list[Shape]) -> dict[str, Any]:
     return {**params, "key_dim": key_dim(params, inputs[0])}
 
 
@@ -114,7 +113,7 @@ TYPES = (
         ),
         _attention,
         max_inputs=3,
-        keras_kwargs=_keras_kwargs,
+        to_keras=_to_keras,
         call_arguments=ATTENTION_CALL,
     ),
 )

@@ -34,33 +34,22 @@ ACTIVATIONS = ("linear", "relu", "sigmoid", "tanh", "softmax", "gelu", "elu", "l
 
 
 @dataclass(frozen=True)
-class SetParam:
-    """A suggested change to the failing layer: set its parameter ``name`` to ``value``."""
+class Remedy:
+    """A change that would solve a LayerError, as data that ``fixes`` offers as a one-click
+    action: insert a layer of type ``insert`` with ``params`` before this one or, with no
+    ``insert``, set this layer's ``params``."""
 
-    name: str
-    value: Any
-
-
-@dataclass(frozen=True)
-class InsertBefore:
-    """A suggested change: put a ``layer`` with ``params`` between the failing layer and its
-    (only) input."""
-
-    layer: str
     params: dict[str, Any]
-
-
-Suggestion = SetParam | InsertBefore
-"""A change that solves a LayerError, as data; the model's fixes turn it into a one-click Fix."""
+    insert: str = ""
 
 
 class LayerError(ValueError):
     """A layer cannot accept its inputs or parameters; the message is meant for a person, and
-    ``suggestions`` are the obvious changes that would solve it, if any."""
+    ``remedies`` are the changes that would solve it, if any are known."""
 
-    def __init__(self, message: str, *suggestions: Suggestion) -> None:
+    def __init__(self, message: str, remedies: tuple[Remedy, ...] = ()) -> None:
         super().__init__(message)
-        self.suggestions = suggestions
+        self.remedies = remedies
 
 
 @dataclass(frozen=True)
@@ -123,10 +112,10 @@ class LayerType:
     free_form: bool = False
     """Its nodes hold a record of their own rather than ``params`` (an imported Keras layer's
     class, config and shapes), which the project schema checks."""
-    keras_kwargs: KerasKwargs | None = None
+    to_keras: KerasKwargs | None = None
     """How to make its Keras layer, when its parameters are not the class's keyword arguments
-    one for one."""
-    read_config: ReadConfig | None = None
+    (see ``keras_args``)."""
+    unwrap_config: ReadConfig | None = None
     """How import reads its parameters from a Keras config, the other way round."""
     call_arguments: CallArguments | None = None
     """How its Keras layer is called, when not on its one input or a list of several (e.g.
@@ -230,29 +219,86 @@ def padding_param() -> Param:
 
 
 def ranked(inputs: list[Shape], rank: int, layer: str, what: str) -> Shape:
-    """The first input's shape; raise LayerError unless it has ``rank`` dimensions."""
+    """The first input's shape; raise LayerError unless it has ``rank`` dimensions, offering
+    a Reshape to that many when one keeps the values in order (see ``reshaped``)."""
     shape = inputs[0]
-    if len(shape) != rank:
-        raise LayerError(
-            f"{layer} expects {what}, but its input has shape {format_shape(shape)} "
-            f"({count(len(shape), 'dimension')})."
-            + (" Add a Reshape layer first, e.g. to 28, 28, 1." if rank == 3 else "")
-            + (" Add Flatten or GlobalAveragePooling2D first." if rank == 1 else "")
-        )
-    return shape
+    if len(shape) == rank:
+        return shape
+    message = (f"{layer} expects {what}, but its input has shape {format_shape(shape)} "
+               f"({count(len(shape), 'dimension')}).")
+    if rank == 1:
+        raise LayerError(f"{message} Add Flatten or GlobalAveragePooling2D first.",
+                         (Remedy({}, "Flatten"),))
+    target = reshaped(shape, rank)
+    if target is None:
+        example = " e.g. to 28, 28, 1" if rank == 3 else ""
+        raise LayerError(f"{message} Add a Reshape layer first,{example}.")
+    raise LayerError(f"{message} Add a Reshape to {format_shape(target)} first.",
+                     (Remedy({"target_shape": list(target)}, "Reshape"),))
 
 
-def windows(size: int, window: int, stride: int, padding: str, layer: str, noun: str) -> int:
-    """How many positions a window takes along one side of ``size``; raise LayerError if it
-    does not fit."""
-    if padding == "same":
-        return math.ceil(size / stride)
-    if window > size:
-        raise LayerError(
-            f"The {noun} of {window} × {window} is larger than this {layer}'s input of "
-            f"{size} pixels. Use a smaller {noun}, padding 'same', or less pooling before it."
-        )
-    return (size - window) // stride + 1
+def reshaped(shape: Shape, rank: int) -> Shape | None:
+    """``shape`` with ``rank`` dimensions and the same values in the same order: a channel
+    axis of 1 added (784 becomes 784 × 1 for a 1-D convolution), trailing axes merged (an
+    image's width and channels become a sequence's features), or a flat square vector made a
+    one-channel image. None when no such shape reads naturally."""
+    if len(shape) > rank:
+        return (*shape[:rank - 1], math.prod(shape[rank - 1:]))
+    if len(shape) == 1 and rank == 3:
+        side = math.isqrt(shape[0])
+        return (side, side, 1) if side * side == shape[0] else None
+    return (*shape, *(1,) * (rank - len(shape)))
+
+
+def sliding(sizes: Shape, window: Param, params: dict[str, Any], layer: str,
+            strides: tuple[int, ...] | None = None) -> Shape:
+    """How many positions the window ``params[window.name]`` takes along each axis of
+    ``sizes`` with the layer's strides and padding; raise LayerError, offering padding
+    'same' or a window that fits, if it is larger than its input."""
+    extents = window.sizes(params[window.name])
+    steps = strides or window.sizes(params["strides"])
+    if params["padding"] != "valid":  # 'same', and a 1-D convolution's 'causal'
+        return tuple(math.ceil(size / step) for size, step in zip(sizes, steps, strict=True))
+    if all(w <= size for w, size in zip(extents, sizes, strict=True)):
+        return tuple((size - w) // step + 1
+                     for size, w, step in zip(sizes, extents, steps, strict=True))
+    noun = window.label.lower()
+    fitting = window.from_keras([min(w, size) for w, size in zip(extents, sizes, strict=True)])
+    unit = " steps" if len(sizes) == 1 else " pixels" if len(sizes) == 2 else ""
+    raise LayerError(
+        f"The {noun} of {format_shape(extents)} is larger than this {layer}'s input of "
+        f"{format_shape(sizes)}{unit}. Use a smaller {noun}, padding 'same', or less "
+        "pooling before it.",
+        (Remedy({"padding": "same"}), Remedy({window.name: fitting})),
+    )
+
+
+INITIALIZERS = ("glorot_uniform", "glorot_normal", "he_uniform", "he_normal", "lecun_uniform",
+                "lecun_normal", "orthogonal", "random_normal", "random_uniform",
+                "truncated_normal", "zeros", "ones")
+"""Keras's common weight initializers, by the names Keras takes."""
+REGULARIZERS = ("none", "l1", "l2", "l1_l2")
+FACTOR = "_factor"
+"""What a regularizer's factor parameter adds to the regularizer's name."""
+
+
+def kernel_params(kernel: str = "kernel") -> tuple[Param, ...]:
+    """How the layer's ``kernel`` weights start and what penalty keeps them small: Keras's
+    ``{kernel}_initializer`` and ``{kernel}_regularizer``, the latter as a choice and a
+    factor (``keras_args`` turns the two into Keras's regularizer)."""
+    weights = "weights" if kernel == "kernel" else f"{kernel} weights"
+    return (
+        Param(f"{kernel}_initializer", "choice", "glorot_uniform",
+              f"How the {weights} are drawn before training: glorot (Xavier) suits most "
+              "layers, he suits ReLU layers.", choices=INITIALIZERS),
+        Param(f"{kernel}_regularizer", "choice", "none",
+              f"A penalty on the {weights} added to the loss, to fight overfitting: l1 (sum of "
+              "absolute values, pushes weights to zero), l2 (sum of squares, weight decay) or "
+              "both.", choices=REGULARIZERS),
+        Param(f"{kernel}_regularizer{FACTOR}", "float", 0.01,
+              f"How strongly the {kernel} regularizer counts: the penalty is this times the "
+              "sum (1e-4 to 1e-2 is usual).", 0, 10),
+    )
 
 
 def same_shape(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
@@ -265,19 +311,3 @@ def shape_list(shapes: list[Shape]) -> str:
     names = [format_shape(s) for s in shapes]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
-
-def sequence(inputs: list[Shape], layer: str) -> Shape:
-    """The first input's shape; raise LayerError unless it is steps × features, offering a
-    Reshape that makes it one: an image's rows become the steps, a vector's values steps of
-    one feature."""
-    shape = inputs[0]
-    if len(shape) == 2:
-        return shape
-    target = [shape[0], math.prod(shape[1:])] if len(shape) > 2 else [*shape, 1]
-    what = "its rows" if len(shape) == 3 else "each value" if len(shape) == 1 else "its first axis"
-    raise LayerError(
-        f"{layer} reads a sequence of steps × features, but its input has shape "
-        f"{format_shape(shape)} ({count(len(shape), 'dimension')}). Reshape it to "
-        f"{format_shape(target)} first, which reads {what} as the steps.",
-        InsertBefore("Reshape", {"target_shape": target}),
-    )

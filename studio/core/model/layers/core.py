@@ -10,6 +10,7 @@ from studio.core.model.layers.base import (
     LayerType,
     Shape,
     activation_param,
+    kernel_params,
     same_shape,
     use_bias_param,
 )
@@ -72,6 +73,7 @@ TYPES = (
                   required=True),
             activation_param("relu"),
             use_bias_param(),
+            *kernel_params(),
         ),
         _dense,
     ),

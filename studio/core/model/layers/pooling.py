@@ -10,7 +10,7 @@ from studio.core.model.layers.base import (
     Shape,
     padding_param,
     ranked,
-    windows,
+    sliding,
 )
 from studio.core.model.params import Param
 
@@ -18,13 +18,9 @@ from studio.core.model.params import Param
 def _pool(layer: str) -> Infer:
     def infer(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
         h, w, c = ranked(inputs, 3, layer, "an image of height × width × channels")
-        p, pad = params["pool_size"], params["padding"]
-        s = params["strides"] or p
-        return (
-            windows(h, p, s, pad, layer, "pool window"),
-            windows(w, p, s, pad, layer, "pool window"),
-            c,
-        ), 0
+        window = _pool_size()
+        strides = window.sizes(params["strides"] or params["pool_size"])
+        return (*sliding((h, w), window, params, layer, strides), c), 0
 
     return infer
 
@@ -34,17 +30,24 @@ def _global_pool(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, in
     return (c,), 0
 
 
+def _pool_size() -> Param:
+    return Param("pool_size", "int", 2, "Height and width of the pooling window: one number "
+                 "for both, or two (height, width), e.g. 2, 1.", 1, 64, axes=2)
+
+
 def _pool_params() -> tuple[Param, ...]:
     return (
-        Param("pool_size", "int", 2, "Width and height of the pooling window.", 1, 64),
+        _pool_size(),
         Param(
             "strides",
             "int",
             None,
-            "Step between windows; empty means the same as the pool size.",
+            "Step between windows: one number, or two (height, width); auto means the same "
+            "as the pool size.",
             1,
             64,
             optional=True,
+            axes=2,
         ),
         padding_param(),
     )

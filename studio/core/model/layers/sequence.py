@@ -15,7 +15,7 @@ from studio.core.model.layers.base import (
     ReadConfig,
     Shape,
     activation_param,
-    sequence,
+    ranked,
 )
 from studio.core.model.params import Param, format_shape
 
@@ -31,7 +31,7 @@ def _embedding(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]
 
 def _recurrent_output(layer: str, kind: str, params: dict[str, Any], inputs: list[Shape]
                       ) -> tuple[Shape, int]:
-    steps, features = sequence(inputs, layer)
+    steps, features = ranked(inputs, 2, layer, "a sequence of steps × features")
     gates, biases = RECURRENT[kind]
     units = params["units"]
     weights = gates * units * (features + units + biases)
@@ -92,12 +92,12 @@ def _wrapper(inner: str | None, inner_params: tuple[str, ...]) -> tuple[KerasKwa
     layer of class ``inner`` (None: the class the parameter ``layer`` chooses) made from the
     parameters ``inner_params``; its other parameters are its own keyword arguments."""
 
-    def keras_kwargs(params: dict[str, Any], inputs: list[Shape]) -> dict[str, Any]:
+    def to_keras(params: dict[str, Any], inputs: list[Shape]) -> dict[str, Any]:
         own = {k: v for k, v in params.items() if k not in inner_params and k != "layer"}
         layer = Nested(inner or params["layer"], {k: params[k] for k in inner_params})
         return {"layer": layer, **own}
 
-    def read_config(config: dict[str, Any]) -> dict[str, Any] | None:
+    def unwrap_config(config: dict[str, Any]) -> dict[str, Any] | None:
         nested = config.get("layer")
         if not isinstance(nested, dict) or not isinstance(nested.get("config"), dict):
             return None
@@ -107,7 +107,7 @@ def _wrapper(inner: str | None, inner_params: tuple[str, ...]) -> tuple[KerasKwa
         values.update({k: nested["config"][k] for k in inner_params if k in nested["config"]})
         return values if inner else {**values, "layer": nested.get("class_name")}
 
-    return keras_kwargs, read_config
+    return to_keras, unwrap_config
 
 
 _BIDIRECTIONAL = _wrapper(None, ("units", "return_sequences"))
@@ -152,8 +152,8 @@ TYPES = (
                   choices=MERGE_MODES),
         ),
         _bidirectional,
-        keras_kwargs=_BIDIRECTIONAL[0],
-        read_config=_BIDIRECTIONAL[1],
+        to_keras=_BIDIRECTIONAL[0],
+        unwrap_config=_BIDIRECTIONAL[1],
     ),
     LayerType(
         "TimeDistributed",
@@ -166,8 +166,8 @@ TYPES = (
             activation_param("linear"),
         ),
         _time_distributed,
-        keras_kwargs=_TIME_DISTRIBUTED[0],
-        read_config=_TIME_DISTRIBUTED[1],
+        to_keras=_TIME_DISTRIBUTED[0],
+        unwrap_config=_TIME_DISTRIBUTED[1],
     ),
     LayerType(
         "RepeatVector",

@@ -1,0 +1,157 @@
+"""Files Keras 2.x wrote (see tests/keras2_files.py: .h5 files, and a .keras archive whose
+weights lie where Keras 3 does not look for them) open in Keras 3's safe mode: they load,
+answer an image as the model they hold does, import as a graph with their weights, and are
+answered by ``studio infer``; what cannot open says which layer and which key, in one line."""
+
+from __future__ import annotations
+
+import json
+
+import h5py
+import numpy as np
+import pytest
+from PIL import Image
+
+from studio.cli import main
+from studio.core.build.keras_import import (
+    ImportFailure,
+    apply_weights,
+    import_model_with_weights,
+    load_model_file,
+)
+from studio.core.build.keras_model import build_keras_model
+from studio.core.build.legacy_config import layer_entries
+from studio.core.inference.predictor import ModelFileError, Predictor, image_preprocessing
+from studio.core.project.document import load_project
+from tests.keras2_files import functional_h5, keras2_archive, relu6, teachable_machine_h5
+from tests.keras_models import rewrite_archive
+
+KERAS_2_FILES = {
+    "teachable-machine": teachable_machine_h5,
+    "functional": functional_h5,
+    "model-class": lambda folder: functional_h5(folder, "Model"),
+    "keras-2-archive": keras2_archive,
+}
+
+
+@pytest.fixture(params=list(KERAS_2_FILES))
+def keras2(request, tmp_path):
+    return KERAS_2_FILES[request.param](tmp_path)
+
+
+def image_file(tmp_path, shape, seed=0):
+    """A random RGB PNG of the model's input size."""
+    pixels = np.random.default_rng(seed).integers(0, 256, (*shape[:2], 3), dtype=np.uint8)
+    path = tmp_path / "image.png"
+    Image.fromarray(pixels).save(path)
+    return path
+
+
+def prep_for(keras2):
+    return image_preprocessing(keras2.input_shape, "rgb", "unit", class_names=["a", "b", "c"])
+
+
+def test_a_keras_2_file_loads_and_answers_an_image_as_its_model_does(keras2, tmp_path):
+    model = load_model_file(keras2.path)
+    predictor = Predictor.load(keras2.path, prep_for(keras2))
+    x = predictor.model_inputs([image_file(tmp_path, keras2.input_shape)])
+    expected = np.asarray(keras2.reference(x))
+    assert np.abs(np.asarray(model(x)) - expected).max() < 1e-5
+    assert np.abs(predictor.outputs(x) - expected).max() < 1e-5
+    # the reference's weights are random: answers this close mean every weight was read
+    assert np.abs(expected - np.asarray(keras2.reference.__class__.from_config(
+        keras2.reference.get_config())(x))).max() > 1e-3
+
+
+def test_a_keras_2_file_imports_as_a_graph_with_its_weights(keras2, tmp_path):
+    project, weights = import_model_with_weights(keras2.path)
+    rebuilt = build_keras_model(project.graph, project.name)
+    apply_weights(rebuilt, weights)
+    x = np.random.default_rng(1).random((2, *keras2.input_shape), dtype=np.float32)
+    assert np.abs(np.asarray(rebuilt(x)) - np.asarray(keras2.reference(x))).max() < 1e-5
+    assert rebuilt.count_params() == keras2.reference.count_params()
+
+
+def test_the_teachable_machine_file_keeps_its_nesting(tmp_path):
+    keras2 = teachable_machine_h5(tmp_path)
+    project = import_model_with_weights(keras2.path)[0]
+    assert [(n.id, n.type) for n in project.graph.nodes] == [
+        ("sequential_1_input", "Input"), ("sequential_1", "Keras"), ("sequential_2", "Keras")]
+    nested = {"class_name": "Sequential",
+              "config": project.graph.node("sequential_1").params["config"]}
+    (depthwise,) = [entry for entry in layer_entries(nested)
+                    if entry["class_name"] == "DepthwiseConv2D"]
+    assert "groups" not in depthwise["config"]  # stored as Keras 3 reads it
+
+
+def test_studio_import_and_infer_open_a_keras_2_file(keras2, tmp_path, capsys):
+    out = tmp_path / "imported.studio.json"
+    assert main(["import", str(keras2.path), "-o", str(out)]) == 0
+    assert load_project(out).graph.nodes
+    capsys.readouterr()
+    image = image_file(tmp_path, keras2.input_shape)
+    height, width = keras2.input_shape[:2]
+    assert main(["infer", str(keras2.path), str(image), "--json", "--size", str(height),
+                 str(width), "--color", "rgb", "--normalization", "unit"]) == 0
+    (answer,) = json.loads(capsys.readouterr().out)
+    predictor = Predictor.load(keras2.path, prep_for(keras2))
+    expected = np.asarray(keras2.reference(predictor.model_inputs([image])))[0]
+    assert answer["labels"][0] == str(expected.argmax())
+    assert answer["probabilities"][0] == pytest.approx(expected.max(), abs=1e-5)
+
+
+TF_OP = {"class_name": "TFOpLambda", "config": {
+    "name": "tf.math.multiply", "trainable": True, "dtype": "float32",
+    "function": "math.multiply"}}
+SLICING = {"class_name": "SlicingOpLambda", "config": {
+    "name": "tf.__operators__.getitem", "trainable": True, "dtype": "float32",
+    "function": "__operators__.getitem"}}
+UNKNOWN_KEY = {"class_name": "ReLU", "config": {**relu6("relu_2")["config"], "clip_mode": "soft"}}
+REFUSALS = [
+    (TF_OP, "layer tf.math.multiply (TFOpLambda) calls a TensorFlow function (math.multiply), "
+            "recorded by Keras 2 as code: Keras 3 cannot rebuild it, and Layer Studio does not "
+            "run code from files."),
+    (SLICING, "layer tf.__operators__.getitem (SlicingOpLambda) calls a TensorFlow slicing "
+              "operation (__operators__.getitem), recorded by Keras 2 as code: Keras 3 cannot "
+              "rebuild it, and Layer Studio does not run code from files."),
+    (UNKNOWN_KEY, "layer relu_2 (ReLU) has the setting 'clip_mode', which Keras 3 does not "
+                  "know."),
+]
+
+
+@pytest.mark.parametrize(("layer", "words"), REFUSALS)
+def test_what_keras_3_cannot_rebuild_is_refused_in_one_line(tmp_path, capsys, layer, words):
+    path = functional_h5(tmp_path, inserted=layer).path
+    with pytest.raises(ImportFailure) as failure:
+        import_model_with_weights(path)
+    assert str(failure.value) == f"functional.h5: {words}"
+    with pytest.raises(ModelFileError) as refused:
+        Predictor.load(path, image_preprocessing((8, 8, 3), "rgb", "unit"))
+    assert str(refused.value) == f"functional.h5: {words}"
+    out = tmp_path / "p.studio.json"
+    assert main(["import", str(path), "-o", str(out)]) == 1
+    assert capsys.readouterr().err == f"studio: error: functional.h5: {words}\n"
+    assert not out.exists()
+    image = image_file(tmp_path, (8, 8, 3))
+    assert main(["infer", str(path), str(image), "--size", "8", "8", "--color", "rgb",
+                 "--normalization", "unit"]) == 2
+    out_text, err = capsys.readouterr()
+    assert out_text == "" and err == f"studio: error: functional.h5: {words}\n"
+
+
+def test_an_archive_missing_a_layers_weights_names_the_layer(tmp_path):
+    path = keras2_archive(tmp_path).path
+
+    def without_conv2d_2(data: bytes) -> bytes:
+        weights = tmp_path / "weights.h5"
+        weights.write_bytes(data)
+        with h5py.File(weights, "a") as h5:
+            del h5["_layer_checkpoint_dependencies/conv2d_2"]
+        return weights.read_bytes()
+
+    rewrite_archive(path, "model.weights.h5", without_conv2d_2)
+    with pytest.raises(ImportFailure) as failure:
+        load_model_file(path)
+    assert str(failure.value) == (
+        "keras2.keras: Keras cannot load it (layer conv2d_1 has 1 weight, but the file holds "
+        "0 for it (at _layer_checkpoint_dependencies/conv2d_2)).")
