@@ -135,3 +135,34 @@ BROKEN_MODEL_FILES = [
     (input_only_keras, "input_only.keras: the model has no layers between its input and output."),
 ]
 """Files Keras may write or read that import must refuse, each with its one-line reason."""
+
+
+def issue22_layers_model() -> Any:
+    """Every pooling, normalization, activation, shape and merge layer issue 22 added, each
+    with settings other than its defaults, over a sequence input and an image input."""
+    import keras
+
+    layers = keras.layers
+    seq = keras.Input(shape=(12, 4), name="seq")
+    x = layers.LayerNormalization(epsilon=1e-5, name="layer_norm")(seq)
+    x = layers.MaxPooling1D(2, name="max_pool_1d")(x)
+    x = layers.AveragePooling1D(3, strides=1, padding="same", name="avg_pool_1d")(x)
+    x = layers.GaussianNoise(0.2, name="noise")(x)
+    turned = layers.PReLU(shared_axes=[1], name="prelu")(layers.Permute((2, 1), name="permute")(x))
+    scores = layers.Softmax(axis=1, name="softmax")(turned)
+    dot = layers.Dot(axes=2, normalize=True, name="dot")([scores, turned])
+    mean = layers.GlobalAveragePooling1D(name="gap_1d")(x)
+    peak = layers.GlobalMaxPooling1D(name="gmp_1d")(layers.ELU(0.5, name="elu")(x))
+    image = keras.Input(shape=(8, 8, 6), name="image")
+    y = layers.GroupNormalization(groups=3, name="group_norm")(image)
+    y = layers.SpatialDropout2D(0.3, name="spatial_drop")(y)
+    y = layers.LeakyReLU(0.1, name="leaky")(y)
+    y = layers.ReLU(max_value=6.0, negative_slope=0.1, threshold=0.5, name="relu6")(y)
+    joined = layers.Concatenate(name="join")([
+        layers.Flatten(name="flat")(dot),
+        layers.Subtract(name="subtract")([mean, peak]),
+        layers.Maximum(name="maximum")([mean, peak]),
+        layers.Minimum(name="minimum")([mean, peak]),
+        layers.GlobalMaxPooling2D(name="gmp_2d")(y),
+    ])
+    return keras.Model([seq, image], layers.Dense(3, name="out")(joined), name="issue22")

@@ -154,7 +154,7 @@ def test_ids_that_are_python_keywords_or_script_names_still_work(tmp_path):
 @pytest.mark.parametrize(
     ("last", "probabilities"),
     [(lambda: keras.layers.Dense(10, activation="softmax", bias_regularizer="l2"), True),
-     (lambda: keras.layers.Softmax(), True),
+     (lambda: keras.layers.Softmax(axis=(1,)), True),  # a Softmax node has one axis, no tuple
      (lambda: keras.layers.Dense(10, bias_regularizer="l2"), False)],
 )
 def test_an_imported_layer_ending_in_softmax_outputs_probabilities(tmp_path, last, probabilities):
@@ -164,6 +164,14 @@ def test_an_imported_layer_ending_in_softmax_outputs_probabilities(tmp_path, las
     assert project.graph.node(project.graph.sinks()[0]).type == "Keras"
     assert outputs_probabilities(project.graph) == [probabilities]
     assert f"for logits in [{not probabilities}]" in export_code(project)
+
+
+def test_a_softmax_layer_at_the_end_outputs_probabilities():
+    graph = Graph.from_chain([Node("x", "Input", {"shape": [4]}),
+                              Node("scores", "Dense", {"units": 3, "activation": "linear"}),
+                              Node("probabilities", "Softmax", {})])
+    assert outputs_probabilities(graph) == [True]
+    assert "for logits in [False]" in export_code(Project(name="p", graph=graph))
 
 
 def test_exported_text_compiles(imported_project):

@@ -223,3 +223,48 @@ def test_a_conv1d_after_a_sequence_reshape_reports_a_kernel_longer_than_the_sequ
         "The kernel size of 5 is larger than this Conv1D's input of 4 steps.")
     assert labels(problem) == ["Set padding to same", "Set kernel size to 4"]
     assert_each_fix_solves(graph, "n2")
+
+
+@pytest.mark.parametrize(
+    ("layers", "words", "fixes"),
+    [
+        ((("Conv2D", {"filters": 24}), ("GroupNormalization", {"groups": 32})),
+         "GroupNormalization cannot split 24 channels into 32 equal groups: there are more "
+         "groups than channels. Set groups to a divisor of 24, such as 24.",
+         "Set groups to 24"),
+        ((("Conv2D", {"filters": 24}), ("GroupNormalization", {"groups": 10})),
+         "GroupNormalization cannot split 24 channels into 10 equal groups: 10 does not divide "
+         "24. Set groups to a divisor of 24, such as 8.",
+         "Set groups to 8"),
+        ((("MaxPooling1D", {}),),
+         "MaxPooling1D expects a sequence of steps × features, but its input has shape "
+         "28 × 28 × 1 (3 dimensions). Add a Reshape to 28 × 28 first.",
+         "Insert Reshape to 28 × 28 before n1"),
+        ((("Flatten", {}), ("GlobalAveragePooling1D", {})),
+         "GlobalAveragePooling1D expects a sequence of steps × features, but its input has "
+         "shape 784 (1 dimension). Add a Reshape to 784 × 1 first.",
+         "Insert Reshape to 784 × 1 before n2"),
+        ((("Reshape", {"target_shape": [28, 28]}), ("AveragePooling1D", {"pool_size": 40})),
+         "The pool size of 40 is larger than this AveragePooling1D's input of 28 steps. Use a "
+         "smaller pool size, padding 'same', or less pooling before it.",
+         ["Set padding to same", "Set pool size to 28"]),
+        ((("Softmax", {"axis": 4}),),
+         "Axis 4 is not an axis of this Softmax's input 28 × 28 × 1: use 1 to 3 (or -1 for the "
+         "last), as axis 0 is the batch.",
+         "Set axis to -1"),
+    ],
+)
+def test_layer_shape_problems_offer_the_obvious_change(layers, words, fixes):
+    graph = chain(IMAGE, *layers, ("Flatten", {}), SOFTMAX)
+    node_id = f"n{len(layers)}"
+    problem = problem_with_fixes(analyze(graph, MNIST_10K), node_id)
+    expected = [fixes] if isinstance(fixes, str) else fixes
+    assert (problem.message, labels(problem)) == (words, expected)
+    assert_each_fix_solves(graph, node_id)
+
+
+def test_a_permute_that_is_not_a_permutation_says_what_it_takes():
+    graph = chain(IMAGE, ("Permute", {"dims": [3, 1]}), ("Flatten", {}), SOFTMAX)
+    assert analyze(graph, MNIST_10K).problem_at("n1") == (
+        "Dims must name each axis of the input 28 × 28 × 1 once, in the new order: 1, 2 and 3 "
+        "in any order (1 is the first axis after the batch), but got 3, 1.")

@@ -24,6 +24,7 @@ from studio.core.project.document import load_project, save_project
 from tests.keras_models import (
     BROKEN_MODEL_FILES,
     branched_model,
+    issue22_layers_model,
     lambda_model,
     random_batch,
     rewrite_archive,
@@ -71,7 +72,9 @@ def test_mobilenet_v2_round_trip(tmp_path):
     project = round_trip(model, tmp_path / "mobilenet.keras")
     counts = types(project)
     assert (counts["Conv2D"], counts["BatchNormalization"], counts["Add"]) == (35, 52, 10)
-    assert opaque_classes(project) == {"ReLU", "DepthwiseConv2D", "ZeroPadding2D"} - set(REGISTRY)
+    assert counts["ReLU"] == 35  # the ReLU6 after each convolution, as editable layers
+    assert {n.params["max_value"] for n in project.graph.nodes if n.type == "ReLU"} == {6.0}
+    assert opaque_classes(project) == {"DepthwiseConv2D", "ZeroPadding2D"} - set(REGISTRY)
     assert project.name == "mobilenet"
     path = tmp_path / "mobilenet.studio.json"
     save_project(project, path)
@@ -141,6 +144,26 @@ def test_branched_model_round_trip(tmp_path):
     assert graph.node("flat").params == {"target_shape": [-1]}
     assert {graph.node(i).type for i in ("add", "multiply", "average", "concat")} == {
         "Add", "Multiply", "Average", "Concatenate"}
+
+
+@pytest.mark.parametrize("suffix", [".keras", ".h5"])
+def test_pooling_normalization_activation_shape_and_merge_layers_import_editable(
+        tmp_path, suffix):
+    model = issue22_layers_model()
+    project = round_trip(model, tmp_path / f"layers{suffix}")
+    graph = project.graph
+    assert not opaque_classes(project)
+    assert {n.id: n.type for n in graph.nodes if n.type != "Input"} == {
+        layer.name: type(layer).__name__ for layer in _layers(model)}
+    assert graph.node("relu6").params == {"max_value": 6.0, "negative_slope": 0.1,
+                                          "threshold": 0.5}
+    assert graph.node("prelu").params == {"shared_axes": [1]}
+    assert graph.node("dot").params == {"axes": 2, "normalize": True}
+    assert graph.node("group_norm").params["groups"] == 3
+    assert graph.node("permute").params == {"dims": [2, 1]}
+    path = tmp_path / "layers.studio.json"
+    save_project(project, path)
+    assert load_project(path).to_dict() == project.to_dict()
 
 
 def test_several_inputs_and_outputs_round_trip(tmp_path):

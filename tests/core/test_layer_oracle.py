@@ -197,6 +197,102 @@ def _concatenate(rng: random.Random, act: str) -> Case:
     return {}, [(*base[:-1], rng.randint(1, 8)) for _ in range(rng.randint(2, 4))]
 
 
+def _shape(rng: random.Random, largest: int = 9) -> tuple[int, ...]:
+    return tuple(rng.randint(1, largest) for _ in range(rng.randint(1, 3)))
+
+
+def _sequence(rng: random.Random) -> tuple[int, int]:
+    return rng.randint(2, 20), rng.randint(1, 6)
+
+
+def _axis(rng: random.Random, rank: int) -> int:
+    """An axis as Keras counts it, from the end or the start (0, the batch, is never drawn)."""
+    return rng.choice([*range(-rank, 0), *range(1, rank + 1)])
+
+
+def _pooling1d(rng: random.Random, act: str) -> Case:
+    return {"pool_size": rng.randint(1, 5), "strides": rng.choice([None, 1, 2, 3]),
+            "padding": rng.choice(["valid", "same"])}, [_sequence(rng)]
+
+
+def _global_pooling1d(rng: random.Random, act: str) -> Case:
+    return {}, [_sequence(rng)]
+
+
+def _spatial_dropout(rng: random.Random, act: str) -> Case:
+    return {"rate": round(rng.random() * 0.9, 3)}, [_image(rng)]
+
+
+def _gaussian_noise(rng: random.Random, act: str) -> Case:
+    return {"stddev": round(rng.random(), 3)}, [_shape(rng)]
+
+
+def _normalization(rng: random.Random, shape: tuple[int, ...]) -> dict:
+    return {"axis": _axis(rng, len(shape)), "epsilon": rng.choice([1e-3, 1e-5]),
+            "center": rng.random() < 0.7, "scale": rng.random() < 0.7}
+
+
+def _layernorm(rng: random.Random, act: str) -> Case:
+    shape = _shape(rng)
+    return _normalization(rng, shape), [shape]
+
+
+def _groupnorm(rng: random.Random, act: str) -> Case:
+    groups = rng.randint(1, 6)
+    shape = list(_shape(rng))
+    params = {"groups": groups, **_normalization(rng, tuple(shape))}
+    if rng.random() < 0.8:  # mostly channels that the groups divide
+        shape[params["axis"] % (len(shape) + 1) - 1] = groups * rng.randint(1, 4)
+    return params, [tuple(shape)]
+
+
+def _relu(rng: random.Random, act: str) -> Case:
+    return {"max_value": rng.choice([None, 6.0, round(rng.uniform(0, 10), 2)]),
+            "negative_slope": rng.choice([0.0, round(rng.random(), 2)]),
+            "threshold": rng.choice([0.0, round(rng.random(), 2)])}, [_shape(rng)]
+
+
+def _leaky_relu(rng: random.Random, act: str) -> Case:
+    return {"negative_slope": round(rng.uniform(0, 1), 3)}, [_shape(rng)]
+
+
+def _prelu(rng: random.Random, act: str) -> Case:
+    shape = _shape(rng)
+    axes = rng.sample(range(1, len(shape) + 2), rng.randint(1, len(shape)))  # may name one too many
+    return {"shared_axes": rng.choice([None, sorted(axes)])}, [shape]
+
+
+def _elu(rng: random.Random, act: str) -> Case:
+    return {"alpha": round(rng.uniform(0, 3), 3)}, [_shape(rng)]
+
+
+def _softmax(rng: random.Random, act: str) -> Case:
+    shape = _shape(rng)
+    return {"axis": _axis(rng, len(shape))}, [shape]
+
+
+def _permute(rng: random.Random, act: str) -> Case:
+    shape = _shape(rng)
+    dims = list(range(1, len(shape) + 1))
+    rng.shuffle(dims)
+    if rng.random() < 0.2:  # not a permutation
+        dims[0] = rng.randint(1, len(shape) + 1)
+    return {"dims": dims}, [shape]
+
+
+def _subtract(rng: random.Random, act: str) -> Case:
+    return {}, [_shape(rng, 8)] * 2
+
+
+def _dot(rng: random.Random, act: str) -> Case:
+    first, second = list(_shape(rng, 6)), list(_shape(rng, 6))
+    rank = min(len(first), len(second))
+    axes = rng.choice([-1, *range(1, rank + 1)])
+    if rng.random() < 0.8:  # mostly the same size along the axis
+        second[axes % (len(second) + 1) - 1] = first[axes % (len(first) + 1) - 1]
+    return {"axes": axes, "normalize": rng.random() < 0.5}, [tuple(first), tuple(second)]
+
+
 CASES: dict[str, Callable[[random.Random, str], Case]] = {
     "Dense": _dense,
     "Conv2D": _conv(2),
@@ -230,6 +326,25 @@ CASES: dict[str, Callable[[random.Random, str], Case]] = {
     "Multiply": _elementwise,
     "Average": _elementwise,
     "Concatenate": _concatenate,
+    "MaxPooling1D": _pooling1d,
+    "AveragePooling1D": _pooling1d,
+    "GlobalMaxPooling2D": _global_pooling,
+    "GlobalAveragePooling1D": _global_pooling1d,
+    "GlobalMaxPooling1D": _global_pooling1d,
+    "SpatialDropout2D": _spatial_dropout,
+    "GaussianNoise": _gaussian_noise,
+    "LayerNormalization": _layernorm,
+    "GroupNormalization": _groupnorm,
+    "ReLU": _relu,
+    "LeakyReLU": _leaky_relu,
+    "PReLU": _prelu,
+    "ELU": _elu,
+    "Softmax": _softmax,
+    "Permute": _permute,
+    "Subtract": _subtract,
+    "Maximum": _elementwise,
+    "Minimum": _elementwise,
+    "Dot": _dot,
 }
 """Per layer type: random parameters and input shapes (they may still be invalid), from the
 random source and a random activation drawn first."""
@@ -294,6 +409,15 @@ def test_shapes_and_params_match_keras(name):
         ("AveragePooling2D", {"pool_size": [1, 3]}, (2, 2, 3)),
         ("Cropping2D", {"cropping": [2, 0, 0, 2]}, (2, 9, 3)),
         ("Cropping2D", {"cropping": [0, 3]}, (9, 6, 3)),
+        ("MaxPooling1D", {"pool_size": 5}, (3, 2)),
+        ("GlobalMaxPooling1D", {}, (8, 8, 3)),
+        ("SpatialDropout2D", {"rate": 0.2}, (10, 4)),
+        ("GroupNormalization", {"groups": 3}, (4, 4, 8)),
+        ("GroupNormalization", {"groups": 16}, (4, 4, 8)),
+        ("LayerNormalization", {"axis": 3}, (5, 4)),
+        ("PReLU", {"shared_axes": [3]}, (5, 4)),
+        ("Permute", {"dims": [1, 1]}, (5, 4)),
+        ("Permute", {"dims": [2, 1]}, (5, 4, 3)),
         ("LSTM", {}, (28, 28, 1)),
         ("Bidirectional", {"layer": "SimpleRNN"}, (12,)),
         ("RepeatVector", {}, (4, 4)),
@@ -301,18 +425,44 @@ def test_shapes_and_params_match_keras(name):
     ],
 )
 def test_what_we_reject_keras_rejects_too(name, params, shape):
+    _both_reject(name, params, [shape])
+
+
+def _both_reject(name: str, params: dict, shapes: list[tuple[int, ...]]) -> None:
     with pytest.raises(LayerError):
-        REGISTRY[name].output(params, [shape])
+        REGISTRY[name].output(params, shapes)
     with pytest.raises(Exception):  # noqa: B017 - Keras raises various types
-        _keras_result(name, params, [shape])
+        _keras_result(name, params, shapes)
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "shapes", "words"),
+    [
+        ("Dot", {"axes": -1}, [(4, 3), (4, 5)],
+         "Dot multiplies its inputs along axis -1 and sums, so both must have the same size "
+         "there, but 4 × 3 has 3 and 4 × 5 has 5."),
+        ("Subtract", {}, [(8, 8, 16), (8, 8, 32)],
+         "Subtract needs inputs of the same shape, but got 8 × 8 × 16 and 8 × 8 × 32."),
+        ("Subtract", {}, [(4,), (4,), (4,)], "Subtract needs exactly 2 inputs, but 3 are "
+                                             "connected."),
+        ("Maximum", {}, [(3, 2), (2, 3)],
+         "Maximum needs inputs of the same shape, but got 3 × 2 and 2 × 3."),
+        ("Minimum", {}, [(5,), (6,)], "Minimum needs inputs of the same shape, but got 5 and 6."),
+        ("Dot", {"axes": 1}, [(4,)], "Dot needs exactly 2 inputs, but 1 is connected."),
+    ],
+)
+def test_merges_that_do_not_fit_say_why(name, params, shapes, words):
+    with pytest.raises(LayerError) as ours:
+        REGISTRY[name].output(params, shapes)
+    assert str(ours.value) == words
+    _both_reject(name, params, shapes)
 
 
 def test_attention_keys_and_values_of_different_lengths_are_rejected_by_keras_too():
     shapes = [(5, 4), (3, 6), (2, 6)]
     with pytest.raises(LayerError, match="must have the same steps"):
         REGISTRY["MultiHeadAttention"].output({"num_heads": 2}, shapes)
-    with pytest.raises(Exception):  # noqa: B017 - Keras raises various types
-        _keras_result("MultiHeadAttention", {"num_heads": 2}, shapes)
+    _both_reject("MultiHeadAttention", {"num_heads": 2}, shapes)
 
 
 @pytest.mark.parametrize("name", ["Add", "Multiply", "Average"])

@@ -56,8 +56,12 @@ def test_the_transformer_is_a_self_attention_block_with_skip_connections():
     adds = [n.id for n in graph.nodes if n.type == "Add"]
     assert [graph.inputs_of(a) for a in adds] == [
         ["embedding_1", attention], [graph.outputs_of(adds[0])[0], "dense_2"]]
+    assert [graph.outputs_of(a) for a in adds] == [
+        ["layer_normalization_1"], ["layer_normalization_2"]]
+    assert graph.outputs_of("layer_normalization_2") == ["global_average_pooling1d_1"]
     report = analyze(graph, TEXT)
     assert report.nodes[attention].output_shape == (100, 64)
+    assert report.nodes["global_average_pooling1d_1"].output_shape == (64,)
     assert report.nodes[attention].params == 4 * 16 * (3 * 64 + 3) + 4 * 16 * 64 + 64
 
 

@@ -175,10 +175,12 @@ def test_quick_add_takes_part_of_a_name_and_adds_the_first_match(window, qtbot):
 
 
 def test_matches_starting_with_the_text_come_first():
-    assert layers_matching("av") == ["Average", "AveragePooling2D",
-                                     "GlobalAveragePooling2D"]
-    assert layers_matching("pool") == ["MaxPooling2D", "AveragePooling2D",
-                                       "GlobalAveragePooling2D"]
+    assert layers_matching("av") == ["Average", "AveragePooling2D", "AveragePooling1D",
+                                     "GlobalAveragePooling2D", "GlobalAveragePooling1D"]
+    assert layers_matching("pool") == [
+        "MaxPooling2D", "MaxPooling1D", "AveragePooling2D", "AveragePooling1D",
+        "GlobalMaxPooling2D", "GlobalMaxPooling1D", "GlobalAveragePooling2D",
+        "GlobalAveragePooling1D"]
     assert layers_matching("  ") == []
 
 

@@ -11,9 +11,9 @@ from studio.core.data.sources import describe
 from studio.core.data.types import DataError, DatasetInfo
 from studio.core.model.fixes import (
     Problem,
-    remedy_fixes,
     set_input_dim,
     set_input_shape,
+    suggested_fixes,
 )
 from studio.core.model.flops import layer_flops
 from studio.core.model.graph import Graph, GraphError
@@ -108,8 +108,8 @@ def analyze(graph: Graph, dataset: DatasetInfo | None = None) -> Analysis:
         try:
             shape, count = REGISTRY[node.type].output(node.params, shapes)
         except LayerError as exc:
-            result.problems.append(Problem(node_id, str(exc),
-                                           remedy_fixes(node_id, exc.remedies)))
+            result.problems.append(
+                Problem(node_id, str(exc), suggested_fixes(node_id, exc.suggestions)))
             continue
         flops = layer_flops(node.type, node.resolved_params(), shapes, shape, count)
         result.nodes[node_id] = NodeReport(shape, count, flops)

@@ -158,7 +158,7 @@ def _one_or_list(tensors: list[Any]) -> Any:
 def ends_in_softmax(node: Node) -> bool:
     """Whether ``node``'s output is a softmax, for built-in and imported (opaque) layers alike."""
     if node.type != OPAQUE_TYPE:
-        return node.resolved_params().get("activation") == "softmax"
+        return node.type == "Softmax" or node.resolved_params().get("activation") == "softmax"
     config = node.params.get("config") or {}
     return node.params.get("class_name") == "Softmax" or config.get("activation") == "softmax"
 

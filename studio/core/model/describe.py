@@ -50,9 +50,21 @@ def _conv(axes: int) -> Callable[[dict[str, Any]], str]:
     return describe
 
 
-def _pool(p: dict[str, Any]) -> str:
-    return _join(_window(p["pool_size"]), _stride(p["strides"]),
+def _pool(p: dict[str, Any], window: str = "") -> str:
+    return _join(window or _window(p["pool_size"]), _stride(p["strides"]),
                  "same" if p["padding"] == "same" else "")
+
+
+def _axis(p: dict[str, Any], name: str = "axis") -> str:
+    """The axis, unless it is the usual last one."""
+    return "" if p[name] == -1 else f"axis {p[name]}"
+
+
+def _relu(p: dict[str, Any]) -> str:
+    cap = p["max_value"]
+    return _join("" if cap is None else f"max {cap:g}",
+                 f"slope {p['negative_slope']:g}" if p["negative_slope"] else "",
+                 f"threshold {p['threshold']:g}" if p["threshold"] else "")
 
 
 def _recurrent(p: dict[str, Any]) -> str:
@@ -104,6 +116,20 @@ _DESCRIBERS = {
     "TimeDistributed": _dense,
     "RepeatVector": lambda p: f"× {p['n']}",
     "MultiHeadAttention": _attention,
+    "MaxPooling1D": lambda p: _pool(p, f"{p['pool_size']} steps"),
+    "AveragePooling1D": lambda p: _pool(p, f"{p['pool_size']} steps"),
+    "SpatialDropout2D": lambda p: f"rate {p['rate']:g}",
+    "GaussianNoise": lambda p: f"stddev {p['stddev']:g}",
+    "LayerNormalization": _axis,
+    "GroupNormalization": lambda p: _join(f"{p['groups']} groups", _axis(p)),
+    "ReLU": _relu,
+    "LeakyReLU": lambda p: f"slope {p['negative_slope']:g}",
+    "PReLU": lambda p: (f"shared {', '.join(map(str, p['shared_axes']))}"
+                        if p["shared_axes"] else ""),
+    "ELU": lambda p: f"alpha {p['alpha']:g}",
+    "Softmax": _axis,
+    "Permute": lambda p: f"to {', '.join(map(str, p['dims']))}",
+    "Dot": lambda p: _join(f"axis {p['axes']}", "normalized" if p["normalize"] else ""),
     "Application": _application,
     "Keras": lambda p: p.get("class_name", ""),
 }

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from studio.core.model.graph import Graph, Node
-from studio.core.model.layers import Remedy, Shape
+from studio.core.model.layers import SetParam, Shape, Suggestion
 from studio.core.model.params import format_shape
 
 
@@ -55,23 +55,28 @@ def _insert_before(node_id: str, layer: str, params: dict[str, Any] | None = Non
         src = graph.inputs_of(node_id)[0]
         graph.insert_between(src, node_id, Node(graph.new_id(layer), layer, dict(params or {})))
 
-    shape = (params or {}).get("target_shape")
-    to = f" to {format_shape(shape)}" if shape else ""
-    return Fix(f"Insert {layer}{to} before {node_id}", apply)
+    params = params or {}
+    if set(params) == {"target_shape"}:  # a Reshape reads best as "to 28 × 28"
+        shown = f" to {format_shape(params['target_shape'])}"
+    else:
+        shown = ", ".join(f"{name} {_shown(value)}" for name, value in params.items())
+        shown = f" ({shown})" if shown else ""
+    return Fix(f"Insert {layer}{shown} before {node_id}", apply)
 
 
-def remedy_fixes(node_id: str, remedies: tuple[Remedy, ...]) -> tuple[Fix, ...]:
-    """The one-click fixes of a layer's shape error (see ``LayerError.remedies``)."""
-    fixes = []
-    for remedy in remedies:
-        if remedy.insert:
-            fixes.append(_insert_before(node_id, remedy.insert, remedy.params))
-        else:
-            (name, value), = remedy.params.items()
-            shown = format_shape(value) if isinstance(value, list) else str(value)
-            fixes.append(_set_param(node_id, name, value,
-                                    f"Set {name.replace('_', ' ')} to {shown}"))
-    return tuple(fixes)
+def _shown(value: Any) -> str:
+    """A parameter's value as a fix's label writes it: shapes as ``784 × 1``."""
+    return format_shape(value) if isinstance(value, list) else str(value)
+
+
+def suggested_fixes(node_id: str, suggestions: tuple[Suggestion, ...]) -> tuple[Fix, ...]:
+    """The one-click fixes for the changes a layer's shape rule suggested (see LayerError)."""
+    return tuple(
+        _set_param(node_id, s.name, s.value,
+                   f"Set {s.name.replace('_', ' ')} to {_shown(s.value)}")
+        if isinstance(s, SetParam) else _insert_before(node_id, s.layer, s.params)
+        for s in suggestions
+    )
 
 
 def flatten_fixes(node_id: str, input_shape: Shape) -> tuple[Fix, ...]:

@@ -57,6 +57,10 @@ def _pool(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: i
     return _area(params["pool_size"], 2) * math.prod(output)
 
 
+def _pool1d(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
+    return params["pool_size"] * math.prod(output)
+
+
 def _global_pool(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
     return math.prod(inputs[0])
 
@@ -81,6 +85,14 @@ def _merge(extra: int) -> FlopsRule:
         return (len(inputs) - 1 + extra) * math.prod(output)
 
     return rule
+
+
+def _dot(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
+    """A multiply-add along the axis for each output value, after scaling both inputs to
+    length 1 (a square, a sum and a division per value) when it normalizes."""
+    along = inputs[0][params["axes"] % (len(inputs[0]) + 1) - 1]
+    scaling = 3 * sum(math.prod(shape) for shape in inputs) if params["normalize"] else 0
+    return 2 * along * math.prod(output) + scaling
 
 
 def _recurrent(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
@@ -142,6 +154,26 @@ FLOPS_RULES: dict[str, FlopsRule] = {
     "Multiply": _merge(0),
     "Average": _merge(1),  # the sum, then one division per value
     "Concatenate": _free,  # copies values, no arithmetic
+    # Issue 22's pooling, normalization, activation, shape and merge layers
+    "MaxPooling1D": _pool1d,
+    "AveragePooling1D": _pool1d,
+    "GlobalMaxPooling2D": _global_pool,
+    "GlobalAveragePooling1D": _global_pool,
+    "GlobalMaxPooling1D": _global_pool,
+    "SpatialDropout2D": _per_value(1),  # the training-time mask
+    "GaussianNoise": _per_value(1),  # the training-time noise
+    "LayerNormalization": _per_value(4),  # statistics, then normalize, scale and shift
+    "GroupNormalization": _per_value(4),
+    "ReLU": _per_value(1),
+    "LeakyReLU": _per_value(1),
+    "PReLU": _per_value(2),  # a comparison and a multiplication
+    "ELU": _per_value(1),
+    "Softmax": _per_value(3),  # exponent, sum and division
+    "Permute": _free,
+    "Subtract": _merge(0),
+    "Maximum": _merge(0),
+    "Minimum": _merge(0),
+    "Dot": _dot,
     "Application": _application,  # scaled from the base's published count
     "Keras": _free,  # an imported layer: unknown without Keras, so not counted
 }

@@ -25,6 +25,8 @@ class Param:
     exclusive_minimum: bool = False
     choices: tuple[str, ...] = field(default_factory=tuple)
     optional: bool = False
+    unset: str = "auto"
+    """What an editor shows for an optional parameter left empty (None)."""
     allow_wildcard: bool = False
     required: bool = False
     """A project file must give it, as Keras has no default for it either; ``default`` only
@@ -117,7 +119,7 @@ class Param:
     def to_keras(self, value: Any) -> Any:
         """The value as Keras takes it: a shape as a tuple, sides as a pair per axis."""
         if self.kind == "shape":
-            return tuple(value)
+            return None if value is None else tuple(value)
         if self.sides and isinstance(value, list):
             return self._pairs(value)
         return value

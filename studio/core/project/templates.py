@@ -118,27 +118,19 @@ _TOKENS = 100
 """The text templates read 100 token ids, as a CSV of texts is read by default."""
 _WIDTH = 64
 """Features per token in the transformer template."""
-_TRANSFORMER_NORM: Layer = ("BatchNormalization", {})
-"""Normalises after each residual Add. A transformer normalises each token on its own with
-LayerNormalization; until the palette has it, BatchNormalization (each feature over the
-batch) stands in."""
-_TRANSFORMER_POOL: Layer = ("Flatten", {})
-"""Joins the tokens for the head. GlobalAveragePooling1D (their mean, which keeps the head
-small) is the usual choice; until the palette has it, Flatten stands in."""
-
-
+_LAYER_NORM: Layer = ("LayerNormalization", {})
 def _transformer() -> Graph:
     """Token embeddings, one self-attention block and a feed-forward block, each added to
-    its input and normalised, then a pooled classifier."""
+    its input and normalised token by token, then the tokens' mean into a classifier."""
     builder = _Builder()
     tokens = builder.chain(None, ("Input", {"shape": [_TOKENS]}),
                            ("Embedding", {"input_dim": 10_000, "output_dim": _WIDTH}))
     attended = builder.add(("MultiHeadAttention", {"num_heads": 4}), tokens)
-    x = builder.chain(builder.add(("Add", {}), tokens, attended), _TRANSFORMER_NORM)
+    x = builder.chain(builder.add(("Add", {}), tokens, attended), _LAYER_NORM)
     fed = builder.chain(x, ("Dense", {"units": 2 * _WIDTH, "activation": "relu"}),
                         ("Dense", {"units": _WIDTH, "activation": "linear"}))
-    x = builder.chain(builder.add(("Add", {}), x, fed), _TRANSFORMER_NORM)
-    builder.chain(x, _TRANSFORMER_POOL, ("Dropout", {"rate": 0.1}), _CLASSIFIER)
+    x = builder.chain(builder.add(("Add", {}), x, fed), _LAYER_NORM)
+    builder.chain(x, ("GlobalAveragePooling1D", {}), ("Dropout", {"rate": 0.1}), _CLASSIFIER)
     return builder.graph
 
 
@@ -250,8 +242,9 @@ TEMPLATES: dict[str, Template] = {
         "vector of 64 numbers; in the MultiHeadAttention layer every word then looks at every "
         "other word, with four heads each looking for different links, and a feed-forward "
         "pair of Dense layers works on each word. Each part is added to its input (a skip "
-        "connection) and normalised. It has no position embedding, so it sees which words "
-        "occur together but not their order. Pick a CSV of texts and labels in the Data view.",
+        "connection) and normalised, and the words' average decides the class. It has no "
+        "position embedding, so it sees which words occur together but not their order. "
+        "Pick a CSV of texts and labels in the Data view.",
         _transformer,
     ),
     "mobilenetv2": Template(

@@ -42,6 +42,7 @@ SKIP_BOW = NODE_WIDTH * 0.9
 """How far a wire that skips rows swings to the side of the column it passes."""
 CATEGORY_COLOURS = {
     "Core": "#e8f0fe",
+    "Activations": "#fff0e6",
     "Convolution": "#e6f4ea",
     "Resizing and padding": "#fdeee2",
     "Regularization": "#fef7e0",

@@ -27,13 +27,14 @@ def addable_layers() -> list[LayerType]:
 
 def layers_matching(text: str) -> list[str]:
     """Names of the addable layer types that contain ``text`` (ignoring case), best first:
-    those that start with it, then the rest by where it occurs, shorter names first."""
+    those that start with it, then the rest by where it occurs, shorter names first, and
+    otherwise in palette order (MaxPooling2D before MaxPooling1D)."""
     wanted = text.strip().lower()
     if not wanted:
         return []
-    found = [(name.lower().find(wanted), len(name), name)
-             for name in (layer.name for layer in addable_layers())]
-    return [name for _, _, name in sorted(f for f in found if f[0] >= 0)]
+    found = [(layer.name.lower().find(wanted), len(layer.name), index, layer.name)
+             for index, layer in enumerate(addable_layers())]
+    return [name for _, _, _, name in sorted(f for f in found if f[0] >= 0)]
 
 
 class _LayerTree(QTreeWidget):

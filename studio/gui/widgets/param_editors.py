@@ -55,7 +55,7 @@ class ParamEditor(QWidget):
             return combo
         if p.kind == "shape":
             line = QLineEdit()
-            line.setPlaceholderText("e.g. 28, 28, 1")
+            line.setPlaceholderText(p.unset if p.optional else "e.g. 28, 28, 1")
             line.editingFinished.connect(self._shape_entered)
             return line
         if p.kind == "int" and p.axes > 1:
@@ -68,19 +68,24 @@ class ParamEditor(QWidget):
             low = int(p.minimum) if p.minimum is not None else -INT_LIMIT
             if p.optional:
                 low -= 1
-                spin.setSpecialValueText("auto")
+                spin.setSpecialValueText(p.unset)
             spin.setRange(low, int(p.maximum) if p.maximum is not None else INT_LIMIT)
-            spin.valueChanged.connect(lambda v: self.edited.emit(self._from_int(v)))
+            spin.valueChanged.connect(lambda v: self.edited.emit(self._unless_lowest(v)))
             return spin
         spin = QDoubleSpinBox()
         spin.setDecimals(6)
-        spin.setRange(p.minimum if p.minimum is not None else -1e9,
-                      p.maximum if p.maximum is not None else 1e9)
-        spin.setSingleStep(0.05 if (p.maximum or 0) <= 1 and p.default >= 0.01 else 0.0001)
-        spin.valueChanged.connect(self.edited.emit)
+        low = p.minimum if p.minimum is not None else -1e9
+        if p.optional:  # one step below the lowest value stands for "unset"
+            low -= 1
+            spin.setSpecialValueText(p.unset)
+        spin.setRange(low, p.maximum if p.maximum is not None else 1e9)
+        spin.setSingleStep(0.05 if (p.maximum or 0) <= 1 and (p.default or 0) >= 0.01
+                           else 0.0001)
+        spin.valueChanged.connect(lambda v: self.edited.emit(self._unless_lowest(v)))
         return spin
 
-    def _from_int(self, value: int) -> int | None:
+    def _unless_lowest(self, value: float) -> float | None:
+        """``value``, or None for an optional parameter's lowest value, which means unset."""
         if self.param.optional and value == self.widget.minimum():
             return None
         return value
@@ -96,6 +101,9 @@ class ParamEditor(QWidget):
             self.edited.emit(value)
 
     def _shape_entered(self) -> None:
+        if self.param.optional and not self.widget.text().strip():
+            self.edited.emit(None)
+            return
         try:
             shape = parse_shape(self.widget.text())
         except ValueError as exc:
@@ -107,7 +115,7 @@ class ParamEditor(QWidget):
         """Show ``value`` without emitting ``edited``; leaves alone an editor already showing it."""
         w = self.widget
         if isinstance(w, QLineEdit):
-            value = ", ".join(str(d) for d in value)
+            value = "" if value is None else ", ".join(str(d) for d in value)
         elif isinstance(w, QSpinBox | QDoubleSpinBox):
             if value is None:
                 value = w.minimum()

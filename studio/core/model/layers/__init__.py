@@ -8,6 +8,7 @@ comes, and a category's types in this order. A new type goes in its family's ``T
 from __future__ import annotations
 
 from studio.core.model.layers import (
+    activations,
     attention,
     convolution,
     core,
@@ -22,11 +23,13 @@ from studio.core.model.layers import (
 from studio.core.model.layers.base import (
     ACTIVATIONS,
     InputArguments,
+    InsertBefore,
     LayerError,
     LayerType,
     Nested,
-    Remedy,
+    SetParam,
     Shape,
+    Suggestion,
 )
 from studio.core.model.layers.imported import CODE_CLASSES, OPAQUE_TYPE, code_layer_names
 
@@ -34,18 +37,21 @@ __all__ = [
     "ACTIVATIONS",
     "CODE_CLASSES",
     "InputArguments",
+    "InsertBefore",
     "LAYER_TYPES",
     "OPAQUE_TYPE",
     "LayerError",
     "LayerType",
     "Nested",
-    "Remedy",
+    "SetParam",
     "Shape",
+    "Suggestion",
     "code_layer_names",
 ]
 
 LAYER_TYPES: tuple[LayerType, ...] = (
     *core.TYPES,
+    *activations.TYPES,
     *convolution.TYPES,
     *pooling.TYPES,
     *resizing.TYPES,

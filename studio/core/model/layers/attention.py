@@ -8,9 +8,10 @@ from typing import Any
 
 from studio.core.model.layers.base import (
     InputArguments,
+    InsertBefore,
     LayerError,
     LayerType,
-    Remedy,
+    SetParam,
     Shape,
 )
 from studio.core.model.params import Param, format_shape
@@ -32,8 +33,8 @@ def key_dim(params: dict[str, Any], query: Shape) -> int:
         raise LayerError(
             f"{features} features do not split into {heads} heads. Choose a number of heads "
             f"that divides {features}, or set key_dim to the size each head should have.",
-            (*(Remedy({"num_heads": d}) for d in (*fewer, *more)),
-             Remedy({"key_dim": max(1, features // heads)})),
+            *(SetParam("num_heads", d) for d in (*fewer, *more)),
+            SetParam("key_dim", max(1, features // heads)),
         )
     return features // heads
 
@@ -46,7 +47,7 @@ def _inputs(inputs: list[Shape]) -> tuple[Shape, Shape, Shape]:
             f"MultiHeadAttention attends across the steps of a sequence (steps × features), "
             f"but its input has shape {format_shape(query)}. Reshape it to "
             f"{format_shape((*query, 1))} first, which reads each value as a step.",
-            (Remedy({"target_shape": [*query, 1]}, "Reshape"),),
+            InsertBefore("Reshape", {"target_shape": [*query, 1]}),
         )
     value = inputs[1] if len(inputs) > 1 else query
     key = inputs[2] if len(inputs) > 2 else value

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from studio.core.base.messages import count, quoted
+from studio.core.base.messages import count, plural, quoted
 from studio.core.model.params import Param, format_shape
 
 Shape = tuple[int, ...]
@@ -34,22 +34,33 @@ ACTIVATIONS = ("linear", "relu", "sigmoid", "tanh", "softmax", "gelu", "elu", "l
 
 
 @dataclass(frozen=True)
-class Remedy:
-    """A change that would solve a LayerError, as data that ``fixes`` offers as a one-click
-    action: insert a layer of type ``insert`` with ``params`` before this one or, with no
-    ``insert``, set this layer's ``params``."""
+class SetParam:
+    """A suggested change to the failing layer: set its parameter ``name`` to ``value``."""
 
+    name: str
+    value: Any
+
+
+@dataclass(frozen=True)
+class InsertBefore:
+    """A suggested change: put a ``layer`` with ``params`` between the failing layer and its
+    (only) input."""
+
+    layer: str
     params: dict[str, Any]
-    insert: str = ""
+
+
+Suggestion = SetParam | InsertBefore
+"""A change that solves a LayerError, as data; the model's fixes turn it into a one-click Fix."""
 
 
 class LayerError(ValueError):
     """A layer cannot accept its inputs or parameters; the message is meant for a person, and
-    ``remedies`` are the changes that would solve it, if any are known."""
+    ``suggestions`` are the obvious changes that would solve it, if any."""
 
-    def __init__(self, message: str, remedies: tuple[Remedy, ...] = ()) -> None:
+    def __init__(self, message: str, *suggestions: Suggestion) -> None:
         super().__init__(message)
-        self.remedies = remedies
+        self.suggestions = suggestions
 
 
 @dataclass(frozen=True)
@@ -180,7 +191,9 @@ class LayerType:
         if self.max_inputs == 0:
             return f"{self.name} starts the model and takes no input."
         if self.min_inputs == self.max_inputs:
-            return f"{self.name} needs exactly one input, but {count} are connected."
+            wanted = "one input" if self.max_inputs == 1 else f"{self.max_inputs} inputs"
+            return (f"{self.name} needs exactly {wanted}, but {count} "
+                    f"{plural(count, 'is', 'are')} connected.")
         if count < self.min_inputs:
             return f"{self.name} joins branches: connect at least {self.min_inputs} inputs."
         return f"{self.name} accepts at most {self.max_inputs} inputs."
@@ -228,13 +241,13 @@ def ranked(inputs: list[Shape], rank: int, layer: str, what: str) -> Shape:
                f"({count(len(shape), 'dimension')}).")
     if rank == 1:
         raise LayerError(f"{message} Add Flatten or GlobalAveragePooling2D first.",
-                         (Remedy({}, "Flatten"),))
+                         InsertBefore("Flatten", {}))
     target = reshaped(shape, rank)
     if target is None:
         example = " e.g. to 28, 28, 1" if rank == 3 else ""
         raise LayerError(f"{message} Add a Reshape layer first,{example}.")
     raise LayerError(f"{message} Add a Reshape to {format_shape(target)} first.",
-                     (Remedy({"target_shape": list(target)}, "Reshape"),))
+                     InsertBefore("Reshape", {"target_shape": list(target)}))
 
 
 def reshaped(shape: Shape, rank: int) -> Shape | None:
@@ -269,7 +282,7 @@ def sliding(sizes: Shape, window: Param, params: dict[str, Any], layer: str,
         f"The {noun} of {format_shape(extents)} is larger than this {layer}'s input of "
         f"{format_shape(sizes)}{unit}. Use a smaller {noun}, padding 'same', or less "
         "pooling before it.",
-        (Remedy({"padding": "same"}), Remedy({window.name: fitting})),
+        SetParam("padding", "same"), SetParam(window.name, fitting),
     )
 
 
@@ -299,6 +312,26 @@ def kernel_params(kernel: str = "kernel") -> tuple[Param, ...]:
               f"How strongly the {kernel} regularizer counts: the penalty is this times the "
               "sum (1e-4 to 1e-2 is usual).", 0, 10),
     )
+
+
+def sequence_input(inputs: list[Shape], layer: str) -> Shape:
+    """The first input's shape; raise LayerError, offering a Reshape into steps × features,
+    unless it is a sequence of steps × features."""
+    return ranked(inputs, 2, layer, "a sequence of steps × features")
+
+
+def axis_index(axis: int, shape: Shape, layer: str, param: str = "axis") -> int:
+    """Where Keras's ``axis`` (which counts the batch as axis 0, and from the end when it is
+    negative) falls in ``shape``, which leaves the batch out; raise LayerError, offering the
+    last axis for the layer's parameter ``param``, if nowhere."""
+    rank = len(shape) + 1
+    if not -rank < axis < rank or axis % rank == 0:
+        raise LayerError(
+            f"Axis {axis} is not an axis of this {layer}'s input {format_shape(shape)}: "
+            f"use 1 to {rank - 1} (or -1 for the last), as axis 0 is the batch.",
+            SetParam(param, -1),
+        )
+    return axis % rank - 1
 
 
 def same_shape(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:

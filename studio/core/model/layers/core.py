@@ -1,4 +1,4 @@
-"""The Core layers: Input, Dense, Flatten, Activation and Reshape."""
+"""The Core layers: Input, Dense, Flatten, Activation, and the shape layers Reshape and Permute."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from studio.core.model.layers.base import (
     activation_param,
     kernel_params,
     same_shape,
+    shape_list,
     use_bias_param,
 )
 from studio.core.model.params import Param, format_shape
@@ -51,6 +52,18 @@ def _reshape(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
             f"{format_shape(target)} ({known} values): the counts must match."
         )
     return tuple(target), 0
+
+
+def _permute(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
+    dims, shape = list(params["dims"]), inputs[0]
+    axes = list(range(1, len(shape) + 1))
+    if sorted(dims) != axes:
+        raise LayerError(
+            f"Dims must name each axis of the input {format_shape(shape)} once, in the new "
+            f"order: {shape_list([(d,) for d in axes])} in any order (1 is the first axis after "
+            f"the batch), but got {', '.join(str(d) for d in dims)}."
+        )
+    return tuple(shape[d - 1] for d in dims), 0
 
 
 TYPES = (
@@ -102,5 +115,13 @@ TYPES = (
             ),
         ),
         _reshape,
+    ),
+    LayerType(
+        "Permute",
+        "Core",
+        "Reorders the axes, e.g. 2, 1 swaps steps and features.",
+        (Param("dims", "shape", [2, 1], "The input's axes in their new order, e.g. 2, 1; axis 1 "
+               "is the first after the batch.", required=True),),
+        _permute,
     ),
 )

@@ -15,7 +15,7 @@ from studio.core.model.layers.base import (
     ReadConfig,
     Shape,
     activation_param,
-    ranked,
+    sequence_input,
 )
 from studio.core.model.params import Param, format_shape
 
@@ -31,7 +31,7 @@ def _embedding(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]
 
 def _recurrent_output(layer: str, kind: str, params: dict[str, Any], inputs: list[Shape]
                       ) -> tuple[Shape, int]:
-    steps, features = ranked(inputs, 2, layer, "a sequence of steps × features")
+    steps, features = sequence_input(inputs, layer)
     gates, biases = RECURRENT[kind]
     units = params["units"]
     weights = gates * units * (features + units + biases)
