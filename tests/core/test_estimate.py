@@ -72,6 +72,21 @@ def test_a_tiny_dense_model_counted_by_hand():
     assert result.device == "CPU" and result.replicas == 1
 
 
+def test_attention_keeps_its_scores_and_a_bidirectional_layer_both_directions():
+    project = Project(name="Attention", graph=Graph.from_chain([
+        Node("input", "Input", {"shape": [10, 8]}),
+        Node("attend", "MultiHeadAttention", {"num_heads": 2}),
+        Node("both", "Bidirectional", {"layer": "GRU", "units": 3}),
+    ]))
+    result = estimate(project, 1, NO_GPU, DeviceChoice())
+    outputs = 10 * 8 + 10 * 8 + 2 * 3
+    projected = 2 * 4 * (10 + 2 * 10)  # 2 heads of 4: queries, keys and values
+    scores = 2 * 2 * 10 * 10  # each head's scores and their softmax
+    recurrent = 2 * 10 * 4 * 3  # each way, a GRU keeps 4 values per step and unit
+    assert result.activation_bytes_per_sample == 2 * 4 * (
+        outputs + projected + scores + recurrent)
+
+
 def test_mixed_precision_halves_activations_only():
     full = estimate(dense_project(), 10, NO_GPU, DeviceChoice())
     mixed = estimate(dense_project(), 10, NO_GPU, DeviceChoice(precision="mixed_bfloat16"))

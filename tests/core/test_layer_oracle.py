@@ -8,7 +8,7 @@ from collections.abc import Callable
 import keras
 import pytest
 
-from studio.core.build.keras_model import keras_layer
+from studio.core.build.keras_model import call_layer, keras_layer
 from studio.core.model.graph import Node
 from studio.core.model.layers import ACTIVATIONS, LayerError
 from studio.core.model.layers.base import INITIALIZERS, REGULARIZERS
@@ -146,6 +146,47 @@ def _recurrent(rng: random.Random, act: str) -> Case:
     ]
 
 
+def _simple_rnn(rng: random.Random, act: str) -> Case:
+    params, shapes = _recurrent(rng, act)
+    return {**params, "activation": act}, shapes
+
+
+def _bidirectional(rng: random.Random, act: str) -> Case:
+    params, shapes = _recurrent(rng, act)
+    return {**params, "layer": rng.choice(["LSTM", "GRU", "SimpleRNN"]),
+            "merge_mode": rng.choice(["concat", "sum", "mul", "ave"])}, shapes
+
+
+def _time_distributed(rng: random.Random, act: str) -> Case:
+    shape = tuple(rng.randint(1, 8) for _ in range(rng.randint(2, 4)))
+    return {"units": rng.randint(1, 20), "activation": act}, [shape]
+
+
+def _repeat_vector(rng: random.Random, act: str) -> Case:
+    return {"n": rng.randint(1, 9)}, [(rng.randint(1, 12),)]
+
+
+def _attention(rng: random.Random, act: str) -> Case:
+    """Self-attention (one input), cross-attention (query and value) or a separate key,
+    over sequences or images, with the key size shared out or given."""
+    rank = rng.choice([2, 3])
+    heads = rng.randint(1, 4)
+    features = heads * rng.randint(1, 6) if rng.random() < 0.8 else rng.randint(1, 12)
+
+    def shape(last: int, steps: tuple[int, ...] | None = None) -> tuple[int, ...]:
+        return (*(steps or tuple(rng.randint(1, 7) for _ in range(rank - 1))), last)
+
+    inputs = [shape(features)]
+    count = rng.randint(1, 3)
+    if count > 1:
+        inputs.append(shape(rng.randint(1, 12)))
+    if count > 2:
+        inputs.append(shape(rng.randint(1, 12), inputs[1][:-1]))
+    return {"num_heads": heads, "key_dim": rng.choice([None, None, rng.randint(1, 8)]),
+            "dropout": rng.choice([0.0, 0.1]),
+            "output_shape": rng.choice([None, rng.randint(1, 10)])}, inputs
+
+
 def _elementwise(rng: random.Random, act: str) -> Case:
     shape = tuple(rng.randint(1, 8) for _ in range(rng.randint(1, 3)))
     return {}, [shape] * rng.randint(2, 4)
@@ -274,8 +315,13 @@ CASES: dict[str, Callable[[random.Random, str], Case]] = {
     "Reshape": _reshape,
     "Rescaling": _rescaling,
     "Embedding": _embedding,
+    "SimpleRNN": _simple_rnn,
     "LSTM": _recurrent,
     "GRU": _recurrent,
+    "Bidirectional": _bidirectional,
+    "TimeDistributed": _time_distributed,
+    "RepeatVector": _repeat_vector,
+    "MultiHeadAttention": _attention,
     "Add": _elementwise,
     "Multiply": _elementwise,
     "Average": _elementwise,
@@ -312,8 +358,9 @@ def _case(name: str, rng: random.Random) -> Case:
 
 def _keras_result(name: str, params: dict, shapes: list[tuple[int, ...]]):
     inputs = [keras.Input(shape=s) for s in shapes]
-    layer = keras_layer(Node(f"{name.lower()}_x", name, params))
-    out = layer(inputs if len(inputs) > 1 else inputs[0])
+    node = Node(f"{name.lower()}_x", name, params)
+    layer = keras_layer(node, shapes)
+    out = call_layer(node, layer, inputs)
     return tuple(out.shape[1:]), layer.count_params()
 
 
@@ -371,6 +418,10 @@ def test_shapes_and_params_match_keras(name):
         ("PReLU", {"shared_axes": [3]}, (5, 4)),
         ("Permute", {"dims": [1, 1]}, (5, 4)),
         ("Permute", {"dims": [2, 1]}, (5, 4, 3)),
+        ("LSTM", {}, (28, 28, 1)),
+        ("Bidirectional", {"layer": "SimpleRNN"}, (12,)),
+        ("RepeatVector", {}, (4, 4)),
+        ("TimeDistributed", {}, (4,)),
     ],
 )
 def test_what_we_reject_keras_rejects_too(name, params, shape):
@@ -405,6 +456,13 @@ def test_merges_that_do_not_fit_say_why(name, params, shapes, words):
         REGISTRY[name].output(params, shapes)
     assert str(ours.value) == words
     _both_reject(name, params, shapes)
+
+
+def test_attention_keys_and_values_of_different_lengths_are_rejected_by_keras_too():
+    shapes = [(5, 4), (3, 6), (2, 6)]
+    with pytest.raises(LayerError, match="must have the same steps"):
+        REGISTRY["MultiHeadAttention"].output({"num_heads": 2}, shapes)
+    _both_reject("MultiHeadAttention", {"num_heads": 2}, shapes)
 
 
 @pytest.mark.parametrize("name", ["Add", "Multiply", "Average"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 
@@ -14,10 +15,12 @@ from studio.core.model.graph import Graph, Node
 from studio.core.model.weights import use_random_weights
 from studio.core.project.document import DatasetChoice, TrainingSettings
 from studio.core.project.templates import TEMPLATES, TRANSFER_INPUT, blank_project, from_template
+from studio.core.training.trainer import train
 
 TRANSFER = {"mobilenetv2": "MobileNetV2", "resnet50": "ResNet50", "vgg16": "VGG16",
             "efficientnetb0": "EfficientNetB0"}
-OTHER_DATA = {"lstm_text", *TRANSFER}
+TEXT_TEMPLATES = ["lstm_text", "transformer_text"]
+OTHER_DATA = {*TEXT_TEMPLATES, *TRANSFER}
 FITS_MNIST = sorted(set(TEMPLATES) - OTHER_DATA)
 TEXT = dataclasses.replace(MNIST_10K, name="text", title="Text", sample_shape=(100,))
 IMAGES = dataclasses.replace(MNIST_10K, name="images", title="Images",
@@ -38,11 +41,40 @@ def test_image_templates_fit_mnist_and_keras_counts_what_we_count(name):
     assert build_model(graph, MNIST_10K).count_params() == report.total_params
 
 
-def test_lstm_text_builds_for_a_text_dataset():
-    graph = from_template("lstm_text").graph
+@pytest.mark.parametrize("name", TEXT_TEMPLATES)
+def test_text_templates_build_for_a_text_dataset(name):
+    graph = from_template(name).graph
     report = analyze(graph, TEXT)
     assert report.ok, report.reason
     assert build_model(graph, TEXT).count_params() == report.total_params
+
+
+def test_the_transformer_is_a_self_attention_block_with_skip_connections():
+    graph = from_template("transformer_text").graph
+    (attention,) = [n.id for n in graph.nodes if n.type == "MultiHeadAttention"]
+    assert graph.inputs_of(attention) == ["embedding_1"]  # one input: self-attention
+    adds = [n.id for n in graph.nodes if n.type == "Add"]
+    assert [graph.inputs_of(a) for a in adds] == [
+        ["embedding_1", attention], [graph.outputs_of(adds[0])[0], "dense_2"]]
+    assert [graph.outputs_of(a) for a in adds] == [
+        ["layer_normalization_1"], ["layer_normalization_2"]]
+    assert graph.outputs_of("layer_normalization_2") == ["global_average_pooling1d_1"]
+    report = analyze(graph, TEXT)
+    assert report.nodes[attention].output_shape == (100, 64)
+    assert report.nodes["global_average_pooling1d_1"].output_shape == (64,)
+    assert report.nodes[attention].params == 4 * 16 * (3 * 64 + 3) + 4 * 16 * 64 + 64
+
+
+def test_the_transformer_trains_an_epoch_on_a_small_csv_of_texts(tmp_path):
+    rows = [f"word{i % 10} thing{i % 10} and some filler {i},topic{i % 10}" for i in range(60)]
+    path = tmp_path / "texts.csv"
+    path.write_text("text,topic\n" + "\n".join(rows) + "\n")
+    project = from_template("transformer_text")
+    project.dataset = DatasetChoice(source="csv", path=str(path), text_column="text")
+    project.training.epochs = 1
+    result = train(project, tmp_path / "runs")
+    assert result.status == "finished"
+    assert len(result.epochs) == 1 and math.isfinite(result.epochs[0]["loss"])
 
 
 def test_resnet_has_identity_and_projection_shortcuts():
@@ -64,7 +96,7 @@ def test_templates_for_other_data_say_so_at_the_input(name):
     assert "This model is made for other data" in problem.message
     assert "in the Data view" in problem.message
     assert set(report.nodes) == set(graph.ids())  # the gallery can still count parameters
-    if name == "lstm_text":
+    if name in TEXT_TEMPLATES:
         assert problem.message.endswith(
             "its layers need samples of 100 token ids (text). Choose a CSV of texts with that "
             "sequence length in the Data view.")

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication
 from studio.core.model.graph import Graph, Node
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import Project
+from studio.core.project.templates import from_template
 from studio.gui.editor.canvas_items import OVERVIEW_ZOOM, PORT_RADIUS, NodeItem, NodeLook
 from studio.gui.editor.palette import layers_matching
 from tests.gui.support import click_palette_entry
@@ -271,3 +272,13 @@ def test_the_overview_follows_a_node_dragged_then_deleted(window, qtbot):
     assert viewport.grab().toImage().pixelColor(end).name() == "#ffffff"
 
 
+
+
+def test_a_wire_that_skips_one_layer_bows_out_beside_it(window, qtbot):
+    window.doc.replace(from_template("transformer_text"), None)
+    attention = window.scene.nodes["multi_head_attention_1"].sceneBoundingRect()
+    skip = window.scene.edges[("embedding_1", "add_1")].sceneBoundingRect()
+    assert skip.top() < attention.top() and skip.bottom() > attention.bottom()
+    assert skip.right() > attention.right()  # not hidden behind the layer it skips
+    next_row = window.scene.edges[("embedding_1", "multi_head_attention_1")].sceneBoundingRect()
+    assert next_row.right() < attention.right()

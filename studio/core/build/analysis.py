@@ -178,9 +178,12 @@ def _input_problem(
     fix = set_input_shape(input_id, dataset.sample_shape)
     fixed = graph.copy()
     fix.apply(fixed)
-    if set(result.nodes) <= set(analyze(fixed, dataset).nodes):
+    # An Embedding reads token ids: other data may fit its shapes, but not its meaning.
+    reads_text = any(graph.node(i).type == "Embedding" for i in graph.outputs_of(input_id))
+    fits = set(result.nodes) <= set(analyze(fixed, dataset).nodes)
+    if fits and (dataset.vocabulary_size is not None or not reads_text):
         return Problem(input_id, message, (fix,))
-    if any(graph.node(i).type == "Embedding" for i in graph.outputs_of(input_id)):
+    if reads_text:
         samples = f"{format_shape(shape)} token ids (text)"
     else:
         samples = format_shape(shape)

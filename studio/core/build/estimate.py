@@ -27,6 +27,7 @@ from studio.core.hardware.devices import Devices, apply_precision, device_scope
 from studio.core.model.applications import APPLICATION, BASES
 from studio.core.model.graph import Node
 from studio.core.model.layers import OPAQUE_TYPE
+from studio.core.model.layers.attention import kept_values as attention_kept_values
 from studio.core.project.document import DeviceChoice, Project
 from studio.core.tasks.registry import task_for
 
@@ -52,9 +53,9 @@ APPLICATION_VALUES_PER_PIXEL = {
 }
 """Values in all layer outputs of each base, per input pixel (measured with Keras at 96 × 96
 and 224 × 224; they differ by under 2%)."""
-RECURRENT_KEPT = {"LSTM": 6, "GRU": 4}
+RECURRENT_KEPT = {"SimpleRNN": 1, "LSTM": 6, "GRU": 4}
 """Values a recurrent layer keeps per step and unit for the backward pass: its gates, plus the
-hidden state (and, for an LSTM, the cell state)."""
+hidden state (and, for an LSTM, the cell state); a SimpleRNN keeps only its state."""
 
 
 @dataclass(frozen=True)
@@ -199,6 +200,10 @@ def _kept_values(node: Node, output: tuple[int, ...], inputs: list[tuple[int, ..
     params = node.resolved_params() if node.type != OPAQUE_TYPE else {}
     if node.type in RECURRENT_KEPT and inputs:
         kept += inputs[0][0] * RECURRENT_KEPT[node.type] * params["units"]
+    elif node.type == "Bidirectional" and inputs:  # one recurrent layer each way
+        kept += 2 * inputs[0][0] * RECURRENT_KEPT[params["layer"]] * params["units"]
+    elif node.type == "MultiHeadAttention" and inputs:
+        kept += attention_kept_values(params, inputs)
     elif node.type == APPLICATION.name and inputs:
         base = BASES[params["name"]]
         height, width = inputs[0][:2]

@@ -14,6 +14,7 @@ import copy
 import json
 import re
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,11 +24,11 @@ import numpy as np
 from studio.core.base.archives import ArchiveRefused, check_size, read_member
 from studio.core.base.messages import first_line
 from studio.core.build import keras2_archive
-from studio.core.build.keras_model import keras_layer
+from studio.core.build.keras_model import call_layer, input_arguments, keras_layer
 from studio.core.build.legacy_config import LegacyRefused, layer_entries, modernised, refusal
 from studio.core.build.stand_ins import ShapeUnknown, as_original, stand_in_classes, with_stand_ins
 from studio.core.model.graph import Graph, Node
-from studio.core.model.layers import OPAQUE_TYPE, Shape, code_layer_names
+from studio.core.model.layers import OPAQUE_TYPE, InputArguments, Shape, code_layer_names
 from studio.core.model.layers.keras_args import registry_values
 from studio.core.model.params import format_shape
 from studio.core.model.registry import REGISTRY
@@ -261,7 +262,7 @@ def _node(
         shape = _input_shape(layer)
         return Node(node_id, "Input", {"shape": list(shape)}), shape, []
     keras_object = model.get_layer(layer.name)
-    shape = _output_shape(keras_object, layer.name, inputs)
+    shape = _output_shape(keras_object, layer, inputs)
     config = _plain(layer.entry["config"], layer.name)
     known = _known_params(node_id, layer.class_name, config, inputs)
     if known is not None:
@@ -339,15 +340,11 @@ def _sources(entry: dict[str, Any]) -> list[str]:
         )
     if not calls:
         return []
-    args, kwargs = calls[0].get("args", []), calls[0].get("kwargs", {})
-    # Keras records the training flag of the call that built the model, but a running model
-    # passes its own to every layer, so the recorded one changes nothing.
-    settings = [key for key, value in kwargs.items() if value is not None and key != "training"]
-    if settings:
-        raise ImportFailure(
-            f"layer {name} is called with {', '.join(settings)}, which Layer Studio cannot "
-            "record."
-        )
+    args, kwargs = calls[0].get("args", []), dict(calls[0].get("kwargs", {}))
+    call = input_arguments(entry["class_name"])
+    if call:
+        return _argument_sources(name, call, args, kwargs)
+    _refuse_settings(name, kwargs)
     if len(args) == 1 and not isinstance(args[0], list):
         tensors = args
     elif len(args) == 1 and len(args[0]) > 1:
@@ -357,15 +354,52 @@ def _sources(entry: dict[str, Any]) -> list[str]:
             f"layer {name} is not called on one input or on a list of several, which Layer "
             "Studio cannot record."
         )
-    names = []
-    for tensor in tensors:
-        if not (isinstance(tensor, dict) and tensor.get("class_name") == "__keras_tensor__"):
-            raise ImportFailure(f"layer {name} is given a fixed value instead of a layer's "
-                                "output, which Layer Studio cannot record.")
-        source, _, tensor_index = tensor["config"]["keras_history"]
-        _require_first_output(source, tensor_index)
-        names.append(source)
-    return names
+    return [_tensor_source(name, tensor) for tensor in tensors]
+
+
+def _argument_sources(name: str, call: InputArguments, args: list[Any], kwargs: dict[str, Any]
+                      ) -> list[str]:
+    """The sources of a layer that takes its inputs one argument each (``call``), given by
+    position or by name, such as MultiHeadAttention's ``(query, value)``: a value that is
+    the query is one input, and so is a key that is the value."""
+    given = list(args)
+    for argument in call.names[len(given):]:
+        if kwargs.get(argument) is None:
+            break
+        given.append(kwargs.pop(argument))
+    _refuse_settings(name, kwargs)
+    if not call.required <= len(given) <= len(call.names):
+        raise ImportFailure(f"layer {name} is not called on its {' and '.join(call.names)}, "
+                            "which Layer Studio cannot record.")
+    sources = call.inputs([_tensor_source(name, tensor) for tensor in given])
+    if len(set(sources)) < len(sources):
+        raise ImportFailure(
+            f"layer {name} takes one layer's output for two of its {', '.join(call.names)} "
+            "in a way Layer Studio cannot record."
+        )
+    return sources
+
+
+def _refuse_settings(name: str, kwargs: dict[str, Any]) -> None:
+    """Refuse a call with settings other than its inputs."""
+    # Keras records the training flag of the call that built the model, but a running model
+    # passes its own to every layer, so the recorded one changes nothing.
+    settings = [key for key, value in kwargs.items() if value is not None and key != "training"]
+    if settings:
+        raise ImportFailure(
+            f"layer {name} is called with {', '.join(settings)}, which Layer Studio cannot "
+            "record."
+        )
+
+
+def _tensor_source(name: str, tensor: Any) -> str:
+    """The name of the layer whose output ``tensor`` (a call argument of layer ``name``) is."""
+    if not (isinstance(tensor, dict) and tensor.get("class_name") == "__keras_tensor__"):
+        raise ImportFailure(f"layer {name} is given a fixed value instead of a layer's "
+                            "output, which Layer Studio cannot record.")
+    source, _, tensor_index = tensor["config"]["keras_history"]
+    _require_first_output(source, tensor_index)
+    return source
 
 
 def _node_ids(names: list[str]) -> dict[str, str]:
@@ -392,12 +426,15 @@ def _input_shape(layer: _Layer) -> Shape:
     return _fixed(config["batch_shape"][1:], f"input {layer.name}")
 
 
-def _output_shape(keras_object: Any, name: str, inputs: list[Shape]) -> Shape:
+def _output_shape(keras_object: Any, layer: _Layer, inputs: list[Shape]) -> Shape:
     """The layer's output shape for ``inputs``, as Keras computes it without calling it."""
     import keras
 
+    name = layer.name
+    tensors = [keras.KerasTensor((None, *shape)) for shape in inputs]
+    args, kwargs = REGISTRY.get(layer.class_name, REGISTRY[OPAQUE_TYPE]).arguments(tensors)
     try:
-        output = keras_object.compute_output_spec(_symbolic(inputs))
+        output = keras_object.compute_output_spec(*args, **kwargs)
     except Exception as exc:
         raise ImportFailure(
             f"Keras cannot tell the output shape of layer {name} ({first_line(exc)})."
@@ -405,14 +442,6 @@ def _output_shape(keras_object: Any, name: str, inputs: list[Shape]) -> Shape:
     if not isinstance(output, keras.KerasTensor):
         raise ImportFailure(f"layer {name} has several outputs; Layer Studio layers have one.")
     return _fixed(output.shape[1:], f"the output of layer {name}")
-
-
-def _symbolic(inputs: list[Shape]) -> Any:
-    """Symbolic Keras tensors of the ``inputs``' shapes (with a batch), one or a list."""
-    import keras
-
-    tensors = [keras.KerasTensor((None, *shape)) for shape in inputs]
-    return tensors[0] if len(tensors) == 1 else tensors
 
 
 def _fixed(dims: Any, what: str) -> Shape:
@@ -431,25 +460,50 @@ def _known_params(
     layer_type = REGISTRY.get(class_name)
     if layer_type is None or class_name in ("Input", OPAQUE_TYPE):
         return None
-    params = registry_values(layer_type, config)
+    values = layer_type.unwrap_config(config) if layer_type.unwrap_config else config
+    params = None if values is None else registry_values(layer_type, values)
     if params is None or layer_type.check_params(params):
         return None
+    target = _comparable(config, inputs)
     try:
-        layer = keras_layer(Node(node_id, class_name, params))
-        layer(_symbolic(inputs))  # built, as the saved layer was: building changes some configs
-        rebuilt = layer.get_config()
+        for rebuilt in _rebuilt_configs(Node(node_id, class_name, params), inputs):
+            if _comparable(_plain(rebuilt, node_id), inputs) == target:
+                return params
     except Exception:
         return None
-    same = _comparable(_plain(rebuilt, node_id), inputs) == _comparable(config, inputs)
-    return params if same else None
+    return None
+
+
+def _rebuilt_configs(node: Node, inputs: list[Shape]) -> Iterator[dict[str, Any]]:
+    """The Keras config of ``node``, then (only if asked for) that of the layer built on
+    ``inputs``, as a loaded model's layers are: a few layers settle some settings only when
+    built (MultiHeadAttention its attention axes), and building costs the weights."""
+    import keras
+
+    layer = keras_layer(node, inputs)
+    yield layer.get_config()
+    call_layer(node, layer, [keras.Input(shape=shape) for shape in inputs])
+    yield layer.get_config()
 
 
 def _comparable(config: dict[str, Any], inputs: list[Shape]) -> dict[str, Any]:
-    """A config without its name, with an axis that counts to the last axis written as -1."""
-    config = {key: value for key, value in config.items() if key != "name"}
+    """A config without its name or those of the layers nested in it, with an axis that
+    counts to the last axis written as -1."""
+    config = _nameless(config)
     axis = config.get("axis")
     if inputs and isinstance(axis, int) and axis == len(inputs[0]):
         config["axis"] = -1
+    return config
+
+
+def _nameless(config: dict[str, Any]) -> dict[str, Any]:
+    """A layer config without its name, nor those of the layers a wrapper holds (it names
+    them after itself)."""
+    config = {key: value for key, value in config.items() if key != "name"}
+    for key in ("layer", "backward_layer"):
+        nested = config.get(key)
+        if isinstance(nested, dict) and isinstance(nested.get("config"), dict):
+            config[key] = {**nested, "config": _nameless(nested["config"])}
     return config
 
 

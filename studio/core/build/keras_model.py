@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from studio.core.base.messages import first_line
@@ -10,7 +11,7 @@ from studio.core.build.optimizers import KerasCall, make_optimizer, schedule_cal
 from studio.core.data.types import DatasetInfo
 from studio.core.model.applications import APPLICATION, build_application
 from studio.core.model.graph import Graph, Node
-from studio.core.model.layers import OPAQUE_TYPE
+from studio.core.model.layers import OPAQUE_TYPE, InputArguments, LayerType, Nested, Shape
 from studio.core.model.layers.keras_args import keras_kwargs
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import TrainingSettings
@@ -24,9 +25,15 @@ class ModelError(ValueError):
     """The model cannot be built; the message is meant for a person."""
 
 
-def layer_kwargs(node: Node) -> dict[str, Any]:
-    """Keyword arguments for the Keras class of a built-in node: its full parameters."""
-    return keras_kwargs(REGISTRY[node.type], node.resolved_params())
+def layer_kwargs(node: Node, inputs: Sequence[Shape] = ()) -> dict[str, Any]:
+    """Keyword arguments for the Keras class of a built-in node on ``inputs`` (the shapes it
+    receives): its full parameters as Keras takes them, or what its type's ``to_keras`` hook
+    makes of them, where a layer given to it is a ``Nested``."""
+    layer_type = REGISTRY[node.type]
+    params = node.resolved_params()
+    if layer_type.to_keras is not None:
+        return layer_type.to_keras(params, list(inputs))
+    return keras_kwargs(layer_type, params)
 
 
 def imported_class_path(class_name: str) -> str:
@@ -42,13 +49,44 @@ def imported_spec(node: Node) -> dict[str, Any]:
     }
 
 
-def keras_layer(node: Node) -> Any:
-    """A Keras layer for ``node`` with its full parameters (defaults filled in)."""
+def keras_layer(node: Node, inputs: Sequence[Shape] = ()) -> Any:
+    """A Keras layer for ``node`` with its full parameters (defaults filled in), on inputs of
+    the shapes ``inputs`` (which only some layer types need)."""
     import keras
 
     if node.type == OPAQUE_TYPE:
         return _imported_layer(node)
-    return getattr(keras.layers, node.type)(name=node.id, **layer_kwargs(node))
+    kwargs = {key: _nested_layer(value) for key, value in layer_kwargs(node, inputs).items()}
+    return getattr(keras.layers, node.type)(name=node.id, **kwargs)
+
+
+def _nested_layer(value: Any) -> Any:
+    import keras
+
+    return getattr(keras.layers, value.class_name)(**value.kwargs) if isinstance(
+        value, Nested) else value
+
+
+def calling_type(node: Node) -> LayerType:
+    """The layer type whose call rule (see ``LayerType.arguments``) ``node``'s Keras layer is
+    called by: its own, or for an imported layer that of its Keras class, if the palette has
+    it (imported attention is still called on query and value)."""
+    if node.type == OPAQUE_TYPE:
+        return REGISTRY.get(node.params["class_name"], REGISTRY[OPAQUE_TYPE])
+    return REGISTRY[node.type]
+
+
+def input_arguments(class_name: str) -> InputArguments | None:
+    """The call rule of Keras class ``class_name`` if it takes its inputs as separate
+    arguments, which import reads backwards."""
+    rule = REGISTRY[class_name].call_arguments if class_name in REGISTRY else None
+    return rule if isinstance(rule, InputArguments) else None
+
+
+def call_layer(node: Node, layer: Any, tensors: list[Any]) -> Any:
+    """Call ``node``'s Keras layer on its input tensors as its layer type says."""
+    args, kwargs = calling_type(node).arguments(tensors)
+    return layer(*args, **kwargs)
 
 
 def _imported_layer(node: Node) -> Any:
@@ -96,9 +134,10 @@ def _assemble(graph: Graph, report: Analysis, name: str) -> Any:
             tensors[node_id] = keras.Input(shape=tuple(node.params["shape"]), name=node_id)
             continue
         feeds = [tensors[src] for src in graph.inputs_of(node_id)]
-        layer = (build_application(node.resolved_params(), feeds[0].shape[1:], node.id)
-                 if node.type == APPLICATION.name else keras_layer(node))
-        tensors[node_id] = layer(_one_or_list(feeds))
+        shapes = [tuple(feed.shape[1:]) for feed in feeds]
+        layer = (build_application(node.resolved_params(), shapes[0], node.id)
+                 if node.type == APPLICATION.name else keras_layer(node, shapes))
+        tensors[node_id] = call_layer(node, layer, feeds)
     inputs, outputs = model_endpoints(graph)
     return keras.Model(
         _one_or_list([tensors[i] for i in inputs]),

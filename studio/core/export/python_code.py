@@ -6,12 +6,14 @@ import keyword
 import pprint
 import textwrap
 from string import Template
+from typing import Any
 
 import numpy as np
 
 from studio.core.build.analysis import Analysis, analyze
 from studio.core.build.keras_model import (
     ModelError,
+    calling_type,
     imported_class_path,
     imported_spec,
     keras_model_name,
@@ -30,7 +32,7 @@ from studio.core.build.optimizers import (
 from studio.core.data.sources import DATASETS, dataset_path, describe, load
 from studio.core.model.applications import APPLICATION, BASES
 from studio.core.model.graph import Graph, Node
-from studio.core.model.layers import OPAQUE_TYPE
+from studio.core.model.layers import OPAQUE_TYPE, Nested
 from studio.core.project.document import DatasetChoice, Project, TrainingSettings
 
 _LINE = 96
@@ -325,7 +327,9 @@ def _layer_call(graph: Graph, node: Node, names: dict[str, str], report: Analysi
     """The right-hand side that makes ``node``'s output tensor."""
     if node.type == "Input":
         return f"keras.Input(shape={tuple(node.params['shape'])!r}, name={node.id!r})"
-    feeds = _one_or_list([names[src] for src in graph.inputs_of(node.id)])
+    sources = graph.inputs_of(node.id)
+    args, kwargs = calling_type(node).arguments([_Name(names[src]) for src in sources])
+    feeds = ", ".join([*map(repr, args), *(f"{key}={value!r}" for key, value in kwargs.items())])
     if node.type == APPLICATION.name:
         (source,) = graph.inputs_of(node.id)
         layer = _application_call(node, tuple(report.nodes[source].output_shape))
@@ -334,9 +338,26 @@ def _layer_call(graph: Graph, node: Node, names: dict[str, str], report: Analysi
         custom = f"{{{class_name!r}: {imported_class_path(class_name)}}}"
         layer = f"keras.layers.deserialize(IMPORTED[{node.id!r}], custom_objects={custom})"
     else:
-        kwargs = ", ".join(f"{key}={value!r}" for key, value in layer_kwargs(node).items())
-        layer = f"keras.layers.{node.type}({kwargs}{', ' if kwargs else ''}name={node.id!r})"
+        shapes = [report.nodes[src].output_shape for src in sources]
+        layer = _layer_source(node.type, {**layer_kwargs(node, shapes), "name": node.id})
     return f"{layer}({feeds})"
+
+
+class _Name(str):
+    """A variable of the script, written as itself among a call's arguments."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _layer_source(class_name: str, kwargs: dict[str, Any]) -> str:
+    """``keras.layers.CLASS(key=value, ...)``, with a nested layer written the same way."""
+    def source(value: Any) -> str:
+        return _layer_source(value.class_name, value.kwargs) if isinstance(value, Nested) \
+            else repr(value)
+
+    arguments = ", ".join(f"{key}={source(value)}" for key, value in kwargs.items())
+    return f"keras.layers.{class_name}({arguments})"
 
 
 def _imported_configs(graph: Graph) -> str:

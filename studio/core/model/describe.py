@@ -71,6 +71,17 @@ def _recurrent(p: dict[str, Any]) -> str:
     return _join(f"{p['units']} units", "sequences" if p["return_sequences"] else "")
 
 
+def _bidirectional(p: dict[str, Any]) -> str:
+    merge = p["merge_mode"] if p["merge_mode"] != "concat" else ""
+    return _join(f"{p['layer']} ×2", _recurrent(p), merge)
+
+
+def _attention(p: dict[str, Any]) -> str:
+    key = f"key {p['key_dim']}" if p["key_dim"] else ""
+    return _join(f"{p['num_heads']} heads", key,
+                 f"dropout {p['dropout']:g}" if p["dropout"] else "")
+
+
 def _application(p: dict[str, Any]) -> str:
     count = p["trainable_layers"]
     learning = f"last {count} layers learn" if count else "frozen"
@@ -98,8 +109,13 @@ _DESCRIBERS = {
     "Rescaling": lambda p: _join(f"× {p['scale']:.4g}",
                                  f"+ {p['offset']:g}" if p["offset"] else ""),
     "Embedding": lambda p: f"{p['input_dim']:,} → {p['output_dim']}",
+    "SimpleRNN": _recurrent,
     "LSTM": _recurrent,
     "GRU": _recurrent,
+    "Bidirectional": _bidirectional,
+    "TimeDistributed": _dense,
+    "RepeatVector": lambda p: f"× {p['n']}",
+    "MultiHeadAttention": _attention,
     "MaxPooling1D": lambda p: _pool(p, f"{p['pool_size']} steps"),
     "AveragePooling1D": lambda p: _pool(p, f"{p['pool_size']} steps"),
     "SpatialDropout2D": lambda p: f"rate {p['rate']:g}",

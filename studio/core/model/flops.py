@@ -12,6 +12,7 @@ from typing import Any
 
 from studio.core.model.applications import flops as _application
 from studio.core.model.layers import Shape
+from studio.core.model.layers.attention import sizes as attention_sizes
 
 FlopsRule = Callable[[dict[str, Any], list[Shape], Shape, int], int]
 """(resolved params, input shapes, output shape, weight count) -> operations per sample."""
@@ -98,6 +99,22 @@ def _recurrent(params: dict[str, Any], inputs: list[Shape], output: Shape, weigh
     return 2 * weights * inputs[0][0]
 
 
+def _time_distributed(
+    params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int
+) -> int:
+    values = math.prod(output)
+    return 2 * inputs[0][-1] * values + values + _activation(params, output)
+
+
+def _attention(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
+    """Projecting the query, key and value and the output (about two operations per weight
+    per step), then for every head each query step against every key step: a score, its
+    softmax, and the weighted sum of the values."""
+    query_steps, value_steps, heads, size = attention_sizes(params, inputs)
+    projections = 2 * weights * max(query_steps, value_steps)
+    return projections + heads * query_steps * value_steps * (4 * size + 1)
+
+
 def _free(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
     return 0
 
@@ -126,8 +143,13 @@ FLOPS_RULES: dict[str, FlopsRule] = {
     "Reshape": _free,
     "Rescaling": _per_value(2),  # multiply, then add the offset
     "Embedding": _free,  # a table look-up
+    "SimpleRNN": _recurrent,
     "LSTM": _recurrent,
     "GRU": _recurrent,
+    "Bidirectional": _recurrent,  # its weights count both directions
+    "TimeDistributed": _time_distributed,
+    "RepeatVector": _free,  # copies values
+    "MultiHeadAttention": _attention,
     "Add": _merge(0),
     "Multiply": _merge(0),
     "Average": _merge(1),  # the sum, then one division per value

@@ -114,6 +114,26 @@ def _resnet() -> Graph:
     return builder.graph
 
 
+_TOKENS = 100
+"""The text templates read 100 token ids, as a CSV of texts is read by default."""
+_WIDTH = 64
+"""Features per token in the transformer template."""
+_LAYER_NORM: Layer = ("LayerNormalization", {})
+def _transformer() -> Graph:
+    """Token embeddings, one self-attention block and a feed-forward block, each added to
+    its input and normalised token by token, then the tokens' mean into a classifier."""
+    builder = _Builder()
+    tokens = builder.chain(None, ("Input", {"shape": [_TOKENS]}),
+                           ("Embedding", {"input_dim": 10_000, "output_dim": _WIDTH}))
+    attended = builder.add(("MultiHeadAttention", {"num_heads": 4}), tokens)
+    x = builder.chain(builder.add(("Add", {}), tokens, attended), _LAYER_NORM)
+    fed = builder.chain(x, ("Dense", {"units": 2 * _WIDTH, "activation": "relu"}),
+                        ("Dense", {"units": _WIDTH, "activation": "linear"}))
+    x = builder.chain(builder.add(("Add", {}), x, fed), _LAYER_NORM)
+    builder.chain(x, ("GlobalAveragePooling1D", {}), ("Dropout", {"rate": 0.1}), _CLASSIFIER)
+    return builder.graph
+
+
 def _transfer(name: str) -> Callable[[], Graph]:
     return _chain(
         ("Input", {"shape": list(TRANSFER_INPUT)}),
@@ -214,6 +234,18 @@ TEMPLATES: dict[str, Template] = {
         _chain(("Input", {"shape": [100]}),
                ("Embedding", {"input_dim": 10_000, "output_dim": 64}),
                ("LSTM", {"units": 64}), ("Dropout", {"rate": 0.5}), _CLASSIFIER),
+    ),
+    "transformer_text": Template(
+        "Tiny transformer text classifier", "Text",
+        "Sorts a text of 100 token ids into one of 10 classes with one transformer block, "
+        "the building block of today's language models. The Embedding turns every id into a "
+        "vector of 64 numbers; in the MultiHeadAttention layer every word then looks at every "
+        "other word, with four heads each looking for different links, and a feed-forward "
+        "pair of Dense layers works on each word. Each part is added to its input (a skip "
+        "connection) and normalised, and the words' average decides the class. It has no "
+        "position embedding, so it sees which words occur together but not their order. "
+        "Pick a CSV of texts and labels in the Data view.",
+        _transformer,
     ),
     "mobilenetv2": Template(
         "MobileNetV2 transfer learning", "Transfer learning",

@@ -257,9 +257,10 @@ def wire_path(start: QPointF, end: QPointF) -> QPainterPath:
     path = QPainterPath(start)
     drop = end.y() - start.y()
     bend = max(40.0, abs(drop) / 2)
-    if drop > 1.5 * ROW and abs(end.x() - start.x()) < NODE_WIDTH:
+    if drop > ROW and abs(end.x() - start.x()) < NODE_WIDTH:  # it passes at least one row
         bow = QPointF(SKIP_BOW, 0)
-        path.cubicTo(start + QPointF(0, ROW) + bow, end - QPointF(0, ROW) + bow, end)
+        lift = QPointF(0, min(ROW, drop / 2))  # over one row, the two bends meet halfway
+        path.cubicTo(start + lift + bow, end - lift + bow, end)
         return path
     path.cubicTo(start + QPointF(0, bend), end - QPointF(0, bend), end)
     return path

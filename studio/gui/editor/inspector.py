@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
 
 from studio.core.model.fixes import Fix
+from studio.core.model.layers import InputArguments
 from studio.core.model.params import format_shape
 from studio.core.model.registry import REGISTRY
 from studio.core.search.space import SEARCHABLE_KINDS, layer_target
@@ -129,12 +130,14 @@ class Inspector(QWidget):
         self.help.setText(layer.help)
         report = self.doc.analysis().nodes.get(self.node_id)
         if report:
-            self.facts.setText(
-                f"Output shape: {format_shape(report.output_shape)}\n"
-                f"Parameters: {report.params:,}"
-            )
+            facts = (f"Output shape: {format_shape(report.output_shape)}\n"
+                     f"Parameters: {report.params:,}")
         else:
-            self.facts.setText("Output shape: unknown until the problem is fixed")
+            facts = "Output shape: unknown until the problem is fixed"
+        inputs = graph.inputs_of(self.node_id)
+        if isinstance(layer.call_arguments, InputArguments) and inputs:  # which is the query
+            facts += f"\nInputs, in the order connected: {layer.call_arguments.roles(inputs)}"
+        self.facts.setText(facts)
         self.problem.setText(self.doc.analysis().problem_at(self.node_id) or "")
         self._show_fixes(self.doc.fixes_for(self.node_id))
         values = node.resolved_params()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from studio.core.model.layers import (
     activations,
+    attention,
     convolution,
     core,
     imported,
@@ -21,9 +22,11 @@ from studio.core.model.layers import (
 )
 from studio.core.model.layers.base import (
     ACTIVATIONS,
+    InputArguments,
     InsertBefore,
     LayerError,
     LayerType,
+    Nested,
     SetParam,
     Shape,
     Suggestion,
@@ -33,11 +36,13 @@ from studio.core.model.layers.imported import CODE_CLASSES, OPAQUE_TYPE, code_la
 __all__ = [
     "ACTIVATIONS",
     "CODE_CLASSES",
+    "InputArguments",
     "InsertBefore",
     "LAYER_TYPES",
     "OPAQUE_TYPE",
     "LayerError",
     "LayerType",
+    "Nested",
     "SetParam",
     "Shape",
     "Suggestion",
@@ -53,6 +58,7 @@ LAYER_TYPES: tuple[LayerType, ...] = (
     *regularization.TYPES,
     *preprocessing.TYPES,
     *sequence.TYPES,
+    *attention.TYPES,
     *merge.TYPES,
     *imported.TYPES,
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from studio.core.base.messages import count, plural, quoted
 from studio.core.model.params import Param, format_shape
@@ -18,6 +18,17 @@ from studio.core.model.params import Param, format_shape
 Shape = tuple[int, ...]
 Infer = Callable[[dict[str, Any], list[Shape]], tuple[Shape, int]]
 """A shape rule: resolved parameters and input shapes to output shape and parameter count."""
+KerasKwargs = Callable[[dict[str, Any], list[Shape]], dict[str, Any]]
+"""A build hook: resolved parameters and input shapes to the keyword arguments of the Keras
+class, where a layer given to another (the one a wrapper wraps) is a ``Nested``."""
+ReadConfig = Callable[[dict[str, Any]], "dict[str, Any] | None"]
+"""An import hook: a Keras layer config to a flat one in which import finds the type's
+parameters by name (a wrapped layer's settings brought up), None if it cannot hold them."""
+CallArguments = Callable[[list[Any]], tuple[tuple[Any, ...], dict[str, Any]]]
+"""How a layer is called on its inputs: the inputs, in edge order, to positional and keyword
+arguments. The inputs are tensors when a model is built, variable names when one is written
+as code, so a rule only places them."""
+T = TypeVar("T")
 
 ACTIVATIONS = ("linear", "relu", "sigmoid", "tanh", "softmax", "gelu", "elu", "leaky_relu")
 
@@ -53,6 +64,52 @@ class LayerError(ValueError):
 
 
 @dataclass(frozen=True)
+class Nested:
+    """A Keras layer given to another as an argument, such as the one a wrapper wraps: its
+    class in ``keras.layers`` and keyword arguments."""
+
+    class_name: str
+    kwargs: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class InputArguments:
+    """A call rule (``CallArguments``) for a layer that takes its inputs as separate
+    arguments, e.g. ``layer(query, value)``, rather than as one input or a list; import reads
+    it backwards.
+
+    The node's inputs fill ``names`` in order. Keras needs the first ``required`` of them;
+    one not connected takes the input of the argument before it, as Keras's own defaults do
+    for attention (key = value), and so one input attends to itself (query = value).
+    """
+
+    names: tuple[str, ...]
+    required: int
+
+    def __call__(self, inputs: list[T]) -> tuple[tuple[T, ...], dict[str, Any]]:
+        return tuple(self.fill(inputs)), {}
+
+    def fill(self, inputs: list[T]) -> list[T]:
+        """The positional arguments of the call on ``inputs``."""
+        return [*inputs, *[inputs[-1]] * (self.required - len(inputs))]
+
+    def roles(self, inputs: list[str]) -> str:
+        """Which input each argument takes, e.g. ``query and value: embedding_1``."""
+        by_input: dict[str, list[str]] = {}
+        for name, source in zip(self.names, self.fill(inputs), strict=False):
+            by_input.setdefault(source, []).append(name)
+        return "; ".join(f"{' and '.join(names)}: {source}" for source, names in by_input.items())
+
+    def inputs(self, arguments: list[str]) -> list[str]:
+        """The fewest inputs (by name) that ``fill`` gives ``arguments`` from: an argument at
+        the end that repeats the one before it needs no input of its own."""
+        kept = list(arguments)
+        while len(kept) > 1 and kept[-1] == kept[-2]:
+            kept.pop()
+        return kept
+
+
+@dataclass(frozen=True)
 class LayerType:
     """A kind of layer: its parameters, how many inputs it takes and how it maps shapes."""
 
@@ -66,6 +123,21 @@ class LayerType:
     free_form: bool = False
     """Its nodes hold a record of their own rather than ``params`` (an imported Keras layer's
     class, config and shapes), which the project schema checks."""
+    to_keras: KerasKwargs | None = None
+    """How to make its Keras layer, when its parameters are not the class's keyword arguments
+    (see ``keras_args``)."""
+    unwrap_config: ReadConfig | None = None
+    """How import reads its parameters from a Keras config, the other way round."""
+    call_arguments: CallArguments | None = None
+    """How its Keras layer is called, when not on its one input or a list of several (e.g.
+    attention on ``query, value``); see ``arguments``."""
+
+    def arguments(self, inputs: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The positional and keyword arguments its Keras layer is called with on ``inputs``
+        (tensors, or the names of the variables holding them in written code)."""
+        if self.call_arguments is not None:
+            return self.call_arguments(inputs)
+        return (inputs[0] if len(inputs) == 1 else list(inputs),), {}
 
     def defaults(self) -> dict[str, Any]:
         """A fresh dict of default parameter values."""
@@ -276,3 +348,4 @@ def shape_list(shapes: list[Shape]) -> str:
     """``8 × 8 × 16 and 8 × 8 × 32``, or ``a, b and c`` for more."""
     names = [format_shape(s) for s in shapes]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
