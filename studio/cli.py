@@ -353,21 +353,26 @@ def cmd_export_code(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    """Make a project from a Keras model file."""
-    from studio.core.build.keras_import import ImportFailure, import_model
+    """Make a project from a Keras model file, its weights kept beside it."""
+    from studio.core.build.imported_weights import save_imported
+    from studio.core.build.keras_import import ImportFailure, import_model_with_weights
     from studio.core.model.layers import OPAQUE_TYPE
-    from studio.core.project.document import save_project
+    from studio.core.project.document import weights_path_for
 
+    weights_path = weights_path_for(args.output)
     _check_output(args.output, args.force)
+    _check_output(weights_path, args.force)
     try:
-        project = import_model(args.model, trust=args.trust)
+        project, weights = import_model_with_weights(args.model, trust=args.trust)
     except ImportFailure as exc:
         raise CliError(str(exc)) from None
-    _write_output(args.output, lambda path: save_project(project, path))
+    _write_output(args.output, lambda path: save_imported(project, weights, path))
     nodes = project.graph.nodes
     kept = sum(n.type == OPAQUE_TYPE for n in nodes)
+    held = (f"Its weights are in {weights_path.name}." if project.weights is not None
+            else "The model has no weights.")
     print(f"Wrote {args.output}: {len(nodes)} layers, {kept} kept as imported Keras layers. "
-          "Projects hold no weights.")
+          f"{held}")
     return 0
 
 
