@@ -21,6 +21,7 @@ from studio.core.base.messages import first_line, unwritable
 from studio.core.base.runtime import start_tensorflow
 from studio.core.base.versions import package_versions
 from studio.core.build.estimate import estimate, oom_advice
+from studio.core.build.imported_weights import apply_imported_weights
 from studio.core.build.keras_model import build_model, compile_model, model_endpoints
 from studio.core.build.optimizers import reduce_only_across_devices, schedule_callbacks
 from studio.core.data import sources as data
@@ -39,6 +40,7 @@ from studio.core.hardware.devices import (
     training_devices,
 )
 from studio.core.project.document import Project
+from studio.core.project.weights import WeightsError, check_weights
 from studio.core.runs.folders import (
     CONFIG_FILE,
     LOGS,
@@ -226,6 +228,8 @@ def _prepare(session: _Session, folder: RunFolder, project: Project, plan: _Plan
     """Start TensorFlow, load the data, find the devices, seed and set the precision, make
     the pipelines, and write the run's config and preprocessing."""
     settings = project.training
+    if plan.checkpoint is None and settings.start_from == "imported":
+        _check_imported(project)  # before the data loads: a missing file fails at once
     note = start_tensorflow()
     if note:
         on_event({"type": "note", "text": note})
@@ -254,7 +258,7 @@ def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Pro
     settings = project.training
     loaded, pipes, names = prepared.loaded, prepared.pipes, prepared.names
     with device_scope(names) as replicas:
-        model = _model(project, loaded.info, plan, pipes.steps)
+        model = _model(project, loaded.info, plan, pipes.steps, on_event)
         samples = loaded.size("train")
         on_event({
             "type": "start",
@@ -294,9 +298,22 @@ def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Pro
             on_event({"type": "test", **scores})
 
 
-def _model(project: Project, info: DatasetInfo, plan: _Plan, steps: int) -> Any:
+def _check_imported(project: Project) -> None:
+    """TrainingError (one line) unless the project's imported weights can be used."""
+    try:
+        if project.weights is None:
+            raise WeightsError("Training starts from imported weights, but this project has "
+                               "none: choose Start from: random weights, or import a model.")
+        check_weights(project.weights)
+    except WeightsError as exc:
+        raise TrainingError(str(exc)) from None
+
+
+def _model(project: Project, info: DatasetInfo, plan: _Plan, steps: int,
+           on_event: OnEvent) -> Any:
     """The model to fit: reloaded from the checkpoint (with its optimizer state), or built
-    and compiled anew with float32 outputs (which mixed precision needs for a stable loss)."""
+    and compiled anew with float32 outputs (which mixed precision needs for a stable loss),
+    from the imported weights if the project says so."""
     import keras
 
     if plan.checkpoint is not None:
@@ -304,6 +321,14 @@ def _model(project: Project, info: DatasetInfo, plan: _Plan, steps: int) -> Any:
         reduce_only_across_devices(model.optimizer)
         return model
     model = build_model(project.graph, info, project.name)
+    if project.training.start_from == "imported":
+        try:
+            dropped = apply_imported_weights(model, project)
+        except WeightsError as exc:
+            raise TrainingError(str(exc)) from None
+        if dropped:
+            on_event({"type": "note", "text": f"{', '.join(dropped)} start from random "
+                      "weights: their weight shapes changed since the import."})
     if keras.mixed_precision.global_policy().compute_dtype != "float32":
         outputs = [keras.layers.Activation("linear", dtype="float32", name=f"{o.name}_float32")(o)
                    for o in model.outputs]
@@ -334,7 +359,16 @@ def _config(project: Project, plan: _Plan, loaded: LoadedData,
         "devices": devices,
         "replicas": len(devices),
         "host": socket.gethostname(),
+        "started_from": _started_from(project),
     }
+
+
+def _started_from(project: Project) -> dict[str, Any]:
+    """What the run's weights started from, for its record: random, or the imported file."""
+    weights = project.weights
+    if project.training.start_from != "imported" or weights is None:
+        return {"kind": "random"}
+    return {"kind": "imported", "file": weights.file, "sha256": weights.sha256}
 
 
 def _fail(folder: RunFolder, message: str) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QProgressBar,
@@ -47,6 +48,8 @@ from studio.gui.widgets.search_button import SearchButton
 from studio.gui.widgets.sync import show_value
 
 PROGRESS_STEPS = 1000
+STARTS = {"random": "Random weights", "imported": "Imported weights"}
+"""The Start from choices: what training starts from, in words."""
 
 
 def _train_task(project, root, discovery):
@@ -134,6 +137,12 @@ class TrainingPanel(QWidget):
         self.seed = _spin(0, 2**31 - 1, "Seeds the initial weights, the shuffling and the "
                           "augmentation: the same seed repeats a run")
         self.seed.valueChanged.connect(lambda v: self._edit("seed", "seed", v))
+        self.start_from = QComboBox()
+        self.start_from.setObjectName("start-from")
+        for value, text in STARTS.items():
+            self.start_from.addItem(text, value)
+        self.start_from.activated.connect(
+            lambda: self._edit("start from", "start_from", self.start_from.currentData()))
 
         style = self.style()
         self.start_button = QPushButton(style.standardIcon(QStyle.StandardPixmap.SP_MediaPlay),
@@ -195,6 +204,8 @@ class TrainingPanel(QWidget):
             basics.addWidget(widget)
             if path:
                 basics.addWidget(self.search_buttons[path])
+        basics.addWidget(QLabel("Start from"))
+        basics.addWidget(self.start_from)
         basics.addWidget(self.progress, 1)  # beside Start: a short dock leaves the curves room
         for button in (self.start_button, self.stop_button, self.resume_button,
                        self.open_button):
@@ -242,6 +253,7 @@ class TrainingPanel(QWidget):
         for widget, value in ((self.batch_size, training.batch_size),
                               (self.epochs, training.epochs), (self.seed, training.seed)):
             show_value(widget, value)
+        self._show_start_from()
         analysis = self.doc.analysis()
         running = self.is_running()
         self.start_button.setEnabled(analysis.ok and not running)
@@ -258,6 +270,20 @@ class TrainingPanel(QWidget):
             self.start_button.setToolTip(f"Cannot start: {analysis.reason}")
             self.status.setStyleSheet("color: #b3261e;")
             self.status.setText(f"Cannot start: {analysis.reason}")
+
+    def _show_start_from(self) -> None:
+        """Show what training starts from; imported weights are offered only to a project
+        that has them (or that still says it starts from them, so the problem shows)."""
+        training, weights = self.doc.project.training, self.doc.project.weights
+        index = self.start_from.findData(training.start_from)
+        if self.start_from.currentIndex() != index:
+            self.start_from.setCurrentIndex(index)
+        offered = weights is not None or training.start_from == "imported"
+        self.start_from.model().item(self.start_from.findData("imported")).setEnabled(offered)
+        self.start_from.setToolTip(
+            f"Fine-tune the imported model: start from its weights ({weights.path.name})"
+            if weights is not None else "What the weights start from. Import a Keras model "
+            "(File > Import Keras Model) to start from its weights.")
 
     def _idle_text(self) -> str:
         if self.run_dir and self.result:
