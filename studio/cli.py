@@ -93,7 +93,8 @@ def _infer_parser(sub) -> None:
         "still printed), 2 for a model or arguments that cannot be used.")
     infer.add_argument("model", metavar="RUN_OR_MODEL",
                        help="a run folder, a run's id (or the start of it) among the "
-                       "workspace's runs (or --project's), or a .keras/.h5 file")
+                       "workspace's runs (or --project's), a .keras/.h5 file, or a project "
+                       "file imported with its weights (its imported model answers)")
     infer.add_argument("inputs", metavar="INPUT", nargs="+", type=Path,
                        help="image files and folders (searched at any depth); for table "
                        "and text models, CSV files whose rows are answered")
@@ -146,7 +147,7 @@ def _export_parser(sub) -> None:
         "when the export failed (the folder is left as it was) or its agreement is under "
         "the format's threshold (flagged; the files are kept), 2 for a run that cannot be "
         "used.")
-    add_run_arguments(export, "model")
+    add_run_arguments(export, "model", project_file=True)
     export.add_argument("--format", required=True, choices=list(FORMATS))
     export.add_argument("-o", "--output", required=True, type=Path, metavar="DIR",
                         help="folder to export into (made if missing; files of the same "
@@ -479,16 +480,40 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def _model_to_answer(args: argparse.Namespace) -> Path:
-    """RUN_OR_MODEL as a path: as given if it exists, else a run id among the runs."""
+    """RUN_OR_MODEL as a path: as given if it exists (a project file: the run of its imported
+    model), else a run id among the runs."""
+    from studio.core.project.document import SUFFIX
     from studio.core.runs.folders import runs_root
     from studio.core.runs.history import RunNotFoundError, find_run
 
+    if str(args.model).endswith(SUFFIX) and Path(args.model).is_file():
+        return _imported_model(Path(args.model))
     if Path(args.model).exists():
         return Path(args.model)
     try:
         return find_run(runs_root(args.project), args.model)
     except RunNotFoundError as exc:
         raise UsageError(f"{args.model} is not a file or folder, nor a run: {exc}") from None
+
+
+def _imported_model(project_path: Path) -> Path:
+    """The run holding the imported model of the project at ``project_path``, made (without
+    training) if there is none yet for its layers, weights and data."""
+    from studio.core.data.types import DataError
+    from studio.core.project.document import ProjectFileError, load_project
+    from studio.core.runs.folders import runs_root
+    from studio.core.training.imported_model import find_imported_run, imported_model_run
+    from studio.core.training.trainer import TrainingError
+
+    try:
+        project = load_project(project_path)
+        root = runs_root(project_path)
+        if project.weights is not None and find_imported_run(project, root) is None:
+            print(f"Preparing the imported model of {project_path.name} (reading its data)…",
+                  file=sys.stderr)
+        return imported_model_run(project, root).run_dir
+    except (ProjectFileError, TrainingError, DataError) as exc:
+        raise CliError(str(exc)) from None
 
 
 def _described(args: argparse.Namespace) -> dict | None:

@@ -33,3 +33,40 @@ def test_start_from_offers_the_imported_weights_and_edits_undoably(window, qtbot
     window.doc.undo_stack.undo()
     assert window.doc.project.training.start_from == "imported"
     assert combo.currentText() == "Imported weights"
+
+
+def test_the_imported_model_answers_in_try_and_evaluate_without_training(window, qtbot,
+                                                                         tmp_path):
+    from PySide6.QtCore import QPoint
+
+    from studio.core.project.document import DatasetChoice
+    from tests.helpers import digit_folder
+
+    project = imported_grey(tmp_path)
+    project.dataset = DatasetChoice(source="folder", path=str(digit_folder(tmp_path / "digits")),
+                                    image_size=[20, 20], color="grayscale")
+    window.doc.replace(project, None)
+    button = window.training.imported_button
+    assert button.isVisible() and button.isEnabled()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton, pos=QPoint(5, 5))
+    qtbot.waitUntil(lambda: not window.training.is_running(), timeout=60_000)
+    assert window.training.outcome == "finished", window.training.last_error
+    for box in (window.try_panel.run_box, window.evaluation.run_box):
+        qtbot.waitUntil(lambda box=box: "imported-model" in box.itemText(0))
+    window.views.setCurrentWidget(window.try_panel)
+    window.try_panel.add_paths([tmp_path / "digits" / "0" / "1.png"])
+    qtbot.waitUntil(lambda: window.try_panel.predictor is not None, timeout=60_000)
+    assert "imported-model" in window.try_panel.status.text()
+
+
+def imported_grey(tmp_path):
+    """A small grey-image classifier imported with its weights kept in ``tmp_path``."""
+    import keras
+
+    inputs = keras.Input((20, 20, 1), name="image")
+    flat = keras.layers.Flatten(name="flat")(inputs)
+    model = keras.Model(inputs, keras.layers.Dense(2, activation="softmax", name="out")(flat))
+    model.save(tmp_path / "grey.keras")
+    project, weights = import_model_with_weights(tmp_path / "grey.keras")
+    keep_weights(project, weights, tmp_path / "grey.weights.h5")
+    return project

@@ -106,12 +106,13 @@ def train(
     the last epoch). Setting ``stop`` ends training after the current batch; the run is
     "finished" if every epoch ran or early stopping ended it, else "stopped" (with no model
     saved if it stopped before the first batch). Raises TrainingError on failure, after
-    recording it in the run folder.
+    recording it in the run folder. ``epochs=0`` saves the model as it starts, untrained.
     """
     settings = project.training
     folder = _new_run_folder(Path(run_root), project)
     with folder.lock:
-        plan = _Plan(epochs or settings.epochs, batch_size or settings.batch_size)
+        plan = _Plan(settings.epochs if epochs is None else epochs,
+                     batch_size or settings.batch_size)
         return _run(folder, project, plan, on_event, stop, report_every, discovery)
 
 
@@ -283,7 +284,8 @@ def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Pro
                      tensorboard_callback(folder.path / LOGS)]
         if stopper is not None:
             callbacks.insert(1, stopper)
-        if not stop.is_set():
+        started = not stop.is_set()  # a run stopped while fitting keeps its model
+        if started and plan.epochs > plan.initial_epoch:
             try:
                 model.fit(epochs=plan.epochs, initial_epoch=plan.initial_epoch, verbose=0,
                           callbacks=callbacks, **pipes.fit_arguments())
@@ -291,6 +293,7 @@ def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Pro
                 with contextlib.suppress(Exception):
                     checkpointer.flush()  # the last checkpoint is written before the failure
                 raise
+        if started:
             folder.save_model(model)
         if pipes.test is not None and len(folder.rows) == plan.epochs:
             scores = plain_metrics(model.evaluate(pipes.test, verbose=0, return_dict=True))

@@ -33,6 +33,7 @@ from studio.core.hardware.devices import DeviceDiscovery
 from studio.core.runs.folders import checkpoints, runs_root
 from studio.core.search.space import training_target
 from studio.core.tasks.registry import DEFAULT_TASK, task_for
+from studio.core.training.imported_model import imported_model_run
 from studio.core.training.trainer import resume, train
 from studio.gui.training.curves import LiveCurves
 from studio.gui.training.device_form import DeviceForm
@@ -55,6 +56,13 @@ STARTS = {"random": "Random weights", "imported": "Imported weights"}
 def _train_task(project, root, discovery):
     def task(on_event, stop):
         return train(project, root, on_event, stop, discovery=discovery)
+
+    return task
+
+
+def _imported_task(project, root, discovery):
+    def task(on_event, stop):
+        return imported_model_run(project, root, on_event, stop, discovery=discovery)
 
     return task
 
@@ -159,6 +167,12 @@ class TrainingPanel(QWidget):
         self.resume_button.setObjectName("resume")
         self.resume_button.setToolTip("Continue the last run from its last checkpoint")
         self.resume_button.clicked.connect(lambda: self.resume(Path(self.run_dir)))
+        self.imported_button = QPushButton("Imported Model")
+        self.imported_button.setObjectName("imported-model")
+        self.imported_button.setToolTip(
+            "Keep the imported model with its weights as a run, untrained, so Try, Evaluate "
+            "and export answer with it (its data is read for the preprocessing)")
+        self.imported_button.clicked.connect(self.keep_imported_model)
         self.progress = QProgressBar()
         self.progress.setRange(0, PROGRESS_STEPS)
         self.progress.setValue(0)
@@ -208,7 +222,7 @@ class TrainingPanel(QWidget):
         basics.addWidget(self.start_from)
         basics.addWidget(self.progress, 1)  # beside Start: a short dock leaves the curves room
         for button in (self.start_button, self.stop_button, self.resume_button,
-                       self.open_button):
+                       self.imported_button, self.open_button):
             basics.addWidget(button)
         live = QWidget()
         live_layout = QVBoxLayout(live)
@@ -259,6 +273,8 @@ class TrainingPanel(QWidget):
         self.start_button.setEnabled(analysis.ok and not running)
         self.stop_button.setEnabled(running)
         self.resume_button.setEnabled(not running and self._resumable())
+        self.imported_button.setVisible(self.doc.project.weights is not None)
+        self.imported_button.setEnabled(analysis.ok and not running)
         if not running and not self.curves.point_count():
             self._show_plan(training.epochs, self.optimizer_form.steps_per_epoch())
         if analysis.ok:
@@ -307,6 +323,14 @@ class TrainingPanel(QWidget):
             return
         self._launch(_train_task(self.doc.project.copy(), runs_root(self.doc.place),
                                  self.discovery), "Preparing the run…")
+
+    def keep_imported_model(self) -> None:
+        """Save the project's imported model, untrained, as a run (or find the one made
+        earlier): Try, Evaluate and export then list it."""
+        if self.is_running() or not self.doc.analysis().ok:
+            return
+        self._launch(_imported_task(self.doc.project.copy(), runs_root(self.doc.place),
+                                    self.discovery), "Preparing the imported model…")
 
     def resume(self, run_dir: Path) -> None:
         """Continue ``run_dir`` from its last checkpoint (its curves go on from there)."""
@@ -404,6 +428,8 @@ class TrainingPanel(QWidget):
 
     @Slot(object)
     def _on_succeeded(self, result) -> None:
+        self._show_run_dir(str(result.run_dir))  # an imported model's run may be found, not made
+        self.open_button.show()
         self.outcome = result.status
         self.end_note = result.note
         self.progress.setFormat("Done" if result.status == "finished" else "Stopped")
