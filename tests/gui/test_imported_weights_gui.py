@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt
 
 from studio.core.build.imported_weights import keep_weights
 from studio.core.build.keras_import import import_model_with_weights
+from tests.gui.support import click_row, type_into
 from tests.keras_models import branched_model
 
 
@@ -70,3 +71,26 @@ def imported_grey(tmp_path):
     project, weights = import_model_with_weights(tmp_path / "grey.keras")
     keep_weights(project, weights, tmp_path / "grey.weights.h5")
     return project
+
+
+def test_the_inspector_says_when_an_edit_drops_a_layers_imported_weights(window, qtbot,
+                                                                         tmp_path):
+    window.doc.replace(imported(tmp_path), None)
+    note = window.inspector.weights_note
+    click_row(qtbot, window, "hidden")
+    assert note.text() == "Imported weights: kept." and note.isVisible()
+    click_row(qtbot, window, "left")
+    assert note.text() == "Imported weights: kept."
+    size = window.inspector.editors["kernel_size"].widget
+    type_into(qtbot, size, "5")
+    qtbot.keyClick(size, Qt.Key.Key_Return)
+    assert window.doc.project.graph.node("left").params["kernel_size"] == 5
+    assert note.text() == ("Imported weights dropped: the kernel is now 5 × 5 × 3 × 4; this "
+                           "layer starts from random weights.")
+    click_row(qtbot, window, "hidden")  # its shapes did not change: it keeps its weights
+    assert note.text() == "Imported weights: kept."
+    click_row(qtbot, window, "add")
+    assert not note.isVisible()
+    qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    click_row(qtbot, window, "left")
+    assert note.text() == "Imported weights: kept."
