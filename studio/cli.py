@@ -45,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", metavar="RUN", help="continue a stopped, failed or "
                      "interrupted run from its last checkpoint: its folder, or its id (or "
                      "the start of it) among PROJECT's runs")
+    run.add_argument("--init-from", metavar="RUN", help="start from a run's weights: its "
+                     "folder or id (its final model), or one of its checkpoint files (the "
+                     "project file is not changed)")
     run.add_argument("--epochs", type=int, help="override the project's epochs")
     run.add_argument("--batch-size", type=int, help="override the project's batch size")
     run.add_argument("--data", type=Path, help="train on this image folder or CSV file "
@@ -232,9 +235,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     _positive(args.epochs, "--epochs")
     _positive(args.batch_size, "--batch-size")
     if args.resume is not None:
-        if args.batch_size is not None or args.data is not None:
-            raise CliError("--resume continues a run with its own data and batch size; "
-                           "--batch-size and --data do not apply.")
+        if args.batch_size is not None or args.data is not None or args.init_from:
+            raise CliError("--resume continues a run with its own data, batch size and "
+                           "weights; --batch-size, --data and --init-from do not apply.")
         run_dir = _run_to_resume(args)
         epochs = args.epochs
 
@@ -245,6 +248,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             raise CliError("give a project file to train, or --resume RUN.")
         project = _trainable_project(args)
         epochs = args.epochs or project.training.epochs
+        if args.init_from:
+            _start_from_run(args, project)
 
         def start(on_event, stop):
             from studio.core.runs.folders import runs_root
@@ -322,6 +327,29 @@ def _trainable_project(args: argparse.Namespace):
     if not report.ok:
         raise CliError(f"the model cannot be trained: {report.reason}")
     return project
+
+
+def _start_from_run(args: argparse.Namespace, project) -> None:
+    """Have ``project`` start from the run or checkpoint ``--init-from`` names."""
+    from studio.core.runs.folders import CHECKPOINTS, MODEL_FILE, checkpoints, runs_root
+    from studio.core.runs.history import RunNotFoundError, find_run
+    from studio.core.training.trainer import start_from_run
+
+    given = Path(args.init_from)
+    if given.is_file() and given.suffix == ".keras" and given.parent.name == CHECKPOINTS:
+        model_file = given
+    else:
+        try:
+            run_dir = find_run(args.project, args.init_from)
+        except RunNotFoundError as exc:
+            raise CliError(f"--init-from: {exc}") from None
+        model_file = run_dir / MODEL_FILE
+        if not model_file.is_file():
+            kept = checkpoints(run_dir)
+            example = f" (e.g. {kept[-1][1]})" if kept else ""
+            raise CliError(f"--init-from: {run_dir.name} has no final model; give one of its "
+                           f"checkpoint files instead{example}.")
+    start_from_run(project, model_file, runs_root(args.project))
 
 
 def _run_to_resume(args: argparse.Namespace) -> Path:

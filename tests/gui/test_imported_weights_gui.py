@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import Qt
 
 from studio.core.build.imported_weights import keep_weights
@@ -94,3 +96,34 @@ def test_the_inspector_says_when_an_edit_drops_a_layers_imported_weights(window,
     qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     click_row(qtbot, window, "left")
     assert note.text() == "Imported weights: kept."
+
+
+def test_a_run_can_start_from_another_runs_model_or_checkpoint(window, qtbot, tmp_path):
+    import json
+
+    from studio.core.project.document import save_project
+    from studio.core.runs.folders import runs_root
+    from studio.core.training.trainer import train
+    from tests.core.search_support import table_project
+
+    path = tmp_path / "table.studio.json"
+    project = table_project(tmp_path)
+    save_project(project, path)
+    earlier = train(project, runs_root(path)).run_dir
+    window.open_path(path)
+    combo, models = window.training.start_from, window.training.start_model
+    assert not models.isVisible()
+    qtbot.keyClick(combo, Qt.Key.Key_End)  # the last choice: a run's model
+    assert window.doc.project.training.start_from == "run"
+    assert window.doc.project.training.start_model == f"{earlier.name}/model.keras"
+    assert models.isVisible() and models.currentText() == f"{earlier.name} · Final model"
+    qtbot.keyClick(models, Qt.Key.Key_Down)  # its newest checkpoint
+    chosen = f"{earlier.name}/checkpoints/epoch-0002.keras"
+    assert window.doc.project.training.start_model == chosen
+    assert window.doc.undo_stack.undoText() == "Set start model"
+
+    qtbot.mouseClick(window.training.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.training.outcome == "finished", timeout=60_000)
+    config = json.loads((Path(window.training.run_dir) / "config.json").read_text())
+    assert config["started_from"]["file"] == str(runs_root(path) / chosen)
+    assert config["started_from"]["run"] == earlier.name

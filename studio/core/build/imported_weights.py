@@ -1,11 +1,16 @@
-"""Imported models keep their weights: importing writes them beside the project, and a model
-built from the project gets them back, layer by layer, where the shapes still fit."""
+"""What a model starts from: an imported model's weights, which importing writes beside the
+project, or a run's model; a model built from the project gets them layer by layer (by node
+id), where the shapes still fit."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from studio.core.base.messages import first_line
 from studio.core.build.keras_import import Weights
 from studio.core.project.document import Project, save_project, weights_path_for
 from studio.core.project.weights import WeightsError, read_weights, write_weights
@@ -41,14 +46,38 @@ def apply_imported_weights(model: Any, project: Project) -> list[str]:
     if project.weights is None:
         raise WeightsError("This project has no imported weights: import a Keras model with "
                            "its weights, or start from random weights.")
-    ids = set(project.graph.ids())
+    return _give_weights(model, project, read_weights(project.weights))
+
+
+def apply_model_weights(model: Any, project: Project, source: Path) -> list[str]:
+    """Give each layer of ``model`` (built from ``project``) the weights of the layer of the
+    same name in the Keras model file ``source`` (a run's final model or checkpoint, loaded
+    in safe mode), and return the ids of those left as they were because their weight
+    shapes differ there. WeightsError (one line) if the file cannot be loaded."""
+    import keras
+
+    try:
+        other = keras.saving.load_model(source, compile=False, safe_mode=True)
+    except Exception as exc:  # noqa: BLE001 - every loading failure is said in words
+        raise WeightsError(f"{Path(source).name} cannot be loaded to start from "
+                           f"({first_line(exc)}).") from None
+    return _give_weights(model, project, {layer.name: layer.get_weights()
+                                          for layer in other.layers})
+
+
+def _give_weights(model: Any, project: Project, values: Mapping[str, list[np.ndarray]]
+                  ) -> list[str]:
+    """Set the weights ``values`` holds for the layers of the project's graph, where their
+    shapes fit; return the ids of those left as they were (other shapes). Layers ``values``
+    does not name keep their random start."""
     dropped = []
-    for node_id, values in read_weights(project.weights).items():
-        if node_id not in ids:
+    for node_id in project.graph.ids():
+        given = values.get(node_id)
+        if not given:
             continue
         layer = model.get_layer(node_id)
-        if [tuple(w.shape) for w in layer.weights] != [v.shape for v in values]:
+        if [tuple(w.shape) for w in layer.weights] != [np.shape(v) for v in given]:
             dropped.append(node_id)
             continue
-        layer.set_weights(values)
+        layer.set_weights(given)
     return dropped

@@ -44,8 +44,9 @@ DEVICE_KINDS = ("cpu", "gpu", "gpus")
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 MONITORS = ("val_loss", "val_accuracy", "loss", "accuracy")
 LOSSES = ("sparse_categorical_crossentropy",)
-STARTS = ("random", "imported")
-"""What training starts from: random weights, or the project's imported ones."""
+STARTS = ("random", "imported", "run")
+"""What training starts from: random weights, the project's imported ones, or a run's model
+(its final model or a checkpoint)."""
 
 
 class ProjectFileError(Exception):
@@ -192,8 +193,10 @@ class TrainingSettings:
 
     ``momentum`` and ``nesterov`` apply to SGD (``momentum`` to RMSprop too), ``beta_1`` and
     ``beta_2`` to Adam, AdamW and Nadam, ``rho`` to RMSprop, ``weight_decay`` to every one.
-    ``start_from`` (one of STARTS) says whether the model starts from random weights or from
-    the project's imported ones (fine-tuning).
+    ``start_from`` (one of STARTS) says whether the model starts from random weights, from
+    the project's imported ones (fine-tuning), or from a run's model: ``start_model``, a
+    final model or checkpoint file, relative to the project's runs folder (``RUN/model.keras``,
+    so it follows the runs when they move with the project) or absolute.
     """
 
     optimizer: str = "adam"
@@ -214,6 +217,7 @@ class TrainingSettings:
     checkpoints: Checkpoints = field(default_factory=Checkpoints)
     device: DeviceChoice = field(default_factory=DeviceChoice)
     start_from: str = "random"
+    start_model: str = ""
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> TrainingSettings:

@@ -49,8 +49,9 @@ def _v5_to_v6(document: Document) -> Document:
 
 
 def _v6_to_v7(document: Document) -> Document:
-    """Format 7 adds a model's imported weights and what training starts from; a v6 project
-    has no weights and starts from random ones, the default."""
+    """Format 7 adds a model's imported weights and what training starts from (random
+    weights, the imported ones or a run's model); a v6 project has no weights and starts
+    from random ones, the default."""
     return {**document, "format_version": 7}
 
 

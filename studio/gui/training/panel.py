@@ -30,7 +30,8 @@ from studio.core.base.runtime import loading, start_tensorflow
 from studio.core.build.estimate import format_bytes
 from studio.core.build.optimizers import schedule_curve
 from studio.core.hardware.devices import DeviceDiscovery
-from studio.core.runs.folders import checkpoints, runs_root
+from studio.core.runs.folders import answer_choices, checkpoints, runs_root
+from studio.core.runs.history import iter_run_folders
 from studio.core.search.space import training_target
 from studio.core.tasks.registry import DEFAULT_TASK, task_for
 from studio.core.training.imported_model import imported_model_run
@@ -49,7 +50,8 @@ from studio.gui.widgets.search_button import SearchButton
 from studio.gui.widgets.sync import show_value
 
 PROGRESS_STEPS = 1000
-STARTS = {"random": "Random weights", "imported": "Imported weights"}
+STARTS = {"random": "Random weights", "imported": "Imported weights",
+          "run": "A run's model"}
 """The Start from choices: what training starts from, in words."""
 
 
@@ -149,8 +151,16 @@ class TrainingPanel(QWidget):
         self.start_from.setObjectName("start-from")
         for value, text in STARTS.items():
             self.start_from.addItem(text, value)
-        self.start_from.activated.connect(
-            lambda: self._edit("start from", "start_from", self.start_from.currentData()))
+        self.start_from.activated.connect(self._start_from_picked)
+        self.start_model = QComboBox()
+        self.start_model.setObjectName("start-model")
+        self.start_model.setToolTip("The run's final model or checkpoint whose weights the "
+                                    "model starts from (layers of the same name and shapes)")
+        self.start_model.activated.connect(
+            lambda: self._edit("start model", "start_model", self.start_model.currentData()))
+        self._run_models: list[tuple[str, str]] | None = None
+        """Each run's final model and checkpoints as (text, start_model value), newest run
+        first; listed again once a run ends or another project shows."""
 
         style = self.style()
         self.start_button = QPushButton(style.standardIcon(QStyle.StandardPixmap.SP_MediaPlay),
@@ -220,6 +230,7 @@ class TrainingPanel(QWidget):
                 basics.addWidget(self.search_buttons[path])
         basics.addWidget(QLabel("Start from"))
         basics.addWidget(self.start_from)
+        basics.addWidget(self.start_model)
         basics.addWidget(self.progress, 1)  # beside Start: a short dock leaves the curves room
         for button in (self.start_button, self.stop_button, self.resume_button,
                        self.imported_button, self.open_button):
@@ -239,6 +250,8 @@ class TrainingPanel(QWidget):
         layout.addLayout(basics)
         layout.addWidget(self.splitter, 1)
         doc.changed.connect(self.refresh)
+        for signal in (doc.replaced, doc.path_changed, self.run_finished):
+            signal.connect(self._forget_run_models)
         self.refresh()
 
     def unscrolled_height(self) -> int:
@@ -289,17 +302,56 @@ class TrainingPanel(QWidget):
 
     def _show_start_from(self) -> None:
         """Show what training starts from; imported weights are offered only to a project
-        that has them (or that still says it starts from them, so the problem shows)."""
+        that has them, a run's model once there is one (or while the project still says it
+        starts from them, so the problem shows)."""
         training, weights = self.doc.project.training, self.doc.project.weights
         index = self.start_from.findData(training.start_from)
         if self.start_from.currentIndex() != index:
             self.start_from.setCurrentIndex(index)
-        offered = weights is not None or training.start_from == "imported"
-        self.start_from.model().item(self.start_from.findData("imported")).setEnabled(offered)
+        models = self._listed_run_models()
+        for value, offered in (("imported", weights is not None), ("run", bool(models))):
+            item = self.start_from.model().item(self.start_from.findData(value))
+            item.setEnabled(offered or training.start_from == value)
         self.start_from.setToolTip(
             f"Fine-tune the imported model: start from its weights ({weights.path.name})"
-            if weights is not None else "What the weights start from. Import a Keras model "
-            "(File > Import Keras Model) to start from its weights.")
+            if weights is not None else "What the weights start from: random, or a run's "
+            "final model or checkpoint. Import a Keras model (File > Import Keras Model) to "
+            "start from its weights.")
+        self.start_model.setVisible(training.start_from == "run")
+        if training.start_from == "run":
+            self.start_model.clear()
+            for text, value in models:
+                self.start_model.addItem(text, value)
+            if self.start_model.findData(training.start_model) < 0:
+                self.start_model.insertItem(0, f"{training.start_model} (not found)",
+                                            training.start_model)
+            self.start_model.setCurrentIndex(self.start_model.findData(training.start_model))
+
+    def _listed_run_models(self) -> list[tuple[str, str]]:
+        if self._run_models is None:
+            root = runs_root(self.doc.place)
+            self._run_models = [
+                (f"{folder.name} · {text}", path.relative_to(root).as_posix())
+                for folder in sorted((p for p, _ in iter_run_folders(root)), reverse=True)
+                for text, path in answer_choices(folder)]
+        return self._run_models
+
+    def _forget_run_models(self) -> None:
+        self._run_models = None
+        self._show_start_from()
+
+    def _start_from_picked(self) -> None:
+        """Start from the choice picked; a run's model starts from the newest one listed
+        until another is picked (one undoable edit)."""
+        start = self.start_from.currentData()
+        models = self._listed_run_models()
+
+        def change(project) -> None:
+            project.training.start_from = start
+            if start == "run" and not project.training.start_model and models:
+                project.training.start_model = models[0][1]
+
+        self.doc.edit("Set start from", change)
 
     def _idle_text(self) -> str:
         if self.run_dir and self.result:
