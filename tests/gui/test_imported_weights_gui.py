@@ -127,3 +127,36 @@ def test_a_run_can_start_from_another_runs_model_or_checkpoint(window, qtbot, tm
     config = json.loads((Path(window.training.run_dir) / "config.json").read_text())
     assert config["started_from"]["file"] == str(runs_root(path) / chosen)
     assert config["started_from"]["run"] == earlier.name
+
+
+def test_open_model_in_the_runs_dock_opens_it_with_its_weights(window, qtbot, tmp_path):
+    import keras
+    import numpy as np
+    from PySide6.QtWidgets import QToolButton
+
+    from studio.core.project.document import save_project
+    from studio.core.project.weights import read_weights
+    from studio.core.runs.folders import MODEL_FILE, runs_root
+    from studio.core.training.trainer import train
+    from tests.core.search_support import table_project
+
+    path = tmp_path / "table.studio.json"
+    project = table_project(tmp_path)
+    save_project(project, path)
+    run = train(project, runs_root(path)).run_dir
+    window.open_path(path)
+    panel = window.runs
+    panel.refresh()
+    qtbot.waitUntil(lambda: [r.id for r in panel.model.runs] == [run.name])
+    rect = panel.table.visualRect(panel.proxy.index(0, 0))
+    qtbot.mouseClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    button = panel.findChild(QToolButton, f"{panel.open_action.objectName()}-button")
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.doc.project.weights is not None, timeout=60_000)
+    opened = window.doc.project
+    assert opened.training.start_from == "imported" and window.doc.path is None
+    trained = keras.saving.load_model(run / MODEL_FILE, compile=False)
+    kept = read_weights(opened.weights)
+    for name in ("dense_1", "dense_2"):
+        for ours, theirs in zip(kept[name], trained.get_layer(name).get_weights(), strict=True):
+            np.testing.assert_array_equal(ours, theirs)
