@@ -98,9 +98,9 @@ def test_the_inspector_says_when_an_edit_drops_a_layers_imported_weights(window,
     assert note.text() == "Imported weights: kept."
 
 
-def test_a_run_can_start_from_another_runs_model_or_checkpoint(window, qtbot, tmp_path):
-    import json
-
+def open_with_a_run(window, tmp_path):
+    """Open a small table project saved in ``tmp_path`` that has one finished run (two
+    epochs, a checkpoint after each); its path and the run's folder."""
     from studio.core.project.document import save_project
     from studio.core.runs.folders import runs_root
     from studio.core.training.trainer import train
@@ -109,8 +109,17 @@ def test_a_run_can_start_from_another_runs_model_or_checkpoint(window, qtbot, tm
     path = tmp_path / "table.studio.json"
     project = table_project(tmp_path)
     save_project(project, path)
-    earlier = train(project, runs_root(path)).run_dir
-    window.open_path(path)
+    run = train(project, runs_root(path)).run_dir
+    assert window.open_path(path)
+    return path, run
+
+
+def test_a_run_can_start_from_another_runs_model_or_checkpoint(window, qtbot, tmp_path):
+    import json
+
+    from studio.core.runs.folders import runs_root
+
+    path, earlier = open_with_a_run(window, tmp_path)
     combo, models = window.training.start_from, window.training.start_model
     assert not models.isVisible()
     qtbot.keyClick(combo, Qt.Key.Key_End)  # the last choice: a run's model
@@ -134,17 +143,10 @@ def test_open_model_in_the_runs_dock_opens_it_with_its_weights(window, qtbot, tm
     import numpy as np
     from PySide6.QtWidgets import QToolButton
 
-    from studio.core.project.document import save_project
     from studio.core.project.weights import read_weights
-    from studio.core.runs.folders import MODEL_FILE, runs_root
-    from studio.core.training.trainer import train
-    from tests.core.search_support import table_project
+    from studio.core.runs.folders import MODEL_FILE
 
-    path = tmp_path / "table.studio.json"
-    project = table_project(tmp_path)
-    save_project(project, path)
-    run = train(project, runs_root(path)).run_dir
-    window.open_path(path)
+    _, run = open_with_a_run(window, tmp_path)
     panel = window.runs
     panel.refresh()
     qtbot.waitUntil(lambda: [r.id for r in panel.model.runs] == [run.name])
