@@ -162,3 +162,21 @@ def test_open_model_in_the_runs_dock_opens_it_with_its_weights(window, qtbot, tm
     for name in ("dense_1", "dense_2"):
         for ours, theirs in zip(kept[name], trained.get_layer(name).get_weights(), strict=True):
             np.testing.assert_array_equal(ours, theirs)
+
+
+def test_missing_weights_do_not_stop_a_save(window, qtbot, tmp_path, monkeypatch, dialogs):
+    from PySide6.QtWidgets import QFileDialog
+
+    from studio.core.project.document import load_project
+
+    window.doc.replace(imported(tmp_path), None)
+    window.doc.project.weights.path.unlink()
+    saved = tmp_path / "kept.studio.json"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        staticmethod(lambda *args, **kwargs: (str(saved), "")))
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.keyClick(window, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    assert window.doc.path == saved and not dialogs
+    assert load_project(saved).weights.path == tmp_path / "branched.weights.h5"
+    assert not (tmp_path / "kept.weights.h5").exists()

@@ -18,7 +18,6 @@ from studio.core.model.layout import complete_positions, place_new_nodes
 from studio.core.project.document import (
     DatasetChoice,
     Project,
-    ProjectFileError,
     load_project,
     project_stem,
     save_project,
@@ -217,15 +216,17 @@ class ProjectDocument(QObject):
             self.path_changed.emit()
 
     def _carried_weights(self, target: Path) -> str | None:
-        """Copy the project's imported weights beside ``target`` if they are not there yet
-        (ProjectFileError if they cannot be), and return where they now are."""
+        """Copy the project's imported weights beside ``target`` if they are not there yet,
+        and return where they now are. Weights that are missing or changed stay where the
+        project says: the project is still saved (the work is not lost for them), and
+        training or answering from them says what is wrong."""
         weights = self._project.weights
         if weights is None:
             return None
         try:
             carried = carry_weights(weights, weights_path_for(target)).file
-        except WeightsError as exc:
-            raise ProjectFileError(f"{target.name}: not saved: {exc}") from None
+        except WeightsError:
+            return weights.file
         self._relocate_weights(weights.file, carried)
         return carried
 
