@@ -45,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", metavar="RUN", help="continue a stopped, failed or "
                      "interrupted run from its last checkpoint: its folder, or its id (or "
                      "the start of it) among PROJECT's runs")
+    run.add_argument("--init-from", metavar="RUN", help="start from a run's weights: its "
+                     "folder or id (its final model), or one of its checkpoint files (the "
+                     "project file is not changed)")
     run.add_argument("--epochs", type=int, help="override the project's epochs")
     run.add_argument("--batch-size", type=int, help="override the project's batch size")
     run.add_argument("--data", type=Path, help="train on this image folder or CSV file "
@@ -93,7 +96,8 @@ def _infer_parser(sub) -> None:
         "still printed), 2 for a model or arguments that cannot be used.")
     infer.add_argument("model", metavar="RUN_OR_MODEL",
                        help="a run folder, a run's id (or the start of it) among the "
-                       "workspace's runs (or --project's), or a .keras/.h5 file")
+                       "workspace's runs (or --project's), a .keras/.h5 file, or a project "
+                       "file imported with its weights (its imported model answers)")
     infer.add_argument("inputs", metavar="INPUT", nargs="+", type=Path,
                        help="image files and folders (searched at any depth); for table "
                        "and text models, CSV files whose rows are answered")
@@ -146,7 +150,7 @@ def _export_parser(sub) -> None:
         "when the export failed (the folder is left as it was) or its agreement is under "
         "the format's threshold (flagged; the files are kept), 2 for a run that cannot be "
         "used.")
-    add_run_arguments(export, "model")
+    add_run_arguments(export, "model", project_file=True)
     export.add_argument("--format", required=True, choices=list(FORMATS))
     export.add_argument("-o", "--output", required=True, type=Path, metavar="DIR",
                         help="folder to export into (made if missing; files of the same "
@@ -231,9 +235,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     _positive(args.epochs, "--epochs")
     _positive(args.batch_size, "--batch-size")
     if args.resume is not None:
-        if args.batch_size is not None or args.data is not None:
-            raise CliError("--resume continues a run with its own data and batch size; "
-                           "--batch-size and --data do not apply.")
+        if args.batch_size is not None or args.data is not None or args.init_from:
+            raise CliError("--resume continues a run with its own data, batch size and "
+                           "weights; --batch-size, --data and --init-from do not apply.")
         run_dir = _run_to_resume(args)
         epochs = args.epochs
 
@@ -244,6 +248,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             raise CliError("give a project file to train, or --resume RUN.")
         project = _trainable_project(args)
         epochs = args.epochs or project.training.epochs
+        if args.init_from:
+            _start_from_run(args, project)
 
         def start(on_event, stop):
             from studio.core.runs.folders import runs_root
@@ -323,6 +329,29 @@ def _trainable_project(args: argparse.Namespace):
     return project
 
 
+def _start_from_run(args: argparse.Namespace, project) -> None:
+    """Have ``project`` start from the run or checkpoint ``--init-from`` names."""
+    from studio.core.runs.folders import CHECKPOINTS, MODEL_FILE, checkpoints, runs_root
+    from studio.core.runs.history import RunNotFoundError, find_run
+    from studio.core.training.trainer import start_from_run
+
+    given = Path(args.init_from)
+    if given.is_file() and given.suffix == ".keras" and given.parent.name == CHECKPOINTS:
+        model_file = given
+    else:
+        try:
+            run_dir = find_run(args.project, args.init_from)
+        except RunNotFoundError as exc:
+            raise CliError(f"--init-from: {exc}") from None
+        model_file = run_dir / MODEL_FILE
+        if not model_file.is_file():
+            kept = checkpoints(run_dir)
+            example = f" (e.g. {kept[-1][1]})" if kept else ""
+            raise CliError(f"--init-from: {run_dir.name} has no final model; give one of its "
+                           f"checkpoint files instead{example}.")
+    start_from_run(project, model_file, runs_root(args.project))
+
+
 def _run_to_resume(args: argparse.Namespace) -> Path:
     """The run folder ``--resume`` names (a folder, or an id among the project's runs)."""
     from studio.core.runs.history import RunNotFoundError, find_run
@@ -353,21 +382,27 @@ def cmd_export_code(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    """Make a project from a Keras model file."""
-    from studio.core.build.keras_import import ImportFailure, import_model
+    """Make a project from a Keras model file, its weights kept beside it."""
+    from studio.core.build.imported_weights import save_imported
+    from studio.core.build.keras_import import ImportFailure, import_model_with_weights
     from studio.core.model.layers import OPAQUE_TYPE
-    from studio.core.project.document import save_project
+    from studio.core.project.document import weights_path_for
 
+    weights_path = weights_path_for(args.output)
     _check_output(args.output, args.force)
+    _check_output(weights_path, args.force)
     try:
-        project = import_model(args.model, trust=args.trust)
+        project, weights = import_model_with_weights(args.model, trust=args.trust)
     except ImportFailure as exc:
         raise CliError(str(exc)) from None
-    _write_output(args.output, lambda path: save_project(project, path))
+    _write_output(args.output, lambda path: save_imported(project, weights, path))
     nodes = project.graph.nodes
     kept = sum(n.type == OPAQUE_TYPE for n in nodes)
-    print(f"Wrote {args.output}: {len(nodes)} layers, {kept} kept as imported Keras layers. "
-          "Projects hold no weights.")
+    held = (f"Its weights are in {weights_path.name}." if project.weights is not None
+            else "The model has no weights.")
+    whole = ("all editable" if not kept else "1 kept as an imported Keras layer" if kept == 1
+             else f"{kept} kept as imported Keras layers")
+    print(f"Wrote {args.output}: {len(nodes)} layers, {whole}. {held}")
     return 0
 
 
@@ -474,16 +509,40 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def _model_to_answer(args: argparse.Namespace) -> Path:
-    """RUN_OR_MODEL as a path: as given if it exists, else a run id among the runs."""
+    """RUN_OR_MODEL as a path: as given if it exists (a project file: the run of its imported
+    model), else a run id among the runs."""
+    from studio.core.project.document import SUFFIX
     from studio.core.runs.folders import runs_root
     from studio.core.runs.history import RunNotFoundError, find_run
 
+    if str(args.model).endswith(SUFFIX) and Path(args.model).is_file():
+        return _imported_model(Path(args.model))
     if Path(args.model).exists():
         return Path(args.model)
     try:
         return find_run(runs_root(args.project), args.model)
     except RunNotFoundError as exc:
         raise UsageError(f"{args.model} is not a file or folder, nor a run: {exc}") from None
+
+
+def _imported_model(project_path: Path) -> Path:
+    """The run holding the imported model of the project at ``project_path``, made (without
+    training) if there is none yet for its layers, weights and data."""
+    from studio.core.data.types import DataError
+    from studio.core.project.document import ProjectFileError, load_project
+    from studio.core.runs.folders import runs_root
+    from studio.core.training.imported_model import find_imported_run, imported_model_run
+    from studio.core.training.trainer import TrainingError
+
+    try:
+        project = load_project(project_path)
+        root = runs_root(project_path)
+        if project.weights is not None and find_imported_run(project, root) is None:
+            print(f"Preparing the imported model of {project_path.name} (reading its data)…",
+                  file=sys.stderr)
+        return imported_model_run(project, root).run_dir
+    except (ProjectFileError, TrainingError, DataError) as exc:
+        raise CliError(str(exc)) from None
 
 
 def _described(args: argparse.Namespace) -> dict | None:

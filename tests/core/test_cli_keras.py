@@ -25,7 +25,8 @@ def test_import_writes_a_project(tmp_path, capsys):
     project = load_project(out)
     assert project.graph.node("left").type == "Conv2D"
     assert capsys.readouterr().out == (
-        f"Wrote {out}: 13 layers, 1 kept as imported Keras layers. Projects hold no weights.\n"
+        f"Wrote {out}: 13 layers, all editable. Its weights are in "
+        "branched.weights.h5.\n"
     )
 
 

@@ -27,13 +27,13 @@ from studio.core.inference.predictor import (
     ModelFileError,
     Predictor,
     PreprocessingMissing,
-    answer_choices,
     image_preprocessing,
     thumbnail_of,
 )
 from studio.core.model.graph import Graph, Node
 from studio.core.project.document import DatasetChoice, Project
 from studio.core.runs import folders as runs
+from studio.core.runs.folders import answer_choices
 from studio.core.training.trainer import train
 from tests.keras_models import lambda_model
 

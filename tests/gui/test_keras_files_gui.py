@@ -112,8 +112,8 @@ def test_trust_is_asked_for_each_file_and_never_carried_over(window, qtbot, monk
 
     monkeypatch.setattr(QMessageBox, "question", REAL_QUESTION)
     loads = []
-    real_import = keras_files.import_model
-    monkeypatch.setattr(keras_files, "import_model",
+    real_import = keras_files.import_model_with_weights
+    monkeypatch.setattr(keras_files, "import_model_with_weights",
                         lambda path, trust=False: loads.append((path.name, trust)) or
                         real_import(path, trust=trust))
     first, second, plain = tmp_path / "first.keras", tmp_path / "second.keras", tmp_path / "p.keras"
@@ -152,7 +152,7 @@ def test_closing_during_an_import_shows_nothing_afterwards(window, qtbot, monkey
     press_ctrl(window, qtbot, Qt.Key.Key_I)
     assert window.keras_files.job.busy() and window.close()
     arrived = []
-    window.keras_files.imported.connect(arrived.append)
+    window.keras_files.imported.connect(lambda *result: arrived.append(result))
     with qtbot.assertNotEmitted(window.keras_files.imported, wait=300):
         pass
     assert not arrived and not dialogs and window.doc.project is before
@@ -168,3 +168,30 @@ def test_exporting_a_project_for_an_unknown_dataset_says_so(window, qtbot, monke
     kind, title, text = dialogs[-1]
     assert (kind, title) == ("warning", "Cannot export") and "cifar-100" in text
     assert not (tmp_path / "x.py").exists()
+
+
+def test_an_imported_model_keeps_its_weights_and_its_first_save_carries_them(
+        window, qtbot, monkeypatch, tmp_path):
+    from studio.core.project.document import load_project
+    from studio.core.project.weights import file_sha256
+
+    model_path = tmp_path / "branched.keras"
+    branched_model().save(model_path)
+    choose_file(monkeypatch, model_path)
+    import_with_ctrl_i(window, qtbot)
+    weights = window.doc.project.weights
+    scratch = weights.path
+    assert scratch.parent == window.doc.place.parent and scratch.name == "untitled.weights.h5"
+    assert weights.sha256 == file_sha256(scratch)
+    window.doc.edit("Rename", lambda p: setattr(p, "name", "Renamed"))
+
+    saved = tmp_path / "mine.studio.json"
+    choose_file(monkeypatch, saved)
+    press_ctrl(window, qtbot, Qt.Key.Key_S)  # unsaved: Save asks where
+    qtbot.waitUntil(lambda: window.doc.path == saved)
+    beside = tmp_path / "mine.weights.h5"
+    assert window.doc.project.weights.path == beside and not scratch.exists()
+    assert load_project(saved).weights.sha256 == file_sha256(beside) == weights.sha256
+    window.doc.undo_stack.undo()  # before the save, the weights are the ones beside it too
+    assert window.doc.project.name != "Renamed"
+    assert window.doc.project.weights.path == beside

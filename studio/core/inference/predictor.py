@@ -91,17 +91,6 @@ def _shape_text(shape: Sequence[int | None]) -> str:
     return " × ".join("any" if d is None else str(d) for d in shape)
 
 
-def answer_choices(run_dir: Path) -> list[tuple[str, Path]]:
-    """What in a run can answer: its final model, then its checkpoints, newest first."""
-    run_dir = Path(run_dir)
-    choices = []
-    if (run_dir / runs.MODEL_FILE).is_file():
-        choices.append(("Final model", run_dir / runs.MODEL_FILE))
-    for epoch, path in reversed(runs.checkpoints(run_dir)):
-        choices.append((f"Checkpoint, epoch {epoch}", path))
-    return choices
-
-
 def image_preprocessing(input_shape: Sequence[int], color: str, normalization: str,
                         resize: str = "squash", class_names: Sequence[str] | None = None
                         ) -> dict[str, Any]:

@@ -19,12 +19,13 @@ from studio.core.base.messages import QUOTE_LIMIT, count, format_bytes, quoted, 
 from studio.core.model.graph import Graph, Node
 from studio.core.model.registry import REGISTRY
 from studio.core.project.migrations import migrate
+from studio.core.project.weights import WEIGHTS_SUFFIX, ImportedWeights
 from studio.core.tasks.registry import DEFAULT_TASK, TASKS
 
 if TYPE_CHECKING:
     import jsonschema
 
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 SUFFIX = ".studio.json"
 SCHEMA_PATH = Path(__file__).with_name("project.schema.json")
 MAX_FILE_BYTES = 64 * 2**20
@@ -43,6 +44,9 @@ DEVICE_KINDS = ("cpu", "gpu", "gpus")
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 MONITORS = ("val_loss", "val_accuracy", "loss", "accuracy")
 LOSSES = ("sparse_categorical_crossentropy",)
+STARTS = ("random", "imported", "run")
+"""What training starts from: random weights, the project's imported ones, or a run's model
+(its final model or a checkpoint)."""
 
 
 class ProjectFileError(Exception):
@@ -189,6 +193,10 @@ class TrainingSettings:
 
     ``momentum`` and ``nesterov`` apply to SGD (``momentum`` to RMSprop too), ``beta_1`` and
     ``beta_2`` to Adam, AdamW and Nadam, ``rho`` to RMSprop, ``weight_decay`` to every one.
+    ``start_from`` (one of STARTS) says whether the model starts from random weights, from
+    the project's imported ones (fine-tuning), or from a run's model: ``start_model``, a
+    final model or checkpoint file, relative to the project's runs folder (``RUN/model.keras``,
+    so it follows the runs when they move with the project) or absolute.
     """
 
     optimizer: str = "adam"
@@ -208,6 +216,8 @@ class TrainingSettings:
     early_stopping: EarlyStopping = field(default_factory=EarlyStopping)
     checkpoints: Checkpoints = field(default_factory=Checkpoints)
     device: DeviceChoice = field(default_factory=DeviceChoice)
+    start_from: str = "random"
+    start_model: str = ""
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> TrainingSettings:
@@ -276,7 +286,8 @@ class Project:
     """Everything a person designs: the model, the data and the training settings.
 
     ``positions`` holds canvas positions (node id -> [x, y]); nodes without one are laid out
-    automatically.
+    automatically. ``weights`` records the weights of an imported model, kept in a file
+    beside the project (None: there are none).
     """
 
     name: str = "Untitled"
@@ -285,10 +296,11 @@ class Project:
     training: TrainingSettings = field(default_factory=TrainingSettings)
     positions: dict[str, list[float]] = field(default_factory=dict)
     search: SearchSettings = field(default_factory=SearchSettings)
+    weights: ImportedWeights | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document for this project."""
-        return {
+        document = {
             "format_version": FORMAT_VERSION,
             "name": self.name,
             "model": {
@@ -303,6 +315,9 @@ class Project:
             "positions": _kept_positions(self.positions, self.graph),
             "search": self.search.to_dict(),
         }
+        if self.weights is not None:
+            document["weights"] = self.weights.to_dict()
+        return document
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> Project:
@@ -323,6 +338,7 @@ class Project:
             training=TrainingSettings.from_dict(data["training"]),
             positions=_kept_positions(data.get("positions", {}), graph),
             search=SearchSettings.from_dict(data.get("search", {})),
+            weights=ImportedWeights.from_dict(data["weights"]) if "weights" in data else None,
         )
 
     def copy(self) -> Project:
@@ -546,6 +562,8 @@ def load_project(path: str | Path) -> Project:
     for name in DATA_PATH_FIELDS:
         setattr(project.dataset, name,
                 absolute_data_path(getattr(project.dataset, name), path.parent))
+    if project.weights is not None:
+        project.weights.file = absolute_data_path(project.weights.file, path.parent)
     return project
 
 
@@ -559,12 +577,9 @@ def save_project(project: Project, path: str | Path, home: str | Path | None = N
     folder = os.path.abspath(path.parent)
     home = os.path.abspath(folder if home is None else home)
     for name in DATA_PATH_FIELDS:
-        value = document["dataset"][name]
-        if value:
-            absolute = absolute_data_path(value)
-            inside = Path(absolute).is_relative_to(home)
-            document["dataset"][name] = (Path(os.path.relpath(absolute, folder)).as_posix()
-                                         if inside else absolute)
+        document["dataset"][name] = _stored_path(document["dataset"][name], folder, home)
+    if "weights" in document:
+        document["weights"]["file"] = _stored_path(document["weights"]["file"], folder, home)
     text = json.dumps(document, indent=2) + "\n"
     try:
         _check_size(len(text.encode("utf-8")))
@@ -575,6 +590,16 @@ def save_project(project: Project, path: str | Path, home: str | Path | None = N
     atomic_write_text(path, text)
 
 
+def _stored_path(value: str, folder: str, home: str) -> str:
+    """A path as a project file stores it: relative to the file's ``folder`` when it lies
+    inside ``home``, absolute otherwise (empty stays empty)."""
+    if not value:
+        return value
+    absolute = absolute_data_path(value)
+    inside = Path(absolute).is_relative_to(home)
+    return Path(os.path.relpath(absolute, folder)).as_posix() if inside else absolute
+
+
 def absolute_data_path(path: str | Path, folder: str | Path | None = None) -> str:
     """A data path as a project holds it in memory: absolute, with ``~`` expanded, a relative
     one taken from ``folder`` (a project file's folder; by default the current directory, for
@@ -582,6 +607,13 @@ def absolute_data_path(path: str | Path, folder: str | Path | None = None) -> st
     if not str(path):
         return ""
     return os.path.abspath(os.path.join(folder or os.getcwd(), os.path.expanduser(path)))
+
+
+def weights_path_for(project_path: str | Path) -> Path:
+    """Where the imported weights of the project saved at ``project_path`` are kept:
+    ``NAME.weights.h5`` beside ``NAME.studio.json``."""
+    project_path = Path(project_path)
+    return project_path.with_name(project_stem(project_path) + WEIGHTS_SUFFIX)
 
 
 def project_stem(path: str | Path) -> str:

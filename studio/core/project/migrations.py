@@ -48,8 +48,15 @@ def _v5_to_v6(document: Document) -> Document:
     return {**document, "format_version": 6, "dataset": dataset}
 
 
+def _v6_to_v7(document: Document) -> Document:
+    """Format 7 adds a model's imported weights and what training starts from (random
+    weights, the imported ones or a run's model); a v6 project has no weights and starts
+    from random ones, the default."""
+    return {**document, "format_version": 7}
+
+
 STEPS: dict[int, Callable[[Document], Document]] = {
-    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
+    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
 """Format version -> the step that turns such a document into the next version."""
 
 

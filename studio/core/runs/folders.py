@@ -91,6 +91,18 @@ def checkpoints(run_dir: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
+def answer_choices(run_dir: Path) -> list[tuple[str, Path]]:
+    """What in a run can answer (or be started from): its final model, then its
+    checkpoints, newest first."""
+    run_dir = Path(run_dir)
+    choices = []
+    if (run_dir / MODEL_FILE).is_file():
+        choices.append(("Final model", run_dir / MODEL_FILE))
+    for epoch, path in reversed(checkpoints(run_dir)):
+        choices.append((f"Checkpoint, epoch {epoch}", path))
+    return choices
+
+
 def as_float(value: Any) -> float | None:
     """``value`` as a float, or None if it is not a number."""
     try:

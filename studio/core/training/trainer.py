@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import socket
 import threading
@@ -21,6 +22,7 @@ from studio.core.base.messages import first_line, unwritable
 from studio.core.base.runtime import start_tensorflow
 from studio.core.base.versions import package_versions
 from studio.core.build.estimate import estimate, oom_advice
+from studio.core.build.imported_weights import apply_imported_weights, apply_model_weights
 from studio.core.build.keras_model import build_model, compile_model, model_endpoints
 from studio.core.build.optimizers import reduce_only_across_devices, schedule_callbacks
 from studio.core.data import sources as data
@@ -39,7 +41,9 @@ from studio.core.hardware.devices import (
     training_devices,
 )
 from studio.core.project.document import Project
+from studio.core.project.weights import WeightsError, check_weights, file_sha256
 from studio.core.runs.folders import (
+    CHECKPOINTS,
     CONFIG_FILE,
     LOGS,
     CheckpointWriteError,
@@ -104,12 +108,13 @@ def train(
     the last epoch). Setting ``stop`` ends training after the current batch; the run is
     "finished" if every epoch ran or early stopping ended it, else "stopped" (with no model
     saved if it stopped before the first batch). Raises TrainingError on failure, after
-    recording it in the run folder.
+    recording it in the run folder. ``epochs=0`` saves the model as it starts, untrained.
     """
     settings = project.training
     folder = _new_run_folder(Path(run_root), project)
     with folder.lock:
-        plan = _Plan(epochs or settings.epochs, batch_size or settings.batch_size)
+        plan = _Plan(settings.epochs if epochs is None else epochs,
+                     batch_size or settings.batch_size)
         return _run(folder, project, plan, on_event, stop, report_every, discovery)
 
 
@@ -226,6 +231,8 @@ def _prepare(session: _Session, folder: RunFolder, project: Project, plan: _Plan
     """Start TensorFlow, load the data, find the devices, seed and set the precision, make
     the pipelines, and write the run's config and preprocessing."""
     settings = project.training
+    if plan.checkpoint is None:  # before the data loads: a missing file fails at once
+        _check_start(project, folder.path.parent)
     note = start_tensorflow()
     if note:
         on_event({"type": "note", "text": note})
@@ -242,7 +249,7 @@ def _prepare(session: _Session, folder: RunFolder, project: Project, plan: _Plan
     inputs, outputs = model_endpoints(project.graph)
     pipes = make_pipelines(loaded, project.dataset, plan.batch_size, settings.seed,
                            len(inputs), len(outputs))
-    folder.write_config(_config(project, plan, loaded, names))
+    folder.write_config(_config(project, plan, loaded, names, folder.path.parent))
     folder.write_preprocessing(pipes.preprocessing)
     return _Prepared(loaded, pipes, names)
 
@@ -254,7 +261,7 @@ def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Pro
     settings = project.training
     loaded, pipes, names = prepared.loaded, prepared.pipes, prepared.names
     with device_scope(names) as replicas:
-        model = _model(project, loaded.info, plan, pipes.steps)
+        model = _model(project, loaded.info, plan, pipes.steps, on_event, folder.path.parent)
         samples = loaded.size("train")
         on_event({
             "type": "start",
@@ -279,7 +286,8 @@ def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Pro
                      tensorboard_callback(folder.path / LOGS)]
         if stopper is not None:
             callbacks.insert(1, stopper)
-        if not stop.is_set():
+        started = not stop.is_set()  # a run stopped while fitting keeps its model
+        if started and plan.epochs > plan.initial_epoch:
             try:
                 model.fit(epochs=plan.epochs, initial_epoch=plan.initial_epoch, verbose=0,
                           callbacks=callbacks, **pipes.fit_arguments())
@@ -287,6 +295,7 @@ def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Pro
                 with contextlib.suppress(Exception):
                     checkpointer.flush()  # the last checkpoint is written before the failure
                 raise
+        if started:
             folder.save_model(model)
         if pipes.test is not None and len(folder.rows) == plan.epochs:
             scores = plain_metrics(model.evaluate(pipes.test, verbose=0, return_dict=True))
@@ -294,9 +303,45 @@ def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Pro
             on_event({"type": "test", **scores})
 
 
-def _model(project: Project, info: DatasetInfo, plan: _Plan, steps: int) -> Any:
+def start_from_run(project: Project, model_file: Path, run_root: Path) -> None:
+    """Have ``project`` start from a run's final model or checkpoint ``model_file``, named
+    relative to ``run_root`` (the project's runs folder) when it lies there."""
+    model_file = Path(os.path.abspath(model_file))
+    inside = model_file.is_relative_to(os.path.abspath(run_root))
+    project.training.start_from = "run"
+    project.training.start_model = (model_file.relative_to(os.path.abspath(run_root)).as_posix()
+                                    if inside else str(model_file))
+
+
+def start_model_path(project: Project, run_root: Path) -> Path:
+    """The run's model a project starts from (``start_model``, taken from ``run_root``, the
+    project's runs folder, when relative)."""
+    return Path(run_root) / project.training.start_model
+
+
+def _check_start(project: Project, run_root: Path) -> None:
+    """TrainingError (one line) unless what the project starts from can be used: its
+    imported weights, or the run's model it names."""
+    start = project.training.start_from
+    try:
+        if start == "imported" and project.weights is None:
+            raise WeightsError("Training starts from imported weights, but this project has "
+                               "none: choose Start from: random weights, or import a model.")
+        if start == "imported":
+            check_weights(project.weights)
+    except WeightsError as exc:
+        raise TrainingError(str(exc)) from None
+    if start == "run" and not start_model_path(project, run_root).is_file():
+        name = project.training.start_model or "no run"
+        raise TrainingError(f"Training starts from a run's model, but {name[:80]} is not "
+                            "there: choose another run, or start from random weights.")
+
+
+def _model(project: Project, info: DatasetInfo, plan: _Plan, steps: int,
+           on_event: OnEvent, run_root: Path) -> Any:
     """The model to fit: reloaded from the checkpoint (with its optimizer state), or built
-    and compiled anew with float32 outputs (which mixed precision needs for a stable loss)."""
+    and compiled anew with float32 outputs (which mixed precision needs for a stable loss),
+    from the imported weights or a run's model if the project says so."""
     import keras
 
     if plan.checkpoint is not None:
@@ -304,6 +349,20 @@ def _model(project: Project, info: DatasetInfo, plan: _Plan, steps: int) -> Any:
         reduce_only_across_devices(model.optimizer)
         return model
     model = build_model(project.graph, info, project.name)
+    start = project.training.start_from
+    try:
+        if start == "imported":
+            dropped, since = apply_imported_weights(model, project), "since the import"
+        elif start == "run":
+            source = start_model_path(project, run_root)
+            dropped, since = apply_model_weights(model, project, source), f"in {source.name}"
+        else:
+            dropped, since = [], ""
+    except WeightsError as exc:
+        raise TrainingError(str(exc)) from None
+    if dropped:
+        on_event({"type": "note", "text": f"{', '.join(dropped)} start from random weights: "
+                  f"their weight shapes differ {since}."})
     if keras.mixed_precision.global_policy().compute_dtype != "float32":
         outputs = [keras.layers.Activation("linear", dtype="float32", name=f"{o.name}_float32")(o)
                    for o in model.outputs]
@@ -319,8 +378,8 @@ def _schedule_callbacks(settings) -> list[Any]:
     return schedule_callbacks(settings)
 
 
-def _config(project: Project, plan: _Plan, loaded: LoadedData,
-            devices: list[str]) -> dict[str, Any]:
+def _config(project: Project, plan: _Plan, loaded: LoadedData, devices: list[str],
+            run_root: Path) -> dict[str, Any]:
     """Everything that decides what a run computes, for its record."""
     training = asdict(project.training)
     training.update(epochs=plan.epochs, batch_size=plan.batch_size)
@@ -334,7 +393,27 @@ def _config(project: Project, plan: _Plan, loaded: LoadedData,
         "devices": devices,
         "replicas": len(devices),
         "host": socket.gethostname(),
+        "started_from": _started_from(project, run_root),
     }
+
+
+def _started_from(project: Project, run_root: Path) -> dict[str, Any]:
+    """What the run's weights started from, for its record: random, the imported weights
+    file, or a run's model file, with its SHA-256."""
+    start, weights = project.training.start_from, project.weights
+    if start == "imported" and weights is not None:
+        return {"kind": "imported", "file": weights.file, "sha256": weights.sha256}
+    if start == "run":
+        source = start_model_path(project, run_root)
+        return {"kind": "run", "file": str(source), "run": _run_of(source),
+                "sha256": file_sha256(source) if source.is_file() else None}
+    return {"kind": "random"}
+
+
+def _run_of(model_file: Path) -> str:
+    """The id of the run a final model or checkpoint file belongs to."""
+    folder = model_file.parent
+    return (folder.parent if folder.name == CHECKPOINTS else folder).name
 
 
 def _fail(folder: RunFolder, message: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
 
+from studio.core.build.weight_shapes import DROPPED, imported_weights_note
 from studio.core.model.fixes import Fix
 from studio.core.model.layers import InputArguments
 from studio.core.model.params import format_shape
@@ -49,6 +50,8 @@ class Inspector(QWidget):
         self.title.setStyleSheet("font-weight: bold; font-size: 13pt;")
         self.help = _wrapping_label()
         self.facts = _wrapping_label()
+        self.weights_note = _wrapping_label()
+        self.weights_note.setObjectName("inspector-weights")
         self.problem = _wrapping_label()
         self.problem.setObjectName("inspector-problem")
         self.problem.setStyleSheet("color: #b3261e;")
@@ -64,8 +67,8 @@ class Inspector(QWidget):
         host_layout.addWidget(self.form_page)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
-        for widget in (self.title, self.help, self.facts, self.form_host, self.problem,
-                       self.fix_box):
+        for widget in (self.title, self.help, self.facts, self.weights_note, self.form_host,
+                       self.problem, self.fix_box):
             layout.addWidget(widget)
         layout.addStretch(1)
         doc.changed.connect(self.refresh)
@@ -119,6 +122,7 @@ class Inspector(QWidget):
             self.help.setText("Click a layer on the canvas or in the list to see and edit its "
                               "settings.")
             self.facts.clear()
+            self.weights_note.hide()
             self.problem.clear()
             self._show_fixes([])
             self._build_editors("", "")
@@ -138,6 +142,10 @@ class Inspector(QWidget):
         if isinstance(layer.call_arguments, InputArguments) and inputs:  # which is the query
             facts += f"\nInputs, in the order connected: {layer.call_arguments.roles(inputs)}"
         self.facts.setText(facts)
+        note = imported_weights_note(self.doc.project, self.doc.analysis(), self.node_id)
+        self.weights_note.setText(note)
+        self.weights_note.setVisible(bool(note))
+        self.weights_note.setStyleSheet("color: #8a5300;" if note.startswith(DROPPED) else "")
         self.problem.setText(self.doc.analysis().problem_at(self.node_id) or "")
         self._show_fixes(self.doc.fixes_for(self.node_id))
         values = node.resolved_params()

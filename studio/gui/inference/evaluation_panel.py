@@ -57,9 +57,8 @@ from PySide6.QtWidgets import (
 from studio.core.base.events import ProgressEvent, progress_events
 from studio.core.data.display import sample_images
 from studio.core.inference.evaluation import evaluate_run
-from studio.core.inference.predictor import answer_choices
 from studio.core.project.document import ProjectFileError, load_project
-from studio.core.runs.folders import PROJECT_FILE
+from studio.core.runs.folders import PROJECT_FILE, answer_choices
 from studio.core.runs.history import RunSummary
 from studio.core.tasks.class_scores import Evaluation
 from studio.core.tasks.registry import task_for

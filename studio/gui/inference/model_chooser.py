@@ -9,7 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
 
-from studio.core.inference.predictor import answer_choices
+from studio.core.runs.folders import answer_choices
 from studio.core.runs.history import RunSummary
 from studio.gui.runs.run_picker import offer_runs
 from studio.gui.widgets.forms import narrow_box

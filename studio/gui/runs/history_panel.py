@@ -131,7 +131,8 @@ class HistoryPanel(QWidget):
             "With two runs selected: list the settings that differ between them")
         self.open_action = self._action(
             "Open model", "history-open", self.open_model,
-            "Open the selected run's trained model (model.keras)")
+            "Open the selected run's trained model (model.keras) as a new project, with its "
+            "weights")
         self.export_action = self._action(
             "Export…", "history-export", self.export_model,
             "Export the selected run's model (Keras, SavedModel, ONNX, TensorFlow Lite), "

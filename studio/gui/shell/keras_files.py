@@ -8,11 +8,13 @@ from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from studio.core.base.files import atomic_write_text
-from studio.core.build.keras_import import CodeRefused, import_model
+from studio.core.build.imported_weights import keep_weights
+from studio.core.build.keras_import import CodeRefused, import_model_with_weights
 from studio.core.build.keras_model import ModelError
 from studio.core.data.types import DataError
 from studio.core.export.python_code import export_code
-from studio.core.project.document import project_stem
+from studio.core.project.document import project_stem, weights_path_for
+from studio.core.runs.folders import scratch_project
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.errors import show_error
 from studio.gui.widgets.jobs import JobSlot
@@ -21,11 +23,16 @@ MODEL_FILTER = "Keras models (*.keras *.h5);;All files (*)"
 
 
 def _import_task(path: Path, trust: bool):
+    """Import ``path``; the project comes with the scratch file of the unsaved project it
+    becomes, its weights written beside that (see ``scratch_project``)."""
     def task(on_event, stop):
         try:
-            return import_model(path, trust=trust)
+            project, weights = import_model_with_weights(path, trust=trust)
         except CodeRefused as refused:
             return refused
+        scratch = scratch_project()
+        keep_weights(project, weights, weights_path_for(scratch))
+        return project, scratch
 
     return task
 
@@ -35,8 +42,9 @@ class KerasFiles(QObject):
 
     message = Signal(str)
     """A short note for the status bar."""
-    imported = Signal(object)
-    """A project made from a Keras model file."""
+    imported = Signal(object, object)
+    """A project made from a Keras model file, and the scratch file beside which its weights
+    are kept until it is saved."""
 
     def __init__(self, parent: QWidget, doc: ProjectDocument) -> None:
         super().__init__(parent)
@@ -70,7 +78,7 @@ class KerasFiles(QObject):
             self._refusal = result
             return
         self.message.emit(f"Imported {self._path.name}")
-        self.imported.emit(result)
+        self.imported.emit(*result)
 
     @Slot(str)
     def _failed(self, message: str) -> None:

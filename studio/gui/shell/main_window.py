@@ -490,10 +490,12 @@ class MainWindow(QMainWindow):
         """Tell the user what went wrong, in a dialog (Copy Diagnostics remembers it)."""
         errors.show_error(self, title, message)
 
-    @Slot(object)
-    def _show_imported(self, project: Project) -> None:
+    @Slot(object, object)
+    def _show_imported(self, project: Project, scratch: Path) -> None:
         if self._confirm_discard():
-            self.doc.replace(project, None)
+            self.doc.replace(project, None, scratch)
+        elif project.weights is not None:  # the import is dropped, and its weights with it
+            project.weights.path.unlink(missing_ok=True)
 
     def _confirm_discard(self) -> bool:
         """Ask to save unsaved changes, and an unsaved project's runs and searches (which no

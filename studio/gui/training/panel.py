@@ -11,6 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QProgressBar,
@@ -29,9 +30,11 @@ from studio.core.base.runtime import loading, start_tensorflow
 from studio.core.build.estimate import format_bytes
 from studio.core.build.optimizers import schedule_curve
 from studio.core.hardware.devices import DeviceDiscovery
-from studio.core.runs.folders import checkpoints, runs_root
+from studio.core.runs.folders import answer_choices, checkpoints, runs_root
+from studio.core.runs.history import iter_run_folders
 from studio.core.search.space import training_target
 from studio.core.tasks.registry import DEFAULT_TASK, task_for
+from studio.core.training.imported_model import imported_model_run
 from studio.core.training.trainer import resume, train
 from studio.gui.training.curves import LiveCurves
 from studio.gui.training.device_form import DeviceForm
@@ -47,11 +50,21 @@ from studio.gui.widgets.search_button import SearchButton
 from studio.gui.widgets.sync import show_value
 
 PROGRESS_STEPS = 1000
+STARTS = {"random": "Random weights", "imported": "Imported weights",
+          "run": "A run's model"}
+"""The Start from choices: what training starts from, in words."""
 
 
 def _train_task(project, root, discovery):
     def task(on_event, stop):
         return train(project, root, on_event, stop, discovery=discovery)
+
+    return task
+
+
+def _imported_task(project, root, discovery):
+    def task(on_event, stop):
+        return imported_model_run(project, root, on_event, stop, discovery=discovery)
 
     return task
 
@@ -134,6 +147,20 @@ class TrainingPanel(QWidget):
         self.seed = _spin(0, 2**31 - 1, "Seeds the initial weights, the shuffling and the "
                           "augmentation: the same seed repeats a run")
         self.seed.valueChanged.connect(lambda v: self._edit("seed", "seed", v))
+        self.start_from = QComboBox()
+        self.start_from.setObjectName("start-from")
+        for value, text in STARTS.items():
+            self.start_from.addItem(text, value)
+        self.start_from.activated.connect(self._start_from_picked)
+        self.start_model = QComboBox()
+        self.start_model.setObjectName("start-model")
+        self.start_model.setToolTip("The run's final model or checkpoint whose weights the "
+                                    "model starts from (layers of the same name and shapes)")
+        self.start_model.activated.connect(
+            lambda: self._edit("start model", "start_model", self.start_model.currentData()))
+        self._run_models: list[tuple[str, str]] | None = None
+        """Each run's final model and checkpoints as (text, start_model value), newest run
+        first; listed again once a run ends or another project shows."""
 
         style = self.style()
         self.start_button = QPushButton(style.standardIcon(QStyle.StandardPixmap.SP_MediaPlay),
@@ -150,6 +177,12 @@ class TrainingPanel(QWidget):
         self.resume_button.setObjectName("resume")
         self.resume_button.setToolTip("Continue the last run from its last checkpoint")
         self.resume_button.clicked.connect(lambda: self.resume(Path(self.run_dir)))
+        self.imported_button = QPushButton("Imported Model")
+        self.imported_button.setObjectName("imported-model")
+        self.imported_button.setToolTip(
+            "Keep the imported model with its weights as a run, untrained, so Try, Evaluate "
+            "and export answer with it (its data is read for the preprocessing)")
+        self.imported_button.clicked.connect(self.keep_imported_model)
         self.progress = QProgressBar()
         self.progress.setRange(0, PROGRESS_STEPS)
         self.progress.setValue(0)
@@ -195,9 +228,12 @@ class TrainingPanel(QWidget):
             basics.addWidget(widget)
             if path:
                 basics.addWidget(self.search_buttons[path])
+        basics.addWidget(QLabel("Start from"))
+        basics.addWidget(self.start_from)
+        basics.addWidget(self.start_model)
         basics.addWidget(self.progress, 1)  # beside Start: a short dock leaves the curves room
         for button in (self.start_button, self.stop_button, self.resume_button,
-                       self.open_button):
+                       self.imported_button, self.open_button):
             basics.addWidget(button)
         live = QWidget()
         live_layout = QVBoxLayout(live)
@@ -214,6 +250,8 @@ class TrainingPanel(QWidget):
         layout.addLayout(basics)
         layout.addWidget(self.splitter, 1)
         doc.changed.connect(self.refresh)
+        for signal in (doc.replaced, doc.path_changed, self.run_finished):
+            signal.connect(self._forget_run_models)
         self.refresh()
 
     def unscrolled_height(self) -> int:
@@ -242,11 +280,14 @@ class TrainingPanel(QWidget):
         for widget, value in ((self.batch_size, training.batch_size),
                               (self.epochs, training.epochs), (self.seed, training.seed)):
             show_value(widget, value)
+        self._show_start_from()
         analysis = self.doc.analysis()
         running = self.is_running()
         self.start_button.setEnabled(analysis.ok and not running)
         self.stop_button.setEnabled(running)
         self.resume_button.setEnabled(not running and self._resumable())
+        self.imported_button.setVisible(self.doc.project.weights is not None)
+        self.imported_button.setEnabled(analysis.ok and not running)
         if not running and not self.curves.point_count():
             self._show_plan(training.epochs, self.optimizer_form.steps_per_epoch())
         if analysis.ok:
@@ -258,6 +299,59 @@ class TrainingPanel(QWidget):
             self.start_button.setToolTip(f"Cannot start: {analysis.reason}")
             self.status.setStyleSheet("color: #b3261e;")
             self.status.setText(f"Cannot start: {analysis.reason}")
+
+    def _show_start_from(self) -> None:
+        """Show what training starts from; imported weights are offered only to a project
+        that has them, a run's model once there is one (or while the project still says it
+        starts from them, so the problem shows)."""
+        training, weights = self.doc.project.training, self.doc.project.weights
+        index = self.start_from.findData(training.start_from)
+        if self.start_from.currentIndex() != index:
+            self.start_from.setCurrentIndex(index)
+        models = self._listed_run_models()
+        for value, offered in (("imported", weights is not None), ("run", bool(models))):
+            item = self.start_from.model().item(self.start_from.findData(value))
+            item.setEnabled(offered or training.start_from == value)
+        self.start_from.setToolTip(
+            f"Fine-tune the imported model: start from its weights ({weights.path.name})"
+            if weights is not None else "What the weights start from: random, or a run's "
+            "final model or checkpoint. Import a Keras model (File > Import Keras Model) to "
+            "start from its weights.")
+        self.start_model.setVisible(training.start_from == "run")
+        if training.start_from == "run":
+            self.start_model.clear()
+            for text, value in models:
+                self.start_model.addItem(text, value)
+            if self.start_model.findData(training.start_model) < 0:
+                self.start_model.insertItem(0, f"{training.start_model} (not found)",
+                                            training.start_model)
+            self.start_model.setCurrentIndex(self.start_model.findData(training.start_model))
+
+    def _listed_run_models(self) -> list[tuple[str, str]]:
+        if self._run_models is None:
+            root = runs_root(self.doc.place)
+            self._run_models = [
+                (f"{folder.name} · {text}", path.relative_to(root).as_posix())
+                for folder in sorted((p for p, _ in iter_run_folders(root)), reverse=True)
+                for text, path in answer_choices(folder)]
+        return self._run_models
+
+    def _forget_run_models(self) -> None:
+        self._run_models = None
+        self._show_start_from()
+
+    def _start_from_picked(self) -> None:
+        """Start from the choice picked; a run's model starts from the newest one listed
+        until another is picked (one undoable edit)."""
+        start = self.start_from.currentData()
+        models = self._listed_run_models()
+
+        def change(project) -> None:
+            project.training.start_from = start
+            if start == "run" and not project.training.start_model and models:
+                project.training.start_model = models[0][1]
+
+        self.doc.edit("Set start from", change)
 
     def _idle_text(self) -> str:
         if self.run_dir and self.result:
@@ -281,6 +375,14 @@ class TrainingPanel(QWidget):
             return
         self._launch(_train_task(self.doc.project.copy(), runs_root(self.doc.place),
                                  self.discovery), "Preparing the run…")
+
+    def keep_imported_model(self) -> None:
+        """Save the project's imported model, untrained, as a run (or find the one made
+        earlier): Try, Evaluate and export then list it."""
+        if self.is_running() or not self.doc.analysis().ok:
+            return
+        self._launch(_imported_task(self.doc.project.copy(), runs_root(self.doc.place),
+                                    self.discovery), "Preparing the imported model…")
 
     def resume(self, run_dir: Path) -> None:
         """Continue ``run_dir`` from its last checkpoint (its curves go on from there)."""
@@ -378,6 +480,8 @@ class TrainingPanel(QWidget):
 
     @Slot(object)
     def _on_succeeded(self, result) -> None:
+        self._show_run_dir(str(result.run_dir))  # an imported model's run may be found, not made
+        self.open_button.show()
         self.outcome = result.status
         self.end_note = result.note
         self.progress.setFormat("Done" if result.status == "finished" else "Stopped")

@@ -21,8 +21,10 @@ from studio.core.project.document import (
     load_project,
     project_stem,
     save_project,
+    weights_path_for,
 )
-from studio.core.runs.folders import scratch_project
+from studio.core.project.weights import WeightsError, carry_weights
+from studio.core.runs.folders import UNSAVED, scratch_project
 
 
 class EditCommand(QUndoCommand):
@@ -51,6 +53,10 @@ class EditCommand(QUndoCommand):
 
     def undo(self) -> None:
         self._doc._restore(self._before)
+
+    def snapshots(self) -> tuple[Project, Project]:
+        """The project before and after the edit."""
+        return self._before, self._after
 
 
 class ProjectDocument(QObject):
@@ -172,12 +178,14 @@ class ProjectDocument(QObject):
         return [fix for problem in self.analysis().problems if problem.node_id == node_id
                 for fix in problem.fixes]
 
-    def replace(self, project: Project, path: Path | None) -> None:
-        """Show another project; the undo history starts afresh."""
+    def replace(self, project: Project, path: Path | None, scratch: Path | None = None) -> None:
+        """Show another project; the undo history starts afresh. An unsaved project keeps
+        its runs (and an imported model's weights) beside ``scratch`` (a new scratch file by
+        default, see ``scratch_project``)."""
         self.undo_stack.clear()
         self._project = project
         self._path = path
-        self._scratch = scratch_project()
+        self._scratch = scratch or scratch_project()
         self._changed()
         self.path_changed.emit()
         self.replaced.emit()
@@ -191,11 +199,48 @@ class ProjectDocument(QObject):
         target = path or self._path
         if target is None:
             raise ValueError("No file to save to.")
-        save_project(self._project, target)
+        old = self._project.weights.file if self._project.weights else None
+        new = self._carried_weights(Path(target))
+        try:
+            save_project(self._project, target)
+        except BaseException:
+            if new != old:
+                self._relocate_weights(new, old)
+                Path(new).unlink(missing_ok=True)
+            raise
+        if new != old and Path(old).parent.parent.name == UNSAVED:
+            Path(old).unlink(missing_ok=True)  # a scratch copy that no project uses now
         self.undo_stack.setClean()
         if target != self._path:
             self._path = target
             self.path_changed.emit()
+
+    def _carried_weights(self, target: Path) -> str | None:
+        """Copy the project's imported weights beside ``target`` if they are not there yet,
+        and return where they now are. Weights that are missing or changed stay where the
+        project says: the project is still saved (the work is not lost for them), and
+        training or answering from them says what is wrong."""
+        weights = self._project.weights
+        if weights is None:
+            return None
+        try:
+            carried = carry_weights(weights, weights_path_for(target)).file
+        except WeightsError:
+            return weights.file
+        self._relocate_weights(weights.file, carried)
+        return carried
+
+    def _relocate_weights(self, old: str, new: str) -> None:
+        """Point the project, and every snapshot the undo stack holds, at the weights file
+        ``new`` where they pointed at ``old``: undoing past a save keeps the weights."""
+        projects = [self._project]
+        for index in range(self.undo_stack.count()):
+            command = self.undo_stack.command(index)
+            if isinstance(command, EditCommand):
+                projects += command.snapshots()
+        for project in projects:
+            if project.weights is not None and project.weights.file == old:
+                project.weights.file = new
 
     def _restore(self, snapshot: Project) -> None:
         self._project = snapshot.copy()

@@ -1,0 +1,182 @@
+"""The Training dock's Start from choice: imported weights or random ones, as undoable edits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+from studio.core.build.imported_weights import keep_weights
+from studio.core.build.keras_import import import_model_with_weights
+from tests.gui.support import click_row, type_into
+from tests.keras_models import branched_model
+
+
+def imported(tmp_path):
+    """``branched_model`` imported with its weights kept in ``tmp_path``."""
+    branched_model().save(tmp_path / "branched.keras")
+    project, weights = import_model_with_weights(tmp_path / "branched.keras")
+    keep_weights(project, weights, tmp_path / "branched.weights.h5")
+    return project
+
+
+def test_start_from_offers_the_imported_weights_and_edits_undoably(window, qtbot, tmp_path):
+    combo = window.training.start_from
+    assert combo.currentText() == "Random weights"
+    assert not combo.model().item(combo.findData("imported")).isEnabled()
+    qtbot.keyClick(combo, Qt.Key.Key_Down)  # nothing else to choose without weights
+    assert window.doc.project.training.start_from == "random"
+
+    window.doc.replace(imported(tmp_path), None)
+    assert combo.currentText() == "Imported weights"
+    assert "branched.weights.h5" in combo.toolTip()
+    qtbot.keyClick(combo, Qt.Key.Key_Up)
+    assert window.doc.project.training.start_from == "random"
+    assert window.doc.undo_stack.undoText() == "Set start from"
+    window.doc.undo_stack.undo()
+    assert window.doc.project.training.start_from == "imported"
+    assert combo.currentText() == "Imported weights"
+
+
+def test_the_imported_model_answers_in_try_and_evaluate_without_training(window, qtbot,
+                                                                         tmp_path):
+    from PySide6.QtCore import QPoint
+
+    from studio.core.project.document import DatasetChoice
+    from tests.helpers import digit_folder
+
+    project = imported_grey(tmp_path)
+    project.dataset = DatasetChoice(source="folder", path=str(digit_folder(tmp_path / "digits")),
+                                    image_size=[20, 20], color="grayscale")
+    window.doc.replace(project, None)
+    button = window.training.imported_button
+    assert button.isVisible() and button.isEnabled()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton, pos=QPoint(5, 5))
+    qtbot.waitUntil(lambda: not window.training.is_running(), timeout=60_000)
+    assert window.training.outcome == "finished", window.training.last_error
+    for box in (window.try_panel.run_box, window.evaluation.run_box):
+        qtbot.waitUntil(lambda box=box: "imported-model" in box.itemText(0))
+    window.views.setCurrentWidget(window.try_panel)
+    window.try_panel.add_paths([tmp_path / "digits" / "0" / "1.png"])
+    qtbot.waitUntil(lambda: window.try_panel.predictor is not None, timeout=60_000)
+    assert "imported-model" in window.try_panel.status.text()
+
+
+def imported_grey(tmp_path):
+    """A small grey-image classifier imported with its weights kept in ``tmp_path``."""
+    import keras
+
+    inputs = keras.Input((20, 20, 1), name="image")
+    flat = keras.layers.Flatten(name="flat")(inputs)
+    model = keras.Model(inputs, keras.layers.Dense(2, activation="softmax", name="out")(flat))
+    model.save(tmp_path / "grey.keras")
+    project, weights = import_model_with_weights(tmp_path / "grey.keras")
+    keep_weights(project, weights, tmp_path / "grey.weights.h5")
+    return project
+
+
+def test_the_inspector_says_when_an_edit_drops_a_layers_imported_weights(window, qtbot,
+                                                                         tmp_path):
+    window.doc.replace(imported(tmp_path), None)
+    note = window.inspector.weights_note
+    click_row(qtbot, window, "hidden")
+    assert note.text() == "Imported weights: kept." and note.isVisible()
+    click_row(qtbot, window, "left")
+    assert note.text() == "Imported weights: kept."
+    size = window.inspector.editors["kernel_size"].widget
+    type_into(qtbot, size, "5")
+    qtbot.keyClick(size, Qt.Key.Key_Return)
+    assert window.doc.project.graph.node("left").params["kernel_size"] == 5
+    assert note.text() == ("Imported weights dropped: the kernel is now 5 × 5 × 3 × 4; this "
+                           "layer starts from random weights.")
+    click_row(qtbot, window, "hidden")  # its shapes did not change: it keeps its weights
+    assert note.text() == "Imported weights: kept."
+    click_row(qtbot, window, "add")
+    assert not note.isVisible()
+    qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    click_row(qtbot, window, "left")
+    assert note.text() == "Imported weights: kept."
+
+
+def open_with_a_run(window, tmp_path):
+    """Open a small table project saved in ``tmp_path`` that has one finished run (two
+    epochs, a checkpoint after each); its path and the run's folder."""
+    from studio.core.project.document import save_project
+    from studio.core.runs.folders import runs_root
+    from studio.core.training.trainer import train
+    from tests.core.search_support import table_project
+
+    path = tmp_path / "table.studio.json"
+    project = table_project(tmp_path)
+    save_project(project, path)
+    run = train(project, runs_root(path)).run_dir
+    assert window.open_path(path)
+    return path, run
+
+
+def test_a_run_can_start_from_another_runs_model_or_checkpoint(window, qtbot, tmp_path):
+    import json
+
+    from studio.core.runs.folders import runs_root
+
+    path, earlier = open_with_a_run(window, tmp_path)
+    combo, models = window.training.start_from, window.training.start_model
+    assert not models.isVisible()
+    qtbot.keyClick(combo, Qt.Key.Key_End)  # the last choice: a run's model
+    assert window.doc.project.training.start_from == "run"
+    assert window.doc.project.training.start_model == f"{earlier.name}/model.keras"
+    assert models.isVisible() and models.currentText() == f"{earlier.name} · Final model"
+    qtbot.keyClick(models, Qt.Key.Key_Down)  # its newest checkpoint
+    chosen = f"{earlier.name}/checkpoints/epoch-0002.keras"
+    assert window.doc.project.training.start_model == chosen
+    assert window.doc.undo_stack.undoText() == "Set start model"
+
+    qtbot.mouseClick(window.training.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.training.outcome == "finished", timeout=60_000)
+    config = json.loads((Path(window.training.run_dir) / "config.json").read_text())
+    assert config["started_from"]["file"] == str(runs_root(path) / chosen)
+    assert config["started_from"]["run"] == earlier.name
+
+
+def test_open_model_in_the_runs_dock_opens_it_with_its_weights(window, qtbot, tmp_path):
+    import keras
+    import numpy as np
+    from PySide6.QtWidgets import QToolButton
+
+    from studio.core.project.weights import read_weights
+    from studio.core.runs.folders import MODEL_FILE
+
+    _, run = open_with_a_run(window, tmp_path)
+    panel = window.runs
+    panel.refresh()
+    qtbot.waitUntil(lambda: [r.id for r in panel.model.runs] == [run.name])
+    rect = panel.table.visualRect(panel.proxy.index(0, 0))
+    qtbot.mouseClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    button = panel.findChild(QToolButton, f"{panel.open_action.objectName()}-button")
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.doc.project.weights is not None, timeout=60_000)
+    opened = window.doc.project
+    assert opened.training.start_from == "imported" and window.doc.path is None
+    trained = keras.saving.load_model(run / MODEL_FILE, compile=False)
+    kept = read_weights(opened.weights)
+    for name in ("dense_1", "dense_2"):
+        for ours, theirs in zip(kept[name], trained.get_layer(name).get_weights(), strict=True):
+            np.testing.assert_array_equal(ours, theirs)
+
+
+def test_missing_weights_do_not_stop_a_save(window, qtbot, tmp_path, monkeypatch, dialogs):
+    from PySide6.QtWidgets import QFileDialog
+
+    from studio.core.project.document import load_project
+
+    window.doc.replace(imported(tmp_path), None)
+    window.doc.project.weights.path.unlink()
+    saved = tmp_path / "kept.studio.json"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        staticmethod(lambda *args, **kwargs: (str(saved), "")))
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.keyClick(window, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    assert window.doc.path == saved and not dialogs
+    assert load_project(saved).weights.path == tmp_path / "branched.weights.h5"
+    assert not (tmp_path / "kept.weights.h5").exists()
