@@ -11,6 +11,7 @@ from studio.core.data.types import DatasetInfo
 from studio.core.model.applications import APPLICATION, build_application
 from studio.core.model.graph import Graph, Node
 from studio.core.model.layers import OPAQUE_TYPE
+from studio.core.model.registry import layer_type
 from studio.core.project.document import TrainingSettings
 from studio.core.tasks.registry import DEFAULT_TASK, task_for
 
@@ -99,7 +100,8 @@ def _assemble(graph: Graph, report: Analysis, name: str) -> Any:
         feeds = [tensors[src] for src in graph.inputs_of(node_id)]
         layer = (build_application(node.resolved_params(), feeds[0].shape[1:], node.id)
                  if node.type == APPLICATION.name else keras_layer(node))
-        tensors[node_id] = layer(_one_or_list(feeds))
+        args, kwargs = layer_type(node.type).arguments(feeds)
+        tensors[node_id] = layer(*args, **kwargs)
     inputs, outputs = model_endpoints(graph)
     return keras.Model(
         _one_or_list([tensors[i] for i in inputs]),

@@ -18,6 +18,10 @@ from studio.core.model.params import Param, format_shape
 Shape = tuple[int, ...]
 Infer = Callable[[dict[str, Any], list[Shape]], tuple[Shape, int]]
 """A shape rule: resolved parameters and input shapes to output shape and parameter count."""
+CallArguments = Callable[[list[Any]], tuple[tuple[Any, ...], dict[str, Any]]]
+"""How a layer is called on its inputs: the inputs, in edge order, to positional and keyword
+arguments. The inputs are tensors when a model is built, variable names when one is written
+as code, so a rule only places them."""
 
 ACTIVATIONS = ("linear", "relu", "sigmoid", "tanh", "softmax", "gelu", "elu", "leaky_relu")
 
@@ -39,6 +43,16 @@ class LayerType:
     free_form: bool = False
     """Its nodes hold a record of their own rather than ``params`` (an imported Keras layer's
     class, config and shapes), which the project schema checks."""
+    call_arguments: CallArguments | None = None
+    """How its Keras layer is called, when not on its one input or a list of several (e.g.
+    attention on ``query, value``); see ``arguments``."""
+
+    def arguments(self, inputs: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The positional and keyword arguments its Keras layer is called with on ``inputs``
+        (tensors, or the names of the variables holding them in written code)."""
+        if self.call_arguments is not None:
+            return self.call_arguments(inputs)
+        return (inputs[0] if len(inputs) == 1 else list(inputs),), {}
 
     def defaults(self) -> dict[str, Any]:
         """A fresh dict of default parameter values."""
