@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import runpy
 import subprocess
 import sys
@@ -19,9 +20,13 @@ from studio.core.data import sources as data
 from studio.core.data.types import SPLITS
 from studio.core.export.python_code import export_code, model_code
 from studio.core.model.graph import Graph, Node
+from studio.core.model.layers import LayerError
+from studio.core.model.registry import REGISTRY
 from studio.core.model.weights import use_random_weights
 from studio.core.project.document import Project, Schedule
 from studio.core.project.templates import demo_project, from_template
+from tests.core.test_layer_oracle import TESTED
+from tests.core.test_layer_oracle import _case as oracle_case
 from tests.helpers import tiny_project, two_tower_project
 from tests.keras_models import branched_model, lambda_model
 
@@ -229,3 +234,49 @@ def test_imagenet_weights_are_left_to_keras_and_read_rgb():
 def application_id(project: Project) -> str:
     (node,) = [n for n in project.graph.nodes if n.type == "Application"]
     return node.id
+
+
+@pytest.mark.parametrize("name", TESTED)
+def test_every_layer_type_is_written_from_its_keras_arguments(name):
+    """Each palette type, with the layer oracle's random parameters, comes out of the script
+    as the same layer the app builds: new types need nothing in the exporter."""
+    rng = random.Random(f"export-{name}")
+    written = 0
+    while written < 3:
+        params, shapes = oracle_case(name, rng)
+        try:
+            REGISTRY[name].output(params, shapes)
+        except LayerError:
+            continue
+        inputs = [Node(f"input_{i}", "Input", {"shape": list(s)}) for i, s in enumerate(shapes)]
+        graph = Graph(nodes=[*inputs, Node("layer", name, params)],
+                      edges=[(node.id, "layer") for node in inputs])
+        exported = model_from_code(Project(name=name, graph=graph))
+        ours = build_keras_model(graph, name)
+        assert summary(exported) == summary(ours)
+        assert exported.output_shape == ours.output_shape
+        written += 1
+
+
+def test_keras_objects_among_a_layers_arguments_are_rebuilt_from_their_config(monkeypatch):
+    from studio.core.export import python_code
+
+    real = python_code.layer_kwargs
+    monkeypatch.setattr(python_code, "layer_kwargs", lambda node: {
+        **real(node), "kernel_regularizer": keras.regularizers.L2(0.25)})
+    graph = Graph.from_chain([Node("input_1", "Input", {"shape": [4]}),
+                              Node("dense_1", "Dense", {"units": 2})])
+    model = model_from_code(Project(graph=graph))
+    assert model.get_layer("dense_1").kernel_regularizer.get_config() == {"l2": 0.25}
+
+
+def test_a_layer_type_says_how_its_layer_is_called(monkeypatch):
+    from dataclasses import replace
+
+    attention = replace(REGISTRY["Add"], call_arguments=lambda feeds: (
+        (feeds[0], feeds[-1]), {"use_causal_mask": False}))
+    monkeypatch.setitem(REGISTRY, "Add", attention)
+    graph = Graph(nodes=[Node("query", "Input", {"shape": [4]}),
+                         Node("value", "Input", {"shape": [4]}), Node("add_1", "Add")],
+                  edges=[("query", "add_1"), ("value", "add_1")])
+    assert "name='add_1')(query, value, use_causal_mask=False)" in model_code(graph, "m")
