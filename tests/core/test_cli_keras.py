@@ -85,7 +85,7 @@ def test_export_code_writes_a_script(tmp_path, capsys):
     out = tmp_path / "demo.py"
     assert main(["export-code", str(tmp_path / "demo.studio.json"), "-o", str(out)]) == 0
     compile(out.read_text(), str(out), "exec")
-    assert "keras.layers.Conv2D(filters=32" in out.read_text()
+    assert "keras.layers.Conv2D(\n        filters=32, kernel_size=3" in out.read_text()
     assert capsys.readouterr().out == f"Wrote {out}; run it with: python {out}\n"
 
 

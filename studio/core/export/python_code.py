@@ -55,9 +55,7 @@ _SCRIPT = Template('''\
 #!/usr/bin/env python3
 """$title: a model designed in Layer Studio, as a Keras script.
 
-Reads $where,
-splits and preprocesses it as Layer Studio does, builds the model with the Keras functional
-API, then compiles and trains it with the project's settings and seed.
+$reads
 
 Needs Python with Keras, TensorFlow and NumPy. Run as it is, it trains; --build-only builds
 the model, prints a JSON summary and stops; --epochs N trains N epochs instead of EPOCHS;
@@ -95,7 +93,6 @@ CHECKPOINT_BEST_ONLY = $best_only
 """Save only when CHECKPOINT_MONITOR improves, replacing the previous checkpoint."""
 CHECKPOINT_MONITOR = $checkpoint_monitor
 CHECKPOINTS = HERE / "checkpoints"
-
 $model
 
 def make_optimizer(steps_per_epoch):
@@ -220,13 +217,10 @@ if __name__ == "__main__":
 
 
 _MODEL = Template('''\
-IMPORTED = $imported
-"""Imported Keras layers that Layer Studio keeps as they are: class and full config."""
-$helpers
-
+$imported$helpers
 
 def build_model():
-    """The model, one layer per line."""
+    """The model, one layer per statement."""
 $layers
     return keras.Model($inputs, $outputs, name=$model_name)
 ''')
@@ -284,7 +278,11 @@ def export_code(project: Project, script: Path | None = None) -> str:
     learns = task_for(info.task)
     return _SCRIPT.substitute(
         title=_docstring_text(project.name),
-        where=_docstring_text(data.where),
+        reads=_docstring_text(textwrap.fill(
+            f"Reads {data.where}, splits and preprocesses it as Layer Studio does, builds the "
+            "model with the Keras functional API, then compiles and trains it with the "
+            "project's settings and seed.", _LINE, break_long_words=False,
+            break_on_hyphens=False)),
         note=_docstring_text(_application_note(graph)),
         imports=_imports(data.imports),
         data_constants=data.constants,
@@ -302,7 +300,7 @@ def export_code(project: Project, script: Path | None = None) -> str:
         model=model_code(graph, project.name, report),
         optimizer_doc=_docstring_text(_optimizer_doc(settings)),
         optimizer=_optimizer_code(settings),
-        losses=", ".join(f"keras.losses.{loss}({_arguments((), kwargs)})"
+        losses=", ".join(f"keras.losses.{loss}({', '.join(_arguments((), kwargs))})"
                          for loss, kwargs in learns.loss_specs(outputs_probabilities(graph))),
         schedule_callbacks=", ".join(call.source() for call in callback_calls(settings)),
     )
@@ -318,10 +316,8 @@ def model_code(graph: Graph, name: str, report: Analysis | None = None) -> str:
     return _MODEL.substitute(
         imported=_imported_configs(graph),
         helpers=_APPLICATION_HELPER if _has_application(graph) else "",
-        layers="\n".join(
-            f"    {names[node_id]} = {_layer_call(graph, graph.node(node_id), names, report)}"
-            for node_id in graph.topological_order()
-        ),
+        layers="\n".join(_layer_call(graph, graph.node(node_id), names, report)
+                          for node_id in graph.topological_order()),
         inputs=_one_or_list([names[i] for i in inputs]),
         outputs=_one_or_list([names[i] for i in outputs]),
         model_name=repr(keras_model_name(name)),
@@ -332,7 +328,7 @@ def _imports(extra: list[str]) -> str:
     """The script's standard-library imports, sorted by module as isort does."""
     lines = {"import argparse", "import json", "import math", "from pathlib import Path",
              *extra}
-    return "\n".join(sorted(lines, key=lambda line: line.split()[1]))
+    return "\n".join(sorted(lines, key=lambda line: (line.startswith("from"), line.split()[1])))
 
 
 def _early_stopping(rule: EarlyStopping) -> str:
@@ -427,29 +423,46 @@ def _application_call(node: Node, input_shape: tuple[int, ...]) -> str:
 
 
 def _layer_call(graph: Graph, node: Node, names: dict[str, str], report: Analysis) -> str:
-    """The right-hand side that makes ``node``'s output tensor: its layer, made from its
-    Keras arguments, called on its inputs as its layer type says."""
+    """The line (or lines) that make ``node``'s output tensor: its layer, made from its Keras
+    arguments, called on its inputs as its layer type says."""
+    start = f"    {names[node.id]} = "
     if node.type == "Input":
-        return f"keras.Input(shape={tuple(node.params['shape'])!r}, name={node.id!r})"
+        return f"{start}keras.Input(shape={tuple(node.params['shape'])!r}, name={node.id!r})"
     feeds = [_Name(names[src]) for src in graph.inputs_of(node.id)]
+    args, kwargs = layer_type(node.type).arguments(feeds)
+    called = f"({', '.join(_arguments(args, kwargs))})"
     if node.type == APPLICATION.name:
         (source,) = graph.inputs_of(node.id)
-        layer = _application_call(node, tuple(report.nodes[source].output_shape))
-    elif node.type == OPAQUE_TYPE:
+        return start + _application_call(node, tuple(report.nodes[source].output_shape)) + called
+    if node.type == OPAQUE_TYPE:
         class_name = node.params["class_name"]
         custom = f"{{{class_name!r}: {imported_class_path(class_name)}}}"
-        layer = f"keras.layers.deserialize(IMPORTED[{node.id!r}], custom_objects={custom})"
-    else:
-        kwargs = {**layer_kwargs(node), "name": node.id}
-        layer = f"keras.layers.{node.type}({_arguments((), kwargs)})"
-    args, kwargs = layer_type(node.type).arguments(feeds)
-    return f"{layer}({_arguments(args, kwargs)})"
+        return _call(start, "keras.layers.deserialize",
+                     [f"IMPORTED[{node.id!r}]", f"custom_objects={custom}"], called)
+    return _call(start, f"keras.layers.{node.type}",
+                 _arguments((), {**layer_kwargs(node), "name": node.id}), called)
 
 
-def _arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+def _call(start: str, callee: str, arguments: list[str], tail: str) -> str:
+    """``start`` and a call of ``callee`` with ``arguments``, then ``tail``; when that is too
+    long for a line, the arguments go on the lines below, wrapped between arguments only."""
+    line = f"{start}{callee}({', '.join(arguments)}){tail}"
+    if len(line) <= _LINE or not arguments:
+        return line
+    indent = " " * (len(start) - len(start.lstrip(" ")) + 4)
+    lines, current = [], ""
+    for argument in arguments:
+        if current and len(indent) + len(current) + len(argument) + 2 > _LINE:
+            lines.append(indent + current.rstrip())
+            current = ""
+        current += f"{argument}, "
+    lines.append(indent + current.rstrip(", "))
+    return f"{start}{callee}(\n" + "\n".join(lines) + f"){tail}"
+
+
+def _arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
     """Positional and keyword arguments as they are written in a call."""
-    return ", ".join([*map(_code, args), *(f"{key}={_code(value)}"
-                                           for key, value in kwargs.items())])
+    return [*map(_code, args), *(f"{key}={_code(value)}" for key, value in kwargs.items())]
 
 
 def _code(value: Any) -> str:
@@ -472,5 +485,10 @@ def _code(value: Any) -> str:
 
 
 def _imported_configs(graph: Graph) -> str:
+    """The script's IMPORTED, or nothing when no layer is an imported one."""
     configs = {n.id: imported_spec(n) for n in graph.nodes if n.type == OPAQUE_TYPE}
-    return pprint.pformat(configs, width=96, sort_dicts=False)
+    if not configs:
+        return ""
+    return (f"\nIMPORTED = {pprint.pformat(configs, width=96, sort_dicts=False)}\n"
+            '"""Imported Keras layers that Layer Studio keeps as they are: class and full '
+            'config."""\n')

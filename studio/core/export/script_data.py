@@ -75,6 +75,7 @@ def _split_constants(choice: DatasetChoice, info: DatasetInfo) -> str:
 
 
 _SPLIT = '''
+
 SPLITS = ("train", "validation", "test")
 
 
@@ -345,7 +346,7 @@ def _image_section(choice: DatasetChoice, info: DatasetInfo, seed: int, script: 
         source += _ARRAY_BATCHES
     return DataSection(
         imports,
-        f"{extra}\"\"\"{_docstring(where)}\"\"\"\n{split}{form}{constants}"
+        f"{extra}{_data_docstring(where)}{split}{form}{constants}"
         f"CLASS_NAMES = {list(info.class_names)!r}\n",
         source + functions + _split_functions(bool(choice.source == "folder"
                                                    and choice.validation_path)),
@@ -394,8 +395,12 @@ def _crop_class_source() -> str:
     return ast.get_source_segment(text, node) + "\n"
 
 
-def _docstring(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
+def _data_docstring(where: str) -> str:
+    """The docstring of the script's DATA, saying what it reads."""
+    text = textwrap.fill(f"The data: {where}.", 92, break_long_words=False,
+                         break_on_hyphens=False)
+    return '"""' + text.replace("\\", "\\\\").replace('"', '\\"') + '"""\n'
+
 
 
 # --- CSV tables and texts ------------------------------------------------------------------
@@ -556,6 +561,6 @@ def _csv_section(choice: DatasetChoice, info: DatasetInfo, script: Path | None, 
             standardize=_source(standardize))
     return DataSection(
         ["import csv", "import io", "import re"],
-        f"DATA = {_path_code(Path(choice.path), script)}\n\"\"\"{_docstring(where)}\"\"\"\n"
+        f"DATA = {_path_code(Path(choice.path), script)}\n{_data_docstring(where)}"
         f"{split}{constants}",
         functions + _split_functions(False), where)
