@@ -31,9 +31,9 @@ def chain(*nodes: Node) -> Graph:
     return Graph.from_chain(list(nodes))
 
 
-def folder_project(tmp_path: Path) -> Project:
+def folder_project(tmp_path: Path, per_class: int = 12) -> Project:
     """20 × 20 grey PNGs read at 16 × 16 (resized), standardised per channel."""
-    folder = digit_folder(tmp_path / "digits")
+    folder = digit_folder(tmp_path / "digits", per_class)
     project = Project(name="Folder", graph=chain(
         Node("input_1", "Input", {"shape": [16, 16, 1]}),
         Node("conv2d_1", "Conv2D", {"filters": 4, "kernel_size": 3, "activation": "relu"}),
@@ -101,7 +101,16 @@ def text_project(tmp_path: Path) -> Project:
     return project
 
 
-PROJECTS = {"folder": folder_project, "builtin": builtin_project, "table": table_project,
+def big_folder_project(tmp_path: Path) -> Project:
+    """300 training images, more than one chunk of the app's image cache (on by default),
+    which then shuffles the chunks and the images within a buffer: the script must too (with
+    the seed the tests use, the chunks do change places)."""
+    project = folder_project(tmp_path, per_class=200)
+    assert project.dataset.cache == "auto"
+    return project
+
+
+PROJECTS = {"folder": big_folder_project, "builtin": builtin_project, "table": table_project,
             "text": text_project}
 
 

@@ -299,18 +299,38 @@ def decode_image(contents):
 
 {decoder_for}
 
+def resolved_cache(samples):
+    """CACHE, with auto resolved as Layer Studio does: disk when the decoded images of every
+    split take at most AUTO_DISK_BYTES, else none."""
+    if CACHE != "auto":
+        return CACHE
+    return "disk" if len(samples) * IMAGE_BYTES <= AUTO_DISK_BYTES else "none"
+
+
 def batches(samples, labels, indices, shuffled):
-    """Batches of (uint8 standard-form images, labels) read from the files at ``indices``."""
+    """Batches of (uint8 standard-form images, labels) read from the files at ``indices``,
+    shuffled (if asked) in the order Layer Studio's cache gives: without a cache the file
+    names are shuffled; with one, chunks of CACHE_CHUNK images read in order are kept, then
+    the chunks are shuffled and the images within a buffer."""
     decode = decoder_for([Path(p) for p in samples[indices]])
     ds = tf.data.Dataset.from_tensor_slices((samples[indices],
                                              labels[indices].astype(LABEL_DTYPE)))
-    if shuffled:
-        ds = ds.shuffle(len(indices), seed=SEED, reshuffle_each_iteration=True)
 
     def read(path, y):
         return standard_image(decode(tf.io.read_file(path))), y
 
-    return ds.map(read, num_parallel_calls=2, deterministic=True).batch(BATCH_SIZE)
+    cache = resolved_cache(samples) if shuffled else "none"
+    if cache == "none":
+        if shuffled:
+            ds = ds.shuffle(len(indices), seed=SEED, reshuffle_each_iteration=True)
+        return ds.map(read, num_parallel_calls=2, deterministic=True).batch(BATCH_SIZE)
+    ds = ds.map(read, num_parallel_calls=2, deterministic=True).batch(CACHE_CHUNK)
+    ds = ds.cache(os.path.join(tempfile.mkdtemp(), "images") if cache == "disk" else "")
+    images = len(indices) if cache == "memory" else DISK_SHUFFLE_BYTES // 2 // IMAGE_BYTES
+    ds = ds.shuffle(max(1, images // CACHE_CHUNK), seed=SEED, reshuffle_each_iteration=True)
+    ds = ds.unbatch().shuffle(max(1, min(len(indices), images)), seed=SEED,
+                              reshuffle_each_iteration=True)
+    return ds.batch(BATCH_SIZE)
 '''
 
 
@@ -332,7 +352,7 @@ def _image_section(choice: DatasetChoice, info: DatasetInfo, seed: int, script: 
     imports = ["from collections import namedtuple"]
     if choice.source == "folder":
         source, where, extra = _folder_code(choice, info, script)
-        imports.append("import os")
+        imports += ["import os", "import tempfile"]
     elif choice.source == "bundled":
         path = sources.dataset_path(sources.DATASETS[choice.name])
         where = f"{info.title} from {path}"
@@ -359,6 +379,15 @@ def _folder_code(choice: DatasetChoice, info: DatasetInfo, script: Path | None
 
     where = f"the image folder {choice.path}"
     extra = f"DATA = {_path_code(Path(choice.path), script)}\n"
+    height, width, channels = info.sample_shape
+    extra += (f"CACHE = {choice.cache!r}\n"
+              '"""How Layer Studio caches decoded images (auto, none, memory or disk), which '
+              'decides\nthe order it shuffles them in; this script keeps them in memory or in '
+              'a temporary folder."""\n'
+              f"CACHE_CHUNK = {image_pipeline.CACHE_CHUNK}\n"
+              f"DISK_SHUFFLE_BYTES = {image_pipeline.DISK_SHUFFLE_BYTES}\n"
+              f"AUTO_DISK_BYTES = {image_pipeline.AUTO_DISK_BYTES}\n"
+              f"IMAGE_BYTES = {height * width * channels}\n")
     if choice.validation_path:
         where += f", with the validation images of {choice.validation_path}"
         extra += f"VALIDATION_DATA = {_path_code(Path(choice.validation_path), script)}\n"
