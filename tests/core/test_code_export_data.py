@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 
 from studio.core.build.keras_model import build_model
 from studio.core.data.builtin import cache_path
-from studio.core.data.sources import describe
+from studio.core.data.sources import describe, load
 from studio.core.export.python_code import export_code
 from studio.core.model.graph import Graph, Node
 from studio.core.project.document import DatasetChoice, Project, Schedule
@@ -188,3 +189,19 @@ def test_augmentation_class_weights_schedule_early_stopping_and_checkpoints(tmp_
     kept = sorted(p.name for p in (tmp_path / "checkpoints").iterdir())
     best = 1 + int(np.argmin([row["val_loss"] for row in ours.epochs]))
     assert kept == [f"epoch-{best:04d}.keras"]
+
+
+def test_a_separate_validation_folder_is_read_as_the_app_reads_it(tmp_path):
+    project = folder_project(tmp_path)
+    validation = digit_folder(tmp_path / "checked", per_class=3)
+    (validation / "0" / "1.png").unlink()
+    project.dataset.validation_path, project.dataset.test_split = str(validation), 0.2
+    script = tmp_path / "exported.py"
+    script.write_text(export_code(project, script), encoding="utf-8")
+    samples, labels, splits = runpy.run_path(str(script), run_name="exported")["load_splits"]()
+    ours = load(project.dataset)
+    assert list(samples) == [str(path) for path in ours.samples.paths]
+    np.testing.assert_array_equal(labels, ours.labels)
+    for name, indices in ours.splits.items():
+        np.testing.assert_array_equal(splits[name], indices)
+    assert len(splits["validation"]) == 5
