@@ -352,7 +352,7 @@ def _image_section(choice: DatasetChoice, info: DatasetInfo, seed: int, script: 
     imports = ["from collections import namedtuple"]
     if choice.source == "folder":
         source, where, extra = _folder_code(choice, info, script)
-        imports += ["import os", "import tempfile"]
+        imports += ["import os", "import tempfile", "from collections.abc import Callable"]
     elif choice.source == "bundled":
         path = sources.dataset_path(sources.DATASETS[choice.name])
         where = f"{info.title} from {path}"
@@ -589,7 +589,7 @@ def _csv_section(choice: DatasetChoice, info: DatasetInfo, script: Path | None, 
         functions += _TABLE_DATASETS.format(
             standardize=_source(standardize))
     return DataSection(
-        ["import csv", "import io", "import re"],
+        ["import csv", "import io", "import re", "from typing import Any"],
         f"DATA = {_path_code(Path(choice.path), script)}\n{_data_docstring(where)}"
         f"{split}{constants}",
         functions + _split_functions(False), where)
