@@ -98,6 +98,7 @@ def test_export_code_writes_a_script(tmp_path, capsys):
         ("exists", "p.py already exists; pass --force"),
         ("misfit", "The model does not fit MNIST-10k yet: input_1: The input shape"),
         ("no folder", "The image folder"),
+        ("adamw", "AdamW with no weight decay is plain Adam"),
     ],
 )
 def test_export_code_errors(tmp_path, capsys, monkeypatch, setup, words):
@@ -111,10 +112,12 @@ def test_export_code_errors(tmp_path, capsys, monkeypatch, setup, words):
     elif setup == "exists":
         save_project(demo_project(), tmp_path / "p.studio.json")
         (tmp_path / "p.py").write_text("keep me")
-    elif setup in ("misfit", "no folder"):
+    elif setup in ("misfit", "no folder", "adamw"):
         project = demo_project()
         if setup == "misfit":
             project.dataset.image_size = [32, 32]
+        elif setup == "adamw":
+            project.training.optimizer, project.training.weight_decay = "adamw", 0.0
         else:
             project.dataset.source, project.dataset.path = "folder", str(tmp_path / "gone")
         save_project(project, tmp_path / "p.studio.json")

@@ -11,15 +11,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import keras
 import numpy as np
 import pytest
 
-from studio.core.build.keras_model import build_model
 from studio.core.data.builtin import cache_path
-from studio.core.data.sources import describe, load
+from studio.core.data.sources import load
 from studio.core.export.python_code import export_code
 from studio.core.model.graph import Graph, Node
 from studio.core.project.document import DatasetChoice, Project, Schedule
+from studio.core.runs.folders import MODEL_FILE
 from studio.core.training.trainer import train
 from tests.helpers import digit_folder
 
@@ -111,8 +112,15 @@ def big_folder_project(tmp_path: Path) -> Project:
     return project
 
 
+def bfloat16_table_project(tmp_path: Path) -> Project:
+    """The table, computed in mixed bfloat16 precision (with float32 outputs)."""
+    project = table_project(tmp_path)
+    project.training.device.precision = "mixed_bfloat16"
+    return project
+
+
 PROJECTS = {"folder": big_folder_project, "builtin": builtin_project, "table": table_project,
-            "text": text_project}
+            "text": text_project, "bfloat16": bfloat16_table_project}
 
 
 def run_exported(project: Project, folder: Path, epochs: int = 1) -> dict:
@@ -146,7 +154,7 @@ def test_the_script_trains_like_the_app(tmp_path, kind):
     project.training.batch_size, project.training.seed = 8, 5
     exported = run_exported(project, tmp_path)
     ours = run_app(project, tmp_path / "runs")
-    model = build_model(project.graph, describe(project.dataset), project.name)
+    model = keras.saving.load_model(ours.run_dir / MODEL_FILE)  # the model the app trained
     assert {k: exported[k] for k in ("layers", "params")} == model_summary(model)
     assert exported["history"]["loss"][0] == pytest.approx(ours.epochs[0]["loss"],
                                                            rel=LOSS_TOLERANCE)

@@ -82,6 +82,8 @@ EPOCHS = $epochs
 BATCH_SIZE = $batch_size
 DETERMINISTIC = $deterministic
 """Whether TensorFlow's ops must be deterministic (slower, exactly reproducible)."""
+PRECISION = $precision
+"""Keras's dtype policy: float32, or mixed_float16 or mixed_bfloat16 (faster where supported)."""
 METRICS = $metrics
 CLASS_WEIGHTS = $class_weights
 """Whether each class counts the same in training, however many samples it has."""
@@ -155,6 +157,14 @@ def class_weights(labels):
     return {i: float(present.sum() / (len(present) * n)) for i, n in enumerate(counts) if n}
 
 
+def with_float32_outputs(model):
+    """The model with float32 outputs, which mixed precision needs for a stable loss."""
+    outputs = [keras.layers.Activation("linear", dtype="float32", name=f"{o.name}_float32")(o)
+               for o in model.outputs]
+    return keras.Model(model.inputs, outputs if len(outputs) > 1 else outputs[0],
+                       name=model.name)
+
+
 def model_summary(model):
     """The model's layer classes and parameter count."""
     return {"layers": [type(layer).__name__ for layer in model.layers],
@@ -174,6 +184,7 @@ def main():
     if DETERMINISTIC:
         tf.config.experimental.enable_op_determinism()
     keras.utils.set_random_seed(SEED)
+    keras.mixed_precision.set_global_policy(PRECISION)
     if args.build_only:
         print(json.dumps(model_summary(build_model())))
         return
@@ -181,6 +192,8 @@ def main():
     samples, labels, splits = load_splits()
     train, validation, test = make_datasets(samples, labels, splits)
     model = build_model()
+    if PRECISION != "float32":
+        model = with_float32_outputs(model)
     inputs, outputs = len(model.inputs), len(model.outputs)
 
     def feed(dataset, repeat=False):
@@ -291,6 +304,7 @@ def export_code(project: Project, script: Path | None = None) -> str:
         epochs=settings.epochs,
         batch_size=settings.batch_size,
         deterministic=settings.device.deterministic,
+        precision=repr(settings.device.precision),
         metrics=repr(learns.metrics(settings.metrics)),
         class_weights=project.dataset.class_weights,
         early_stopping=_early_stopping(settings.early_stopping),
