@@ -373,7 +373,7 @@ def cmd_export_code(args: argparse.Namespace) -> int:
 
     _check_output(args.output, args.force)
     try:
-        text = export_code(load_project(args.project))
+        text = export_code(load_project(args.project), args.output)
     except (ProjectFileError, ModelError, DataError) as exc:
         raise CliError(str(exc)) from None
     _write_output(args.output, lambda path: atomic_write_text(path, text))

@@ -7,6 +7,7 @@ import pytest
 from studio.cli import main
 from studio.core.project.document import load_project, save_project
 from studio.core.project.templates import demo_project
+from tests.helpers import regression_project
 from tests.keras_models import BROKEN_MODEL_FILES, branched_model, lambda_model
 
 
@@ -70,12 +71,22 @@ def test_import_refuses_broken_models_in_one_line(tmp_path, capsys, make, words)
     assert not out.exists()
 
 
+def test_export_code_writes_a_script_for_a_csv_project(tmp_path, capsys):
+    save_project(regression_project(tmp_path), tmp_path / "houses.studio.json")
+    out = tmp_path / "code" / "houses.py"
+    assert main(["export-code", str(tmp_path / "houses.studio.json"), "-o", str(out)]) == 0
+    text = out.read_text()
+    compile(text, str(out), "exec")
+    assert f"DATA = Path({str(tmp_path / 'houses.csv')!r})" in text
+    assert "FEATURE_COLUMNS = ['a', 'b', 'c']" in text and "MeanSquaredError()" in text
+
+
 def test_export_code_writes_a_script(tmp_path, capsys):
     save_project(demo_project(), tmp_path / "demo.studio.json")
     out = tmp_path / "demo.py"
     assert main(["export-code", str(tmp_path / "demo.studio.json"), "-o", str(out)]) == 0
     compile(out.read_text(), str(out), "exec")
-    assert "keras.layers.Conv2D(filters=32" in out.read_text()
+    assert "keras.layers.Conv2D(\n        filters=32, kernel_size=3" in out.read_text()
     assert capsys.readouterr().out == f"Wrote {out}; run it with: python {out}\n"
 
 
@@ -86,6 +97,9 @@ def test_export_code_writes_a_script(tmp_path, capsys):
         ("broken", "not valid JSON"),
         ("lambda", "lambda_1: This imported Lambda layer holds Python code"),
         ("exists", "p.py already exists; pass --force"),
+        ("misfit", "The model does not fit MNIST-10k yet: input_1: The input shape"),
+        ("no folder", "The image folder"),
+        ("adamw", "AdamW with no weight decay is plain Adam"),
     ],
 )
 def test_export_code_errors(tmp_path, capsys, monkeypatch, setup, words):
@@ -99,6 +113,15 @@ def test_export_code_errors(tmp_path, capsys, monkeypatch, setup, words):
     elif setup == "exists":
         save_project(demo_project(), tmp_path / "p.studio.json")
         (tmp_path / "p.py").write_text("keep me")
+    elif setup in ("misfit", "no folder", "adamw"):
+        project = demo_project()
+        if setup == "misfit":
+            project.dataset.image_size = [32, 32]
+        elif setup == "adamw":
+            project.training.optimizer, project.training.weight_decay = "adamw", 0.0
+        else:
+            project.dataset.source, project.dataset.path = "folder", str(tmp_path / "gone")
+        save_project(project, tmp_path / "p.studio.json")
     assert main(["export-code", "p.studio.json", "-o", "p.py"]) == 1
     one_line_error(capsys, words)
     assert not (tmp_path / "p.py").exists() or (tmp_path / "p.py").read_text() == "keep me"

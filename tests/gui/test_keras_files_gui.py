@@ -74,14 +74,19 @@ def test_an_unreadable_file_is_explained_and_the_project_kept(window, qtbot, mon
     assert (kind, title) == ("warning", "Cannot import model") and "notes.keras" in text
 
 
-def test_export_writes_a_script_that_compiles(window, qtbot, monkeypatch, tmp_path):
-    path = tmp_path / "demo.py"
+def export_with_ctrl_e(window, qtbot, monkeypatch, path) -> str:
+    """Export the window's project to ``path`` with Ctrl+E; the script, checked to compile."""
     choose_file(monkeypatch, path)
     qtbot.keyClick(window, Qt.Key.Key_E, CTRL)
     source = path.read_text()
     compile(source, str(path), "exec")
-    assert "keras.layers.Conv2D(" in source and "model.fit(" in source
     assert window.statusBar().currentMessage() == f"Exported {path}"
+    return source
+
+
+def test_export_writes_a_script_that_compiles(window, qtbot, monkeypatch, tmp_path):
+    source = export_with_ctrl_e(window, qtbot, monkeypatch, tmp_path / "demo.py")
+    assert "keras.layers.Conv2D(" in source and "model.fit(" in source
 
 
 REAL_QUESTION = QMessageBox.question
@@ -195,3 +200,33 @@ def test_an_imported_model_keeps_its_weights_and_its_first_save_carries_them(
     window.doc.undo_stack.undo()  # before the save, the weights are the ones beside it too
     assert window.doc.project.name != "Renamed"
     assert window.doc.project.weights.path == beside
+
+
+def test_exporting_an_image_folder_project_writes_a_script_reading_it(window, qtbot,
+                                                                      monkeypatch, tmp_path):
+    from studio.core.model.graph import Graph, Node
+    from studio.core.project.document import DatasetChoice
+    from tests.helpers import digit_folder
+
+    project = window.doc.project.copy()
+    project.graph = Graph.from_chain([
+        Node("input_1", "Input", {"shape": [20, 20, 1]}), Node("flatten_1", "Flatten"),
+        Node("dense_1", "Dense", {"units": 2, "activation": "softmax"})])
+    project.dataset = DatasetChoice(source="folder", path=str(digit_folder(tmp_path / "digits")),
+                                    image_size=[20, 20], color="grayscale")
+    window.doc.replace(project, None)
+    source = export_with_ctrl_e(window, qtbot, monkeypatch, tmp_path / "folder.py")
+    assert "DATA = HERE / 'digits'" in source and "def image_files(" in source
+
+
+def test_exporting_to_a_path_that_cannot_be_written_says_so_in_one_line(window, qtbot,
+                                                                       monkeypatch, tmp_path,
+                                                                       dialogs):
+    (tmp_path / "notes.txt").write_text("a file, not a folder")
+    choose_file(monkeypatch, tmp_path / "notes.txt" / "x.py")
+    qtbot.keyClick(window, Qt.Key.Key_E, CTRL)
+    kind, title, text = dialogs[-1]
+    assert (kind, title) == ("warning", "Cannot export")
+    assert "\n" not in text and "notes.txt cannot be written to" in text
+    assert (tmp_path / "notes.txt").read_text() == "a file, not a folder"
+    assert [p.name for p in tmp_path.iterdir() if p.name != "workspace"] == ["notes.txt"]

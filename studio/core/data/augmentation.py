@@ -5,43 +5,52 @@ Images are float, 0..255, N × H × W × C; the layers keep their shape and rang
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 import numpy as np
 
 from studio.core.project.document import Augmentation
 
+LayerSpec = tuple[str, dict[str, Any]]
+"""A layer as its class name (in ``keras.layers``, or ``RandomCropResize``) and arguments."""
+CROP_CLASS = "RandomCropResize"
+"""The one augmentation layer Keras lacks (``studio.core.data.random_crop``)."""
 
-@cache
-def _random_crop_class() -> type:
-    """The layer class behind ``crop``, made on first use so that Keras loads lazily."""
-    import keras
-    import tensorflow as tf
 
-    class RandomCropResize(keras.layers.Layer):
-        """Crop a random window of ``1 - fraction`` of each image's size and resize it back."""
+def augmentation_specs(aug: Augmentation, seed: int) -> list[LayerSpec]:
+    """The layers that apply ``aug``, in order, each seeded from ``seed`` (empty if off).
 
-        def __init__(self, fraction: float, seed: int | None = None, **kwargs: Any) -> None:
-            super().__init__(**kwargs)
-            self.fraction = fraction
-            self.seed = seed
-            self.generator = keras.random.SeedGenerator(seed)
-
-        def call(self, images, training=True):
-            if not training:
-                return images
-            images = tf.convert_to_tensor(images)
-            batch = tf.shape(images)[0]
-            size = images.shape[1:3] if None not in images.shape[1:3] else tf.shape(images)[1:3]
-            corner = keras.random.uniform((batch, 2), 0.0, self.fraction, seed=self.generator)
-            boxes = tf.concat([corner, corner + (1.0 - self.fraction)], axis=1)
-            return tf.image.crop_and_resize(images, boxes, tf.range(batch), size)
-
-        def compute_output_shape(self, input_shape):
-            return input_shape
-
-    return RandomCropResize
+    One description for training and for exported scripts; ``augmentation_layers`` adds the
+    final clip to 0..255.
+    """
+    fill = {"fill_mode": aug.fill_mode, "fill_value": 0.0}
+    modes = {(True, False): "horizontal", (False, True): "vertical",
+             (True, True): "horizontal_and_vertical"}
+    # Each kind keeps its own seed (seed + its index) whichever others are on.
+    makers: list[tuple[Any, Any]] = [
+        (aug.flip_horizontal or aug.flip_vertical,
+         lambda s: [("RandomFlip", {"mode": modes[aug.flip_horizontal, aug.flip_vertical],
+                                    "seed": s})]),
+        (aug.crop, lambda s: [(CROP_CLASS, {"fraction": aug.crop, "seed": s})]),
+        (aug.rotation,
+         lambda s: [("RandomRotation", {"factor": aug.rotation / 360.0, "seed": s, **fill})]),
+        (aug.zoom, lambda s: [("RandomZoom", {"height_factor": aug.zoom, "seed": s, **fill})]),
+        (aug.translation,
+         lambda s: [("RandomTranslation", {"height_factor": aug.translation,
+                                           "width_factor": aug.translation, "seed": s,
+                                           **fill})]),
+        (aug.contrast,
+         lambda s: [("RandomContrast", {"factor": aug.contrast, "value_range": (0, 255),
+                                        "seed": s})]),
+        (aug.brightness,
+         lambda s: [("RandomBrightness", {"factor": aug.brightness, "value_range": (0, 255),
+                                          "seed": s})]),
+        # GaussianNoise takes a standard deviation of at most 1, so it adds it on 0..1.
+        (aug.noise, lambda s: [("Rescaling", {"scale": 1 / 255.0}),
+                               ("GaussianNoise", {"stddev": aug.noise, "seed": s}),
+                               ("Rescaling", {"scale": 255.0})]),
+    ]
+    return [spec for i, (on, make) in enumerate(makers) if on for spec in make(seed + i)]
 
 
 def augmentation_layers(aug: Augmentation, seed: int):
@@ -53,29 +62,15 @@ def augmentation_layers(aug: Augmentation, seed: int):
         return None
     import keras
 
-    layers = keras.layers
-    fill = {"fill_mode": aug.fill_mode, "fill_value": 0.0}
-    modes = {(True, False): "horizontal", (False, True): "vertical",
-             (True, True): "horizontal_and_vertical"}
-    # Each kind keeps its own seed (seed + its index) whichever others are on.
-    makers = [
-        (aug.flip_horizontal or aug.flip_vertical,
-         lambda s: [layers.RandomFlip(modes[aug.flip_horizontal, aug.flip_vertical], seed=s)]),
-        (aug.crop, lambda s: [_random_crop_class()(aug.crop, seed=s)]),
-        (aug.rotation, lambda s: [layers.RandomRotation(aug.rotation / 360.0, seed=s, **fill)]),
-        (aug.zoom, lambda s: [layers.RandomZoom(aug.zoom, seed=s, **fill)]),
-        (aug.translation,
-         lambda s: [layers.RandomTranslation(aug.translation, aug.translation, seed=s, **fill)]),
-        (aug.contrast,
-         lambda s: [layers.RandomContrast(aug.contrast, value_range=(0, 255), seed=s)]),
-        (aug.brightness,
-         lambda s: [layers.RandomBrightness(aug.brightness, value_range=(0, 255), seed=s)]),
-        # GaussianNoise takes a standard deviation of at most 1, so it adds it on 0..1.
-        (aug.noise, lambda s: [layers.Rescaling(1 / 255.0), layers.GaussianNoise(aug.noise, seed=s),
-                               layers.Rescaling(255.0)]),
-    ]
-    chosen = [layer for i, (on, make) in enumerate(makers) if on for layer in make(seed + i)]
-    clip = layers.Lambda(lambda x: keras.ops.clip(x, 0.0, 255.0), name="clip_0_255")
+    def layer(name: str, kwargs: dict[str, Any]) -> Any:
+        if name == CROP_CLASS:
+            from studio.core.data.random_crop import RandomCropResize
+
+            return RandomCropResize(**kwargs)
+        return getattr(keras.layers, name)(**kwargs)
+
+    chosen = [layer(name, kwargs) for name, kwargs in augmentation_specs(aug, seed)]
+    clip = keras.layers.Lambda(lambda x: keras.ops.clip(x, 0.0, 255.0), name="clip_0_255")
     return keras.Sequential([*chosen, clip], name="augmentation")
 
 

@@ -1,14 +1,20 @@
-"""Exporting a project as a standalone Python script that builds and trains it with Keras."""
+"""Exporting a project as a standalone Python script that reads its data, builds its model and
+trains it with Keras as Layer Studio does.
+
+The model's layers are written from the same description the app builds them from (each
+node's Keras arguments, ``layer_kwargs``, called as its layer type says), the optimizer and
+schedule from ``optimizers``' KerasCalls, the loss from the task, and the data part from
+``script_data``.
+"""
 
 from __future__ import annotations
 
 import keyword
 import pprint
 import textwrap
+from pathlib import Path
 from string import Template
 from typing import Any
-
-import numpy as np
 
 from studio.core.build.analysis import Analysis, analyze
 from studio.core.build.keras_model import (
@@ -28,120 +34,209 @@ from studio.core.build.optimizers import (
     KerasCall,
     callback_calls,
     optimizer_call,
+    schedule_problems,
 )
-from studio.core.data.sources import DATASETS, dataset_path, describe, load
+from studio.core.data.sources import describe
+from studio.core.export.script_data import data_section
 from studio.core.model.applications import APPLICATION, BASES
 from studio.core.model.graph import Graph, Node
 from studio.core.model.layers import OPAQUE_TYPE, Nested
-from studio.core.project.document import DatasetChoice, Project, TrainingSettings
+from studio.core.project.document import EarlyStopping, Project, TrainingSettings
+from studio.core.runs.folders import BEST
+from studio.core.tasks.registry import task_for
 
 _LINE = 96
 """The longest line the script's generated calls are wrapped to."""
 
-_RESERVED = frozenset({"keras", "IMPORTED", "make_optimizer", "math"})
+_RESERVED = frozenset({"keras", "tf", "np", "IMPORTED", "make_optimizer", "math", "application"})
 """Names the script's ``build_model`` uses, so no layer variable may take them."""
 
 _SCRIPT = Template('''\
 #!/usr/bin/env python3
 """$title: a model designed in Layer Studio, as a Keras script.
 
-Builds the model with the Keras functional API, loads $dataset with the same seeded split
-and scaling as Layer Studio, then compiles and trains it with the project's settings.
-Run with --build-only to build the model, print a JSON summary and stop.$note
+$reads
+
+Needs Python with Keras, TensorFlow and NumPy. Run as it is, it trains; --build-only builds
+the model, prints a JSON summary and stops; --epochs N trains N epochs instead of EPOCHS;
+--summary FILE writes the model's layers, parameter count and each epoch's metrics to FILE
+as JSON.$note
 """
 
-import argparse
-import json
-import math
-from pathlib import Path
+from __future__ import annotations
+
+$imports
 
 import keras
 import numpy as np
+import tensorflow as tf
 
-DATA = Path($data_path)
-"""Layer Studio's copy of $dataset; pass --data to use another."""
-VALIDATION_SPLIT = $validation_split
-TEST_SPLIT = $test_split
-SPLIT_SEED = $split_seed
-SCALE = $scale
-OFFSET = $offset
+HERE = Path(__file__).resolve().parent
+"""This script's folder: the paths below that start from it move with it."""
+
+# The data
+$data_constants
+# Training
 SEED = $seed
 EPOCHS = $epochs
 BATCH_SIZE = $batch_size
-
-IMPORTED = $imported
-"""Imported Keras layers that Layer Studio keeps as they are: class and full config."""
-$helpers
-
-
-def build_model():
-    """The model, one layer per line."""
-$layers
-    return keras.Model($inputs, $outputs, name=$model_name)
-
+DETERMINISTIC = $deterministic
+"""Whether TensorFlow's ops must be deterministic (slower, exactly reproducible)."""
+PRECISION = $precision
+"""Keras's dtype policy: float32, or mixed_float16 or mixed_bfloat16 (faster where supported)."""
+METRICS = $metrics
+CLASS_WEIGHTS = $class_weights
+"""Whether each class counts the same in training, however many samples it has."""
+EARLY_STOPPING = $early_stopping
+"""Stop when the monitored metric has not improved for ``patience`` epochs (None: never)."""
+CHECKPOINT_EVERY = $checkpoint_every
+"""Save the model with its optimizer state every this many epochs (0: never)."""
+CHECKPOINT_BEST_ONLY = $best_only
+"""Save only when CHECKPOINT_MONITOR improves, replacing the previous checkpoint."""
+CHECKPOINT_MONITOR = $checkpoint_monitor
+CHECKPOINTS = HERE / "checkpoints"
+$model
 
 def make_optimizer(steps_per_epoch):
     """$optimizer_doc"""
 $optimizer
 
 
-def load_data(path):
-    """Training, validation and test arrays, split per class and scaled as Layer Studio does."""
-    with np.load(path, allow_pickle=False) as archive:
-        x, y = archive["x"][..., np.newaxis], archive["y"].astype("int32")
-    rng = np.random.default_rng(SPLIT_SEED)
-    parts = {"train": [], "val": [], "test": []}
-    for label in np.unique(y):
-        order = rng.permutation(np.flatnonzero(y == label))
-        n = len(order)
-        n_val = min(max(1, round(n * VALIDATION_SPLIT)), n - 1) if n > 1 else 0
-        n_test = min(round(n * TEST_SPLIT), n - n_val - 1) if TEST_SPLIT > 0 else 0
-        parts["val"].append(order[:n_val])
-        parts["test"].append(order[n_val:n_val + n_test])
-        parts["train"].append(order[n_val + n_test:])
-    x = x.astype("float32") * np.float32(SCALE) + np.float32(OFFSET)
-    return [(x[i], y[i]) for i in (np.sort(np.concatenate(parts[k])) for k in parts)]
+def compile_model(model, steps_per_epoch):
+    """Compile with the project's optimizer, a loss per output and METRICS."""
+    losses = [$losses]
+    several = len(losses) > 1
+    model.compile(optimizer=make_optimizer(steps_per_epoch),
+                  loss=losses if several else losses[0],
+                  metrics=[METRICS] * len(losses) if several else METRICS)
+$data_functions
+
+class Checkpoints(keras.callbacks.Callback):
+    """Save the model (with its optimizer state) every CHECKPOINT_EVERY epochs; with
+    CHECKPOINT_BEST_ONLY only when CHECKPOINT_MONITOR improves, replacing the previous one."""
+
+    def __init__(self, folder):
+        super().__init__()
+        self.folder = Path(folder)
+        self.best = None
+
+    def on_epoch_end(self, epoch, logs=None):
+        done = epoch + 1
+        if not CHECKPOINT_EVERY or done % CHECKPOINT_EVERY:
+            return
+        if CHECKPOINT_BEST_ONLY:
+            value = float((logs or {}).get(CHECKPOINT_MONITOR, math.nan))
+            lower = CHECKPOINT_MONITOR.endswith("loss")
+            if not math.isfinite(value) or (self.best is not None and (
+                    value >= self.best if lower else value <= self.best)):
+                return
+            self.best = value
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / f"epoch-{done:04d}.keras"
+        self.model.save(path)
+        if CHECKPOINT_BEST_ONLY:
+            for old in self.folder.glob("epoch-*.keras"):
+                if old != path:
+                    old.unlink()
+
+
+def make_callbacks(checkpoints):
+    """The learning-rate schedule's callbacks, early stopping and checkpoints."""
+    callbacks = [$schedule_callbacks]
+    if EARLY_STOPPING:
+        callbacks.append(keras.callbacks.EarlyStopping(**EARLY_STOPPING))
+    if CHECKPOINT_EVERY:
+        callbacks.append(Checkpoints(checkpoints))
+    return callbacks
+
+
+def class_weights(labels):
+    """Weights that make every class count the same in training: n / (k × n_class)."""
+    counts = np.bincount(labels, minlength=len(CLASS_NAMES))
+    present = counts[counts > 0]
+    return {i: float(present.sum() / (len(present) * n)) for i, n in enumerate(counts) if n}
+
+
+def with_float32_outputs(model):
+    """The model with float32 outputs, which mixed precision needs for a stable loss."""
+    outputs = [keras.layers.Activation("linear", dtype="float32", name=f"{o.name}_float32")(o)
+               for o in model.outputs]
+    return keras.Model(model.inputs, outputs if len(outputs) > 1 else outputs[0],
+                       name=model.name)
+
+
+def model_summary(model):
+    """The model's layer classes and parameter count."""
+    return {"layers": [type(layer).__name__ for layer in model.layers],
+            "params": model.count_params()}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA, help="the dataset's .npz file")
     parser.add_argument("--build-only", action="store_true",
                         help="build the model, print a JSON summary and stop")
+    parser.add_argument("--epochs", type=int, default=EPOCHS, help="how many epochs to train")
+    parser.add_argument("--checkpoints", type=Path, default=CHECKPOINTS,
+                        help="the folder to save checkpoints in")
+    parser.add_argument("--summary", type=Path,
+                        help="write the model and each epoch's metrics to this JSON file")
     args = parser.parse_args()
+    if DETERMINISTIC:
+        tf.config.experimental.enable_op_determinism()
     keras.utils.set_random_seed(SEED)
-    model = build_model()
+    keras.mixed_precision.set_global_policy(PRECISION)
     if args.build_only:
-        layers = [type(layer).__name__ for layer in model.layers]
-        print(json.dumps({"layers": layers, "params": model.count_params()}))
+        print(json.dumps(model_summary(build_model())))
         return
-    print(f"Loading $dataset from {args.data}")
-    (x_train, y_train), (x_val, y_val), (x_test, y_test) = load_data(args.data)
-    # One loss per output; from_logits where an output does not end in softmax.
-    losses = [keras.losses.SparseCategoricalCrossentropy(from_logits=logits)
-              for logits in $from_logits]
-    several = len(losses) > 1
-    model.compile(
-        optimizer=make_optimizer(math.ceil(len(x_train) / BATCH_SIZE)),
-        loss=losses if several else losses[0],
-        metrics=[$metrics] * len(losses) if several else $metrics,
-    )
+    print(f"Reading {DATA}")
+    samples, labels, splits = load_splits()
+    train, validation, test = make_datasets(samples, labels, splits)
+    model = build_model()
+    if PRECISION != "float32":
+        model = with_float32_outputs(model)
+    inputs, outputs = len(model.inputs), len(model.outputs)
 
-    def feed(x, y):
-        """Every input sees the images and every output learns the labels."""
-        inputs = len(model.inputs)
-        return [x] * inputs if inputs > 1 else x, [y] * len(losses) if several else y
+    def feed(dataset, repeat=False):
+        """Every input sees the samples and every output learns the labels. A repeated
+        dataset keeps one iterator for the whole run (and its shuffles), as in Layer Studio."""
+        if dataset is None:
+            return None
+        if repeat:
+            dataset = dataset.repeat()
+        if inputs == 1 and outputs == 1:
+            return dataset
+        return dataset.map(lambda x, y: ((x,) * inputs if inputs > 1 else x,
+                                         (y,) * outputs if outputs > 1 else y))
 
-    model.fit(*feed(x_train, y_train), batch_size=BATCH_SIZE, epochs=EPOCHS,
-              validation_data=feed(x_val, y_val)$callbacks)
-    if len(x_test):
-        print("Test:", model.evaluate(*feed(x_test, y_test), return_dict=True, verbose=0))
+    steps = math.ceil(len(splits["train"]) / BATCH_SIZE)
+    compile_model(model, steps)
+    weights = (class_weights(labels[splits["train"]])
+               if CLASS_WEIGHTS and STRATIFY and outputs == 1 else None)
+    history = model.fit(feed(train, repeat=True), steps_per_epoch=steps,
+                        validation_data=feed(validation, repeat=True),
+                        validation_steps=math.ceil(len(splits["validation"]) / BATCH_SIZE),
+                        epochs=args.epochs, class_weight=weights,
+                        callbacks=make_callbacks(args.checkpoints), shuffle=False)
+    if test is not None:
+        print("Test:", model.evaluate(feed(test), return_dict=True, verbose=0))
+    if args.summary:
+        summary = {**model_summary(model), "history": history.history}
+        args.summary.write_text(json.dumps(summary, indent=1), encoding="utf-8")
 
 
 if __name__ == "__main__":
     main()
 ''')
 
+
+_MODEL = Template('''\
+$imported$helpers
+
+def build_model():
+    """The model, one layer per statement."""
+$layers
+    return keras.Model($inputs, $outputs, name=$model_name)
+''')
 
 _APPLICATION_HELPER = '''
 
@@ -172,53 +267,98 @@ def application(base_name, input_shape, weights, trainable_layers, scale, offset
 studio.core.model.applications.build_application (tests/core/test_code_export.py compares them)."""
 
 
-def export_code(project: Project) -> str:
-    """A runnable Python script that builds, compiles and trains ``project``'s model with Keras.
+def export_code(project: Project, script: Path | None = None) -> str:
+    """A runnable Python script that reads ``project``'s data, builds its model and trains it
+    with Keras as Layer Studio does; ``script`` is where it will be written (paths to data in
+    its folder are then written relative to it).
 
-    Raise ModelError if the model cannot be built. A model that does not fit the project's
-    dataset is still exported, with a note in the script's docstring.
+    Raise ModelError if the model cannot be built, does not fit the data or cannot be trained
+    with its settings, and DataError if the data cannot be read.
     """
     graph = project.graph
     report = analyze(graph)
     if not report.ok:
         raise ModelError(report.reason)
-    scale, offset = _bundled_scaling(project.dataset)
     info = describe(project.dataset)
     fit = analyze(graph, info)
-    note = "" if fit.ok else (
-        f"\n\nNote: the model does not fit {info.title} yet, so training will fail: {fit.reason}"
-    )
-    names = _variable_names(graph.ids())
-    inputs, outputs = model_endpoints(graph)
+    if not fit.ok:
+        raise ModelError(f"The model does not fit {info.title} yet: {fit.reason}")
     settings = project.training
+    problems = schedule_problems(settings)
+    if problems:
+        raise ModelError(" ".join(problems))
+    data = data_section(project.dataset, info, settings.seed, script)
+    learns = task_for(info.task)
     return _SCRIPT.substitute(
         title=_docstring_text(project.name),
-        note=_docstring_text(note),
-        dataset=info.title,
-        data_path=repr(str(dataset_path(info))),
-        validation_split=repr(project.dataset.validation_split),
-        test_split=repr(project.dataset.test_split),
-        split_seed=project.dataset.seed,
-        scale=repr(scale),
-        offset=repr(offset),
+        reads=_docstring_text(textwrap.fill(
+            f"Reads {data.where}, splits and preprocesses it as Layer Studio does, builds the "
+            "model with the Keras functional API, then compiles and trains it with the "
+            "project's settings and seed.", _LINE, break_long_words=False,
+            break_on_hyphens=False)),
+        note=_docstring_text(_application_note(graph)),
+        imports=_imports(data.imports),
+        data_constants=data.constants,
+        data_functions=data.functions,
         seed=settings.seed,
         epochs=settings.epochs,
         batch_size=settings.batch_size,
-        imported=_imported_configs(graph),
-        helpers=_APPLICATION_HELPER if _has_application(graph) else "",
-        layers="\n".join(
-            f"    {names[node_id]} = {_layer_call(graph, graph.node(node_id), names, report)}"
-            for node_id in graph.topological_order()
-        ),
-        inputs=_one_or_list([names[i] for i in inputs]),
-        outputs=_one_or_list([names[i] for i in outputs]),
-        model_name=repr(keras_model_name(project.name)),
+        deterministic=settings.device.deterministic,
+        precision=repr(settings.device.precision),
+        metrics=repr(learns.metrics(settings.metrics)),
+        class_weights=project.dataset.class_weights,
+        early_stopping=_early_stopping(settings.early_stopping),
+        checkpoint_every=settings.checkpoints.every_epochs,
+        best_only=settings.checkpoints.keep_best_only,
+        checkpoint_monitor=repr(settings.checkpoints.monitor),
+        model=model_code(graph, project.name, report),
         optimizer_doc=_docstring_text(_optimizer_doc(settings)),
         optimizer=_optimizer_code(settings),
-        callbacks=_callbacks_code(settings),
-        from_logits=[not probabilities for probabilities in outputs_probabilities(graph)],
-        metrics=repr(list(settings.metrics)),
+        losses=", ".join(f"keras.losses.{loss}({', '.join(_arguments((), kwargs))})"
+                         for loss, kwargs in learns.loss_specs(outputs_probabilities(graph))),
+        schedule_callbacks=", ".join(call.source() for call in callback_calls(settings)),
     )
+
+
+def model_code(graph: Graph, name: str, report: Analysis | None = None) -> str:
+    """The script's ``build_model`` (with the imported layers' configs and helpers it uses):
+    ``graph`` as a functional Keras model called ``name``, one layer per line. ``report`` is
+    ``analyze(graph)`` if the caller has it."""
+    report = report or analyze(graph)
+    names = _variable_names(graph.ids())
+    inputs, outputs = model_endpoints(graph)
+    return _MODEL.substitute(
+        imported=_imported_configs(graph),
+        helpers=_APPLICATION_HELPER if _has_application(graph) else "",
+        layers="\n".join(_layer_call(graph, graph.node(node_id), names, report)
+                          for node_id in graph.topological_order()),
+        inputs=_one_or_list([names[i] for i in inputs]),
+        outputs=_one_or_list([names[i] for i in outputs]),
+        model_name=repr(keras_model_name(name)),
+    )
+
+
+def _imports(extra: list[str]) -> str:
+    """The script's standard-library imports, sorted by module as isort does."""
+    lines = {"import argparse", "import json", "import math", "from pathlib import Path",
+             *extra}
+    return "\n".join(sorted(lines, key=lambda line: (line.startswith("from"), line.split()[1])))
+
+
+def _early_stopping(rule: EarlyStopping) -> str:
+    """The script's EARLY_STOPPING: EarlyStopping's arguments, or None when it is off."""
+    if not rule.enabled:
+        return "None"
+    mode = "min" if BEST.get(rule.monitor, min) is min else "max"
+    return repr({"monitor": rule.monitor, "patience": rule.patience, "mode": mode})
+
+
+def _application_note(graph: Graph) -> str:
+    if not any(node.type == APPLICATION.name and node.resolved_params()["weights"] == "imagenet"
+               for node in graph.nodes):
+        return ""
+    return ("\n\nIts pre-trained base downloads its ImageNet weights from Keras on first use "
+            "(to ~/.keras/models).")
 
 
 def _optimizer_doc(settings: TrainingSettings) -> str:
@@ -241,14 +381,6 @@ def _optimizer_code(settings: TrainingSettings) -> str:
                       _wrapped("    return ", optimizer.source())])
 
 
-def _callbacks_code(settings: TrainingSettings) -> str:
-    """The ``callbacks`` argument of ``fit``, or nothing if the schedule needs none."""
-    calls = callback_calls(settings)
-    if not calls:
-        return ""
-    return _wrapped(",\n              callbacks=", f"[{', '.join(c.source() for c in calls)}]")
-
-
 class _Name(str):
     """A name written as it is in generated code (its repr is itself)."""
 
@@ -267,25 +399,6 @@ def _wrapped(start: str, code: str) -> str:
     return first + "\n" + textwrap.fill(arguments, _LINE, initial_indent=indent,
                                         subsequent_indent=indent, break_long_words=False,
                                         break_on_hyphens=False)
-
-
-def _bundled_scaling(choice: DatasetChoice) -> tuple[float, float]:
-    """The script's pixel scaling (x * scale + offset) for a bundled dataset at its own size.
-
-    Raise ModelError for other data: the script loads only the bundled ``.npz`` files.
-    """
-    if choice.source != "bundled" or describe(choice) != DATASETS[choice.name]:
-        raise ModelError("The exported script loads the bundled MNIST-10k at its own size "
-                         "only; this project reads other data, so export is not available "
-                         "for it yet.")
-    if choice.normalization == "symmetric":
-        return 1 / 127.5, -1.0
-    if choice.normalization == "standardize":
-        loaded = load(choice)
-        pixels = loaded.samples.x[loaded.splits["train"]].astype(np.float64)
-        mean, std = float(pixels.mean()), float(pixels.std()) or 1.0
-        return 1 / std, -mean / std
-    return 1 / 255, 0.0
 
 
 def _docstring_text(text: str) -> str:
@@ -324,42 +437,75 @@ def _application_call(node: Node, input_shape: tuple[int, ...]) -> str:
 
 
 def _layer_call(graph: Graph, node: Node, names: dict[str, str], report: Analysis) -> str:
-    """The right-hand side that makes ``node``'s output tensor."""
+    """The line (or lines) that make ``node``'s output tensor: its layer, made from its Keras
+    arguments, called on its inputs as its layer type says."""
+    start = f"    {names[node.id]} = "
     if node.type == "Input":
-        return f"keras.Input(shape={tuple(node.params['shape'])!r}, name={node.id!r})"
+        return f"{start}keras.Input(shape={tuple(node.params['shape'])!r}, name={node.id!r})"
     sources = graph.inputs_of(node.id)
     args, kwargs = calling_type(node).arguments([_Name(names[src]) for src in sources])
-    feeds = ", ".join([*map(repr, args), *(f"{key}={value!r}" for key, value in kwargs.items())])
+    called = f"({', '.join(_arguments(args, kwargs))})"
     if node.type == APPLICATION.name:
         (source,) = graph.inputs_of(node.id)
-        layer = _application_call(node, tuple(report.nodes[source].output_shape))
-    elif node.type == OPAQUE_TYPE:
+        return start + _application_call(node, tuple(report.nodes[source].output_shape)) + called
+    if node.type == OPAQUE_TYPE:
         class_name = node.params["class_name"]
         custom = f"{{{class_name!r}: {imported_class_path(class_name)}}}"
-        layer = f"keras.layers.deserialize(IMPORTED[{node.id!r}], custom_objects={custom})"
-    else:
-        shapes = [report.nodes[src].output_shape for src in sources]
-        layer = _layer_source(node.type, {**layer_kwargs(node, shapes), "name": node.id})
-    return f"{layer}({feeds})"
+        return _call(start, "keras.layers.deserialize",
+                     [f"IMPORTED[{node.id!r}]", f"custom_objects={custom}"], called)
+    shapes = [report.nodes[src].output_shape for src in sources]
+    return _call(start, f"keras.layers.{node.type}",
+                 _arguments((), {**layer_kwargs(node, shapes), "name": node.id}), called)
 
 
-class _Name(str):
-    """A variable of the script, written as itself among a call's arguments."""
+def _call(start: str, callee: str, arguments: list[str], tail: str) -> str:
+    """``start`` and a call of ``callee`` with ``arguments``, then ``tail``; when that is too
+    long for a line, the arguments go on the lines below, wrapped between arguments only."""
+    line = f"{start}{callee}({', '.join(arguments)}){tail}"
+    if len(line) <= _LINE or not arguments:
+        return line
+    indent = " " * (len(start) - len(start.lstrip(" ")) + 4)
+    lines, current = [], ""
+    for argument in arguments:
+        if current and len(indent) + len(current) + len(argument) + 2 > _LINE:
+            lines.append(indent + current.rstrip())
+            current = ""
+        current += f"{argument}, "
+    lines.append(indent + current.rstrip(", "))
+    return f"{start}{callee}(\n" + "\n".join(lines) + f"){tail}"
 
-    def __repr__(self) -> str:
-        return str(self)
+
+def _arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
+    """Positional and keyword arguments as they are written in a call."""
+    return [*map(_code, args), *(f"{key}={_code(value)}" for key, value in kwargs.items())]
 
 
-def _layer_source(class_name: str, kwargs: dict[str, Any]) -> str:
-    """``keras.layers.CLASS(key=value, ...)``, with a nested layer written the same way."""
-    def source(value: Any) -> str:
-        return _layer_source(value.class_name, value.kwargs) if isinstance(value, Nested) \
-            else repr(value)
+def _code(value: Any) -> str:
+    """Python code for an argument's value: a variable, a plain value, or a Keras object
+    (a wrapped layer, a regularizer) rebuilt from its config."""
+    if isinstance(value, _Name):
+        return str(value)
+    if isinstance(value, Nested):  # a wrapper's layer
+        return f"keras.layers.{value.class_name}({', '.join(_arguments((), value.kwargs))})"
+    if isinstance(value, list):
+        return f"[{', '.join(map(_code, value))}]"
+    if isinstance(value, tuple):
+        return f"({', '.join(map(_code, value))}{',' if len(value) == 1 else ''})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_code(k)}: {_code(v)}" for k, v in value.items()) + "}"
+    if hasattr(value, "get_config"):
+        import keras
 
-    arguments = ", ".join(f"{key}={source(value)}" for key, value in kwargs.items())
-    return f"keras.layers.{class_name}({arguments})"
+        config = keras.saving.serialize_keras_object(value)
+        return f"keras.saving.deserialize_keras_object({_code(config)})"
+    return repr(value)
 
 
 def _imported_configs(graph: Graph) -> str:
+    """The script's IMPORTED, or nothing when no layer is an imported one."""
     configs = {n.id: imported_spec(n) for n in graph.nodes if n.type == OPAQUE_TYPE}
-    return pprint.pformat(configs, width=96, sort_dicts=False)
+    if not configs:
+        return ""
+    return (f"\nIMPORTED = {pprint.pformat(configs, width=96, sort_dicts=False)}\n"
+            '"""Imported Keras layers that Layer Studio keeps as they are: class and full '
+            'config."""\n')

@@ -31,11 +31,8 @@ class Classification(Task):
             return f"{name.replace('_', ' ')} {value * 100:.1f}%"
         return super().score_text(name, value)
 
-    def losses(self, probabilities: Sequence[bool]) -> list[Any]:
-        import keras
-
-        return [keras.losses.SparseCategoricalCrossentropy(from_logits=not p)
-                for p in probabilities]
+    def loss_specs(self, probabilities: Sequence[bool]) -> list[tuple[str, dict[str, Any]]]:
+        return [("SparseCategoricalCrossentropy", {"from_logits": not p}) for p in probabilities]
 
     def metrics(self, chosen: Sequence[str]) -> list[str]:
         return list(chosen)

@@ -29,10 +29,8 @@ class Regression(Task):
     evaluation_refusal = NO_EVALUATION
     summary_metrics = ("val_mae", "val_loss")
 
-    def losses(self, probabilities: Sequence[bool]) -> list[Any]:
-        import keras
-
-        return [keras.losses.MeanSquaredError() for _ in probabilities]
+    def loss_specs(self, probabilities: Sequence[bool]) -> list[tuple[str, dict[str, Any]]]:
+        return [("MeanSquaredError", {}) for _ in probabilities]
 
     def metrics(self, chosen: Sequence[str]) -> list[str]:
         return ["mae"]

@@ -70,9 +70,17 @@ class Task(ABC):
         return np.int32 if self.has_classes else np.float32
 
     @abstractmethod
+    def loss_specs(self, probabilities: Sequence[bool]) -> list[tuple[str, dict[str, Any]]]:
+        """The Keras loss of each output as a class in ``keras.losses`` and its arguments;
+        ``probabilities`` says, per output, whether it ends in softmax (else it gives
+        logits). One description for training and for exported scripts."""
+
     def losses(self, probabilities: Sequence[bool]) -> list[Any]:
-        """A Keras loss for each output; ``probabilities`` says, per output, whether it ends
-        in softmax (else it gives logits)."""
+        """A Keras loss for each output (see ``loss_specs``)."""
+        import keras
+
+        return [getattr(keras.losses, name)(**kwargs)
+                for name, kwargs in self.loss_specs(probabilities)]
 
     @abstractmethod
     def metrics(self, chosen: Sequence[str]) -> list[str]:

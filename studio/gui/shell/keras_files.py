@@ -8,6 +8,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from studio.core.base.files import atomic_write_text
+from studio.core.base.messages import unwritable
 from studio.core.build.imported_weights import keep_weights
 from studio.core.build.keras_import import CodeRefused, import_model_with_weights
 from studio.core.build.keras_model import ModelError
@@ -107,9 +108,13 @@ class KerasFiles(QObject):
                                               "Python scripts (*.py)")
         if not path:
             return
+        target = Path(path)
         try:
-            atomic_write_text(Path(path), export_code(self.doc.project))
-        except (ModelError, DataError, OSError) as exc:
+            atomic_write_text(target, export_code(self.doc.project, target))
+        except (ModelError, DataError) as exc:
             show_error(self.window, "Cannot export", str(exc))
+            return
+        except OSError as exc:
+            show_error(self.window, "Cannot export", unwritable(target.parent, exc))
             return
         self.message.emit(f"Exported {path}")
