@@ -182,8 +182,8 @@ def test_an_imported_layer_ending_in_softmax_outputs_probabilities(tmp_path, las
 
 
 def test_a_softmax_layer_at_the_end_outputs_probabilities():
-    graph = Graph.from_chain([Node("x", "Input", {"shape": [4]}),
-                              Node("scores", "Dense", {"units": 3, "activation": "linear"}),
+    graph = Graph.from_chain([Node("x", "Input", {"shape": [28, 28, 1]}), Node("flat", "Flatten"),
+                              Node("scores", "Dense", {"units": 10, "activation": "linear"}),
                               Node("probabilities", "Softmax", {})])
     assert outputs_probabilities(graph) == [True]
     assert "SparseCategoricalCrossentropy(from_logits=False)" in export_code(
