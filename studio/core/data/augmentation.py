@@ -64,9 +64,9 @@ def augmentation_layers(aug: Augmentation, seed: int):
 
     def layer(name: str, kwargs: dict[str, Any]) -> Any:
         if name == CROP_CLASS:
-            from studio.core.data.random_crop import RandomCropResize
+            from studio.core.data.random_crop import random_crop_resize
 
-            return RandomCropResize(**kwargs)
+            return random_crop_resize(**kwargs)
         return getattr(keras.layers, name)(**kwargs)
 
     chosen = [layer(name, kwargs) for name, kwargs in augmentation_specs(aug, seed)]

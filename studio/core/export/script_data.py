@@ -416,12 +416,12 @@ def _augmentation_code(choice: DatasetChoice, seed: int) -> str:
 
 
 def _crop_class_source() -> str:
-    """The source of ``random_crop.RandomCropResize``, read without importing Keras."""
+    """The source of the class ``random_crop`` makes, read without importing Keras."""
     spec = find_spec("studio.core.data.random_crop")
     assert spec is not None and spec.origin is not None
     text = Path(spec.origin).read_text(encoding="utf-8")
-    (node,) = [n for n in ast.parse(text).body if isinstance(n, ast.ClassDef)]
-    return ast.get_source_segment(text, node) + "\n"
+    (node,) = [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.ClassDef)]
+    return textwrap.dedent(ast.get_source_segment(text, node, padded=True)) + "\n"
 
 
 def _data_docstring(where: str) -> str:
