@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 
 from studio.core.build.imported_weights import keep_weights
@@ -75,26 +76,32 @@ def imported_grey(tmp_path):
     return project
 
 
+@pytest.mark.parametrize(("layer", "kernel"), [("left", "5 × 5 × 3 × 4"),
+                                              ("depthwise", "5 × 5 × 4 × 1")])
 def test_the_inspector_says_when_an_edit_drops_a_layers_imported_weights(window, qtbot,
-                                                                         tmp_path):
+                                                                         tmp_path, layer,
+                                                                         kernel):
+    """A Conv2D's and a DepthwiseConv2D's kernel grown to 5 × 5 (padding 'same': no other
+    layer's shapes change) drops that layer's weights only; undo gives them back."""
     window.doc.replace(imported(tmp_path), None)
     note = window.inspector.weights_note
     click_row(qtbot, window, "hidden")
     assert note.text() == "Imported weights: kept." and note.isVisible()
-    click_row(qtbot, window, "left")
+    click_row(qtbot, window, layer)
     assert note.text() == "Imported weights: kept."
     size = window.inspector.editors["kernel_size"].widget
     type_into(qtbot, size, "5")
     qtbot.keyClick(size, Qt.Key.Key_Return)
-    assert window.doc.project.graph.node("left").params["kernel_size"] == 5
-    assert note.text() == ("Imported weights dropped: the kernel is now 5 × 5 × 3 × 4; this "
+    assert window.doc.project.graph.node(layer).params["kernel_size"] == 5
+    assert note.text() == (f"Imported weights dropped: the kernel is now {kernel}; this "
                            "layer starts from random weights.")
-    click_row(qtbot, window, "hidden")  # its shapes did not change: it keeps its weights
-    assert note.text() == "Imported weights: kept."
+    for other in {"left", "right", "depthwise", "hidden", "out"} - {layer}:
+        click_row(qtbot, window, other)  # its shapes did not change: it keeps its weights
+        assert note.text() == "Imported weights: kept."
     click_row(qtbot, window, "add")
     assert not note.isVisible()
     qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-    click_row(qtbot, window, "left")
+    click_row(qtbot, window, layer)
     assert note.text() == "Imported weights: kept."
 
 
