@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -187,3 +188,88 @@ def test_missing_weights_do_not_stop_a_save(window, qtbot, tmp_path, monkeypatch
     assert window.doc.path == saved and not dialogs
     assert load_project(saved).weights.path == tmp_path / "branched.weights.h5"
     assert not (tmp_path / "kept.weights.h5").exists()
+
+
+def save_while(window, qtbot, monkeypatch, tmp_path, during):
+    """Save the imported model (unsaved: Ctrl+S asks where) as ``saved/mine.studio.json``,
+    its weights' copy held until ``during(saved, beside)`` has run on the GUI thread while
+    the save is under way; the project file, its weights' path and what ``during`` saw."""
+    from PySide6.QtCore import QTimer
+
+    from studio.gui.shell import weights_carrying
+    from tests.gui.test_keras_files_gui import choose_file, press_ctrl
+
+    window.doc.replace(imported(tmp_path), None)
+    saved, beside = tmp_path / "saved" / "mine.studio.json", tmp_path / "saved" / "mine.weights.h5"
+    gate = threading.Event()
+    real = weights_carrying.carry_weights
+
+    def held(*args, **kwargs):
+        assert gate.wait(60)
+        return real(*args, **kwargs)
+
+    def while_saving():
+        try:
+            during(saved, beside)
+        finally:
+            gate.set()
+
+    monkeypatch.setattr(weights_carrying, "carry_weights", held)
+    choose_file(monkeypatch, saved)
+    QTimer.singleShot(0, while_saving)  # runs only if events are handled during the save
+    press_ctrl(window, qtbot, Qt.Key.Key_S)
+    assert gate.is_set()
+    return saved, beside
+
+
+def test_saving_copies_the_weights_in_the_background_and_the_window_stays_responsive(
+        window, qtbot, monkeypatch, tmp_path):
+    from studio.core.project.document import load_project
+    from studio.core.project.weights import file_sha256
+
+    seen = []
+
+    def during(saved, beside):
+        carrier = window.carrier
+        seen.append((carrier.busy(), carrier.panel.isVisible(), saved.exists(), beside.exists()))
+        click_row(qtbot, window, "hidden")  # the window answers a click meanwhile
+        seen.append(window.inspector.weights_note.text())
+        seen.append(window.close())  # closing waits for the save: the window stays
+
+    imported_file = tmp_path / "branched.weights.h5"
+    saved, beside = save_while(window, qtbot, monkeypatch, tmp_path, during)
+    assert seen == [(True, True, False, False), "Imported weights: kept.", False]
+    assert window.doc.path == saved and window.doc.undo_stack.isClean()
+    assert not window.carrier.panel.isVisible() and not window.carrier.busy()
+    record = load_project(saved).weights
+    assert record.path == beside == window.doc.project.weights.path
+    assert record.sha256 == file_sha256(beside) == file_sha256(imported_file)
+    assert "Saved" in window.statusBar().currentMessage()
+
+
+def test_a_cancelled_save_writes_nothing(window, qtbot, monkeypatch, tmp_path):
+    def during(saved, beside):
+        qtbot.mouseClick(window.carrier.cancel_button, Qt.MouseButton.LeftButton)
+
+    scratch = tmp_path / "branched.weights.h5"
+    saved, beside = save_while(window, qtbot, monkeypatch, tmp_path, during)
+    qtbot.waitUntil(lambda: not window.carrier.busy())
+    assert list((tmp_path / "saved").iterdir()) == []  # no weights, temp or project file
+    assert window.doc.path is None and window.doc.project.weights.path == scratch
+    assert scratch.is_file()
+    assert window.statusBar().currentMessage() == "Saving was cancelled; nothing was written."
+
+
+def test_a_project_file_that_cannot_be_written_leaves_no_copied_weights(
+        window, qtbot, monkeypatch, tmp_path, dialogs):
+    from studio.gui.widgets import document
+
+    def refused(project, path):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(document, "save_project", refused)
+    saved, beside = save_while(window, qtbot, monkeypatch, tmp_path, lambda *paths: None)
+    assert dialogs[-1][:2] == ("warning", "Cannot save project")
+    assert list((tmp_path / "saved").iterdir()) == []
+    assert window.doc.path is None
+    assert window.doc.project.weights.path == tmp_path / "branched.weights.h5"
