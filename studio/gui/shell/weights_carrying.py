@@ -8,7 +8,14 @@ import threading
 from pathlib import Path
 
 from PySide6.QtCore import QEventLoop, QObject, Slot
-from PySide6.QtWidgets import QHBoxLayout, QMainWindow, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QProgressBar,
+    QPushButton,
+    QWidget,
+)
 
 from studio.core.base.events import OnEvent, progress_events
 from studio.core.project.document import weights_path_for
@@ -50,13 +57,15 @@ class WeightsCarrier(QObject):
         self.job.failed.connect(self._failed)
         self.job.finished.connect(self._finished)
         self.panel = QWidget()
+        self.label = QLabel()
         self.progress = QProgressBar()
-        self.progress.setFormat("Saving the imported weights… %p%")
+        self.progress.setMaximumWidth(200)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop saving; nothing is written.")
         self.cancel_button.clicked.connect(self.job.stop)
         layout = QHBoxLayout(self.panel)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.label)
         layout.addWidget(self.progress)
         layout.addWidget(self.cancel_button)
         self.panel.hide()
@@ -75,6 +84,7 @@ class WeightsCarrier(QObject):
         window repaints and answers clicks. Raises SaveStopped if the copy is cancelled or
         fails; nothing is left at the target then."""
         target = weights_path_for(project_path)
+        self.label.setText(f"Saving {project_path.name}: copying {target.name}…")
         self._outcome = None
         self._loop = QEventLoop()
         self.progress.setRange(0, 0)  # busy until the first progress event
