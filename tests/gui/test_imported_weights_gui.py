@@ -235,10 +235,11 @@ def test_saving_copies_the_weights_in_the_background_and_the_window_stays_respon
         click_row(qtbot, window, "hidden")  # the window answers a click meanwhile
         seen.append(window.inspector.weights_note.text())
         seen.append(window.close())  # closing waits for the save: the window stays
+        seen.append(window.save())  # as does saving again
 
     imported_file = tmp_path / "branched.weights.h5"
     saved, beside = save_while(window, qtbot, monkeypatch, tmp_path, during)
-    assert seen == [(True, True, False, False), "Imported weights: kept.", False]
+    assert seen == [(True, True, False, False), "Imported weights: kept.", False, False]
     assert window.doc.path == saved and window.doc.undo_stack.isClean()
     assert not window.carrier.panel.isVisible() and not window.carrier.busy()
     record = load_project(saved).weights
@@ -269,7 +270,23 @@ def test_a_project_file_that_cannot_be_written_leaves_no_copied_weights(
 
     monkeypatch.setattr(document, "save_project", refused)
     saved, beside = save_while(window, qtbot, monkeypatch, tmp_path, lambda *paths: None)
-    assert dialogs[-1][:2] == ("warning", "Cannot save project")
+    assert dialogs[-1] == ("warning", "Cannot save project",
+                           f"{saved}: No space left on device")
     assert list((tmp_path / "saved").iterdir()) == []
     assert window.doc.path is None
     assert window.doc.project.weights.path == tmp_path / "branched.weights.h5"
+
+
+def test_weights_that_cannot_be_written_beside_the_project_are_said_in_one_line(
+        window, qtbot, monkeypatch, tmp_path, dialogs):
+    from studio.core.project import weights
+
+    def full(path):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(weights, "atomic_file", full)
+    saved, beside = save_while(window, qtbot, monkeypatch, tmp_path, lambda *paths: None)
+    assert dialogs[-1] == ("warning", "Cannot save project",
+                           "The imported weights cannot be copied: mine.weights.h5 cannot be "
+                           f"written in {str(beside.parent)[:80]} (No space left on device).")
+    assert not saved.exists() and window.doc.path is None

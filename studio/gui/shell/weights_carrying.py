@@ -38,11 +38,15 @@ class SaveStopped(Exception):
 def _carry(record: ImportedWeights, target: Path, on_event: OnEvent,
            stop: threading.Event) -> ImportedWeights:
     """``carry_weights`` on the worker thread; weights that are missing or changed stay where
-    the record says (the project is still saved, see ``ProjectDocument.save``)."""
+    the record says (the project is still saved, see ``ProjectDocument.save``). A target
+    that cannot be written is said in one line."""
     try:
         return carry_weights(record, target, progress_events(on_event), stop)
     except WeightsError:
         return record
+    except OSError as exc:
+        raise OSError(f"{target.name} cannot be written in {str(target.parent)[:80]} "
+                      f"({exc.strerror or exc}).") from None
 
 
 class WeightsCarrier(QObject):
