@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
 
@@ -356,11 +357,17 @@ def _case(name: str, rng: random.Random) -> Case:
     return CASES[name](rng, act)
 
 
-def _keras_result(name: str, params: dict, shapes: list[tuple[int, ...]]):
+def _keras_layer(name: str, params: dict, shapes: list[tuple[int, ...]]):
+    """The Keras layer of type ``name``, built by calling it on inputs of ``shapes``, and
+    its output."""
     inputs = [keras.Input(shape=s) for s in shapes]
     node = Node(f"{name.lower()}_x", name, params)
     layer = keras_layer(node, shapes)
-    out = call_layer(node, layer, inputs)
+    return layer, call_layer(node, layer, inputs)
+
+
+def _keras_result(name: str, params: dict, shapes: list[tuple[int, ...]]):
+    layer, out = _keras_layer(name, params, shapes)
     return tuple(out.shape[1:]), layer.count_params()
 
 
@@ -376,7 +383,9 @@ def test_every_layer_type_has_cases():
 
 
 @pytest.mark.parametrize("name", TESTED)
-def test_shapes_and_params_match_keras(name):
+def test_shapes_params_and_weight_shapes_match_keras(name):
+    """Output shape, parameter count and each weight's shape (in ``get_weights()`` order,
+    which imported weights follow) equal those of the Keras layer built for the case."""
     rng = random.Random(f"oracle-{name}")
     checked = 0
     for _ in range(CASES_PER_TYPE * 3):
@@ -385,7 +394,11 @@ def test_shapes_and_params_match_keras(name):
             ours = REGISTRY[name].output(params, shapes)
         except LayerError:
             continue
-        assert ours == _keras_result(name, params, shapes), (params, shapes)
+        layer, out = _keras_layer(name, params, shapes)
+        assert ours == (tuple(out.shape[1:]), layer.count_params()), (params, shapes)
+        weights = [shape for _, shape in REGISTRY[name].weight_shapes(params, shapes)]
+        assert weights == [w.shape for w in layer.get_weights()], (params, shapes)
+        assert sum(math.prod(shape) for shape in weights) == ours[1]
         checked += 1
         if checked == CASES_PER_TYPE:
             break

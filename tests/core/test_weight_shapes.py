@@ -34,6 +34,15 @@ def test_weight_shapes_are_those_keras_gives(node, shape):
     assert weight_shapes(node, [shape]) == expected
 
 
+def test_weights_are_none_where_known_and_unknown_without_keras():
+    assert weight_shapes(Node("i", "Input", {"shape": [4]}), []) == []
+    assert weight_shapes(Node("f", "Flatten", {}), [(3, 4)]) == []
+    assert weight_shapes(Node("m", "Application", {"name": "MobileNetV2"}), [(96, 96, 3)]) is None
+    opaque = Node("k", "Keras", {"class_name": "Foo", "config": {}, "input_shapes": [[4]],
+                                 "output_shape": [4], "param_count": 20})
+    assert weight_shapes(opaque, [(4,)]) is None
+
+
 @pytest.fixture
 def imported(tmp_path):
     model = branched_model()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 
 from studio.core.build.imported_weights import keep_weights
@@ -75,26 +77,32 @@ def imported_grey(tmp_path):
     return project
 
 
+@pytest.mark.parametrize(("layer", "kernel"), [("left", "5 × 5 × 3 × 4"),
+                                              ("depthwise", "5 × 5 × 4 × 1")])
 def test_the_inspector_says_when_an_edit_drops_a_layers_imported_weights(window, qtbot,
-                                                                         tmp_path):
+                                                                         tmp_path, layer,
+                                                                         kernel):
+    """A Conv2D's and a DepthwiseConv2D's kernel grown to 5 × 5 (padding 'same': no other
+    layer's shapes change) drops that layer's weights only; undo gives them back."""
     window.doc.replace(imported(tmp_path), None)
     note = window.inspector.weights_note
     click_row(qtbot, window, "hidden")
     assert note.text() == "Imported weights: kept." and note.isVisible()
-    click_row(qtbot, window, "left")
+    click_row(qtbot, window, layer)
     assert note.text() == "Imported weights: kept."
     size = window.inspector.editors["kernel_size"].widget
     type_into(qtbot, size, "5")
     qtbot.keyClick(size, Qt.Key.Key_Return)
-    assert window.doc.project.graph.node("left").params["kernel_size"] == 5
-    assert note.text() == ("Imported weights dropped: the kernel is now 5 × 5 × 3 × 4; this "
+    assert window.doc.project.graph.node(layer).params["kernel_size"] == 5
+    assert note.text() == (f"Imported weights dropped: the kernel is now {kernel}; this "
                            "layer starts from random weights.")
-    click_row(qtbot, window, "hidden")  # its shapes did not change: it keeps its weights
-    assert note.text() == "Imported weights: kept."
+    for other in {"left", "right", "depthwise", "hidden", "out"} - {layer}:
+        click_row(qtbot, window, other)  # its shapes did not change: it keeps its weights
+        assert note.text() == "Imported weights: kept."
     click_row(qtbot, window, "add")
     assert not note.isVisible()
     qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-    click_row(qtbot, window, "left")
+    click_row(qtbot, window, layer)
     assert note.text() == "Imported weights: kept."
 
 
@@ -180,3 +188,105 @@ def test_missing_weights_do_not_stop_a_save(window, qtbot, tmp_path, monkeypatch
     assert window.doc.path == saved and not dialogs
     assert load_project(saved).weights.path == tmp_path / "branched.weights.h5"
     assert not (tmp_path / "kept.weights.h5").exists()
+
+
+def save_while(window, qtbot, monkeypatch, tmp_path, during):
+    """Save the imported model (unsaved: Ctrl+S asks where) as ``saved/mine.studio.json``,
+    its weights' copy held until ``during(saved, beside)`` has run on the GUI thread while
+    the save is under way; the project file, its weights' path and what ``during`` saw."""
+    from PySide6.QtCore import QTimer
+
+    from studio.gui.shell import weights_carrying
+    from tests.gui.test_keras_files_gui import choose_file, press_ctrl
+
+    window.doc.replace(imported(tmp_path), None)
+    saved, beside = tmp_path / "saved" / "mine.studio.json", tmp_path / "saved" / "mine.weights.h5"
+    gate = threading.Event()
+    real = weights_carrying.carry_weights
+
+    def held(*args, **kwargs):
+        assert gate.wait(60)
+        return real(*args, **kwargs)
+
+    def while_saving():
+        try:
+            during(saved, beside)
+        finally:
+            gate.set()
+
+    monkeypatch.setattr(weights_carrying, "carry_weights", held)
+    choose_file(monkeypatch, saved)
+    QTimer.singleShot(0, while_saving)  # runs only if events are handled during the save
+    press_ctrl(window, qtbot, Qt.Key.Key_S)
+    assert gate.is_set()
+    return saved, beside
+
+
+def test_saving_copies_the_weights_in_the_background_and_the_window_stays_responsive(
+        window, qtbot, monkeypatch, tmp_path):
+    from studio.core.project.document import load_project
+    from studio.core.project.weights import file_sha256
+
+    seen = []
+
+    def during(saved, beside):
+        carrier = window.carrier
+        seen.append((carrier.busy(), carrier.panel.isVisible(), saved.exists(), beside.exists()))
+        click_row(qtbot, window, "hidden")  # the window answers a click meanwhile
+        seen.append(window.inspector.weights_note.text())
+        seen.append(window.close())  # closing waits for the save: the window stays
+        seen.append(window.save())  # as does saving again
+
+    imported_file = tmp_path / "branched.weights.h5"
+    saved, beside = save_while(window, qtbot, monkeypatch, tmp_path, during)
+    assert seen == [(True, True, False, False), "Imported weights: kept.", False, False]
+    assert window.doc.path == saved and window.doc.undo_stack.isClean()
+    assert not window.carrier.panel.isVisible() and not window.carrier.busy()
+    record = load_project(saved).weights
+    assert record.path == beside == window.doc.project.weights.path
+    assert record.sha256 == file_sha256(beside) == file_sha256(imported_file)
+    assert "Saved" in window.statusBar().currentMessage()
+
+
+def test_a_cancelled_save_writes_nothing(window, qtbot, monkeypatch, tmp_path):
+    def during(saved, beside):
+        qtbot.mouseClick(window.carrier.cancel_button, Qt.MouseButton.LeftButton)
+
+    scratch = tmp_path / "branched.weights.h5"
+    saved, beside = save_while(window, qtbot, monkeypatch, tmp_path, during)
+    qtbot.waitUntil(lambda: not window.carrier.busy())
+    assert list((tmp_path / "saved").iterdir()) == []  # no weights, temp or project file
+    assert window.doc.path is None and window.doc.project.weights.path == scratch
+    assert scratch.is_file()
+    assert window.statusBar().currentMessage() == "Saving was cancelled; nothing was written."
+
+
+def test_a_project_file_that_cannot_be_written_leaves_no_copied_weights(
+        window, qtbot, monkeypatch, tmp_path, dialogs):
+    from studio.gui.widgets import document
+
+    def refused(project, path):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(document, "save_project", refused)
+    saved, beside = save_while(window, qtbot, monkeypatch, tmp_path, lambda *paths: None)
+    assert dialogs[-1] == ("warning", "Cannot save project",
+                           f"{saved}: No space left on device")
+    assert list((tmp_path / "saved").iterdir()) == []
+    assert window.doc.path is None
+    assert window.doc.project.weights.path == tmp_path / "branched.weights.h5"
+
+
+def test_weights_that_cannot_be_written_beside_the_project_are_said_in_one_line(
+        window, qtbot, monkeypatch, tmp_path, dialogs):
+    from studio.core.project import weights
+
+    def full(path):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(weights, "atomic_file", full)
+    saved, beside = save_while(window, qtbot, monkeypatch, tmp_path, lambda *paths: None)
+    assert dialogs[-1] == ("warning", "Cannot save project",
+                           "The imported weights cannot be copied: mine.weights.h5 cannot be "
+                           f"written in {str(beside.parent)[:80]} (No space left on device).")
+    assert not saved.exists() and window.doc.path is None

@@ -1,83 +1,31 @@
 """Which layers keep their imported weights after an edit, told without TensorFlow.
 
-Each layer type with weights has a rule giving the names and shapes Keras gives its weights
-(in ``layer.get_weights()`` order) from its parameters and input shapes. A layer keeps its
+Each layer type says the names and shapes Keras gives its weights (in ``layer.get_weights()``
+order) from its parameters and input shapes (``LayerType.weight_shapes``). A layer keeps its
 imported weights while these shapes equal the ones recorded at import; a layer whose shapes
-changed starts from random weights, and only that layer. For a type without a rule here the
-editor cannot tell, and the model built for training checks Keras's own shapes (see
-``apply_imported_weights``).
+changed starts from random weights, and only that layer. For a type whose weights are not
+known without Keras (an imported opaque layer) the model built for training checks Keras's
+own shapes (see ``apply_imported_weights``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from studio.core.build.analysis import Analysis
 from studio.core.model.graph import Node
-from studio.core.model.layers import Shape
+from studio.core.model.layers import LayerError, Shape
+from studio.core.model.layers.base import Weights
 from studio.core.model.params import format_shape
+from studio.core.model.registry import layer_type
 from studio.core.project.document import Project
 
 DROPPED = "Imported weights dropped"
 """How the inspector's note on a layer that lost its imported weights begins."""
-Weights = list[tuple[str, Shape]]
-Rule = Callable[[dict[str, Any], list[Shape]], Weights]
-
-
-def _pair(value: Any) -> tuple[int, int]:
-    """A kernel size as (height, width): Keras takes one number or one per axis."""
-    return (value, value) if isinstance(value, int) else (value[0], value[1])
-
-
-def _bias(params: dict[str, Any], units: int) -> Weights:
-    return [("bias", (units,))] if params.get("use_bias", True) else []
-
-
-def _dense(params: dict[str, Any], inputs: list[Shape]) -> Weights:
-    units = params["units"]
-    return [("kernel", (inputs[0][-1], units)), *_bias(params, units)]
-
-
-def _conv2d(params: dict[str, Any], inputs: list[Shape]) -> Weights:
-    filters = params["filters"]
-    return [("kernel", (*_pair(params["kernel_size"]), inputs[0][-1], filters)),
-            *_bias(params, filters)]
-
-
-def _batch_norm(params: dict[str, Any], inputs: list[Shape]) -> Weights:
-    size = (inputs[0][-1],)
-    return [(name, size) for name in ("gamma", "beta", "moving_mean", "moving_variance")]
-
-
-def _embedding(params: dict[str, Any], inputs: list[Shape]) -> Weights:
-    return [("embeddings", (params["input_dim"], params["output_dim"]))]
-
-
-def _recurrent(gates: int, bias: Callable[[int], Shape]) -> Rule:
-    def rule(params: dict[str, Any], inputs: list[Shape]) -> Weights:
-        units = params["units"]
-        return [("kernel", (inputs[0][-1], gates * units)),
-                ("recurrent_kernel", (units, gates * units)), ("bias", bias(units))]
-
-    return rule
-
-
-RULES: dict[str, Rule] = {
-    "Dense": _dense,
-    "Conv2D": _conv2d,
-    "BatchNormalization": _batch_norm,
-    "Embedding": _embedding,
-    "LSTM": _recurrent(4, lambda units: (4 * units,)),
-    "GRU": _recurrent(3, lambda units: (2, 3 * units)),  # Keras 3 resets after: two biases
-}
 
 
 def weight_shapes(node: Node, inputs: list[Shape]) -> Weights | None:
     """The names and shapes of the weights Keras gives ``node`` for ``inputs``, or None if
-    this module has no rule for its type."""
-    rule = RULES.get(node.type)
-    return None if rule is None else rule(node.resolved_params(), inputs)
+    its type cannot tell them without Keras; raise LayerError if it cannot take ``inputs``."""
+    return layer_type(node.type).weight_shapes(node.params, inputs)
 
 
 def imported_weights_note(project: Project, analysis: Analysis, node_id: str) -> str:
@@ -91,9 +39,13 @@ def imported_weights_note(project: Project, analysis: Analysis, node_id: str) ->
     reports = [analysis.nodes.get(source) for source in graph.inputs_of(node_id)]
     if any(report is None or report.output_shape is None for report in reports):
         return ""
-    now = weight_shapes(graph.node(node_id), [report.output_shape for report in reports])
+    try:
+        now = weight_shapes(graph.node(node_id), [report.output_shape for report in reports])
+    except LayerError:
+        return ""
     if now is None:
-        return "Imported weights: kept while their shapes fit (checked when the model is built)."
+        return ("Imported weights: whether they still fit is unknown until the model is built "
+                "(then they are kept if their shapes fit).")
     for index, (name, shape) in enumerate(now):
         if index >= len(recorded) or tuple(recorded[index]) != shape:
             return (f"{DROPPED}: the {name.replace('_', ' ')} is now "

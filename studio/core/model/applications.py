@@ -144,6 +144,7 @@ APPLICATION = LayerType(
               "How many of the last layers learn; 0 keeps the whole base frozen.", 0, 10_000),
     ),
     _infer,
+    weights=None,  # those of a whole network, known once Keras builds it
 )
 
 

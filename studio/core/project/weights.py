@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import os
-import shutil
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from studio.core.base.files import atomic_path
+from studio.core.base.events import Progress
+from studio.core.base.files import atomic_file, atomic_path
 from studio.core.base.messages import first_line
 
 WEIGHTS_SUFFIX = ".weights.h5"
@@ -92,20 +93,34 @@ def write_weights(path: str | Path, weights: Mapping[str, Sequence[np.ndarray]]
 def check_weights(record: ImportedWeights) -> None:
     """WeightsError, in one line, if the weights file is missing or not the one the project
     recorded."""
+    path = _existing(record)
+    try:
+        digest = file_sha256(path)
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    if digest != record.sha256:
+        raise _replaced(path)
+
+
+def _existing(record: ImportedWeights) -> Path:
+    """The weights file; WeightsError if it is missing."""
     path = record.path
     if not path.is_file():
         raise WeightsError(f"The imported weights file {path.name} is missing (expected at "
                            f"{str(path.parent)[:80]}); import the model again, or start "
                            "from random weights.")
-    try:
-        digest = file_sha256(path)
-    except OSError as exc:
-        raise WeightsError(f"The imported weights file {path.name} cannot be read "
-                           f"({exc.strerror or exc}).") from None
-    if digest != record.sha256:
-        raise WeightsError(f"The imported weights file {path.name} is not the one this project "
-                           "imported (its SHA-256 differs): it was changed or replaced. Import "
-                           "the model again, or start from random weights.")
+    return path
+
+
+def _unreadable(path: Path, exc: OSError) -> WeightsError:
+    return WeightsError(f"The imported weights file {path.name} cannot be read "
+                        f"({exc.strerror or exc}).")
+
+
+def _replaced(path: Path) -> WeightsError:
+    return WeightsError(f"The imported weights file {path.name} is not the one this project "
+                        "imported (its SHA-256 differs): it was changed or replaced. Import "
+                        "the model again, or start from random weights.")
 
 
 def read_weights(record: ImportedWeights) -> dict[str, list[np.ndarray]]:
@@ -122,14 +137,45 @@ def read_weights(record: ImportedWeights) -> dict[str, list[np.ndarray]]:
                            f"({first_line(exc)}).") from None
 
 
-def carry_weights(record: ImportedWeights, target: str | Path) -> ImportedWeights:
-    """The record of the weights once at ``target``: the file is copied there (atomically,
-    checked first) unless it already is there. The old file is left as it is: another
-    project may still use it."""
+class CopyCancelled(Exception):
+    """Copying the weights was stopped; nothing was left at the target."""
+
+
+COPYING = "Copying the imported weights"
+"""What ``carry_weights`` reports progress on."""
+CHUNK = 1 << 20
+
+
+def carry_weights(record: ImportedWeights, target: str | Path, on_progress: Progress | None = None,
+                  stop: threading.Event | None = None) -> ImportedWeights:
+    """The record of the weights once at ``target``: the file is copied there unless it
+    already is there, and hashed in the same pass. The copy appears at ``target`` only once
+    complete, synced and found to be the recorded file (atomically); otherwise nothing is left
+    there. WeightsError (one line) if the file is missing, unreadable or not the recorded one;
+    CopyCancelled if ``stop`` is set meanwhile; OSError if ``target`` cannot be written. The
+    old file is left as it is: another project may still use it."""
     target = Path(os.path.abspath(target))
     if record.path == target:
         return record
-    check_weights(record)
-    with atomic_path(target) as temp:
-        shutil.copyfile(record.path, temp)
+    path = _existing(record)
+    try:
+        source = open(path, "rb")  # noqa: SIM115 - closed by the with below
+        total = os.fstat(source.fileno()).st_size
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    digest, done = hashlib.sha256(), 0
+    with source, atomic_file(target) as out:
+        while True:
+            if stop is not None and stop.is_set():
+                raise CopyCancelled(f"Copying {path.name} was cancelled.")
+            chunk = source.read(CHUNK)
+            if not chunk:
+                break
+            digest.update(chunk)
+            out.write(chunk)
+            done += len(chunk)
+            if on_progress is not None:
+                on_progress(COPYING, done, total)
+        if digest.hexdigest() != record.sha256:
+            raise _replaced(path)
     return ImportedWeights(str(target), record.sha256, copy.deepcopy(record.layers))

@@ -38,6 +38,7 @@ from studio.gui.shell.keras_files import KerasFiles
 from studio.gui.shell.recent_projects import RecentProjects
 from studio.gui.shell.run_moves import RunMoves
 from studio.gui.shell.template_gallery import TemplateGallery, blank_for, new_project
+from studio.gui.shell.weights_carrying import SAVING, SaveStopped, WeightsCarrier
 from studio.gui.shell.weights_download import WeightsDownload
 from studio.gui.shell.welcome import WelcomePage
 from studio.gui.training.panel import TrainingPanel
@@ -137,6 +138,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(layers, history)
         layers.raise_()
 
+        self.carrier = WeightsCarrier(self)
         self.moving = RunMoves(self, self.doc, self.training, self._search_page,
                                self._refresh_runs)
         self.training.run_started.connect(self._refresh_runs)
@@ -499,7 +501,10 @@ class MainWindow(QMainWindow):
 
     def _confirm_discard(self) -> bool:
         """Ask to save unsaved changes, and an unsaved project's runs and searches (which no
-        other project lists); False if the person cancels."""
+        other project lists); False if the person cancels, or while a save is under way."""
+        if self.carrier.busy():
+            self.statusBar().showMessage(SAVING, 5000)
+            return False
         text = f"Save the changes to {self.doc.title}?"
         if self.doc.path is None and has_work(self.doc.place):
             text = (f"Save {self.doc.title} with its runs? Unless it is saved, no other project "
@@ -608,9 +613,20 @@ class MainWindow(QMainWindow):
 
     def _save_to(self, path: Path) -> bool:
         """Save to ``path``; saved under a new name, the project takes its runs and searches
-        with it (see RunMoves)."""
+        with it (see RunMoves), and its imported weights are copied beside it in the
+        background first (see WeightsCarrier)."""
+        if self.carrier.busy():
+            self.statusBar().showMessage(SAVING, 5000)
+            return False
         try:
-            self.moving.save(path)
+            record = self.doc.weights_to_carry(path)
+            self.moving.save(path, None if record is None else self.carrier.carry(record, path))
+        except SaveStopped as exc:
+            if exc.cancelled:
+                self.statusBar().showMessage(str(exc), 8000)
+            else:
+                self.show_error("Cannot save project", str(exc))
+            return False
         except (OSError, ProjectFileError) as exc:
             self.show_error("Cannot save project", str(exc) if isinstance(exc, ProjectFileError)
                             else f"{path}: {exc.strerror or exc}")

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QMainWindow, QMessageBox
 
 from studio.core.base.events import OnEvent, progress_events
 from studio.core.project.document import ProjectFileError
+from studio.core.project.weights import ImportedWeights
 from studio.core.runs.folders import runs_root
 from studio.core.search.moving import (
     EARLIER,
@@ -62,15 +63,16 @@ class RunMoves(QObject):
         """True while runs move (what the Runs dock lists meanwhile is out of date)."""
         return self.job.busy()
 
-    def save(self, path: Path) -> None:
-        """Write the project at ``path``; saved under a new name, it takes its runs and
+    def save(self, path: Path, carried: ImportedWeights | None = None) -> None:
+        """Write the project at ``path`` (with its imported weights ``carried`` beside it
+        already, see ``ProjectDocument.save``); saved under a new name, it takes its runs and
         searches along (planned here, moved by :meth:`finish`). Raises OSError or
         ProjectFileError if it cannot be written, and nothing moves then."""
         moves = False
         try:
             if path != self.doc.place:
                 moves = plan_move(self.doc.place, path)
-            self.doc.save(path)
+            self.doc.save(path, carried)
         except (OSError, ProjectFileError):
             if moves:  # nothing moves into a project that was not written
                 journal_path(path).unlink(missing_ok=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from studio.core.project.document import (
     save_project,
     weights_path_for,
 )
-from studio.core.project.weights import WeightsError, carry_weights
+from studio.core.project.weights import ImportedWeights, WeightsError, carry_weights
 from studio.core.runs.folders import UNSAVED, scratch_project
 
 
@@ -194,13 +195,23 @@ class ProjectDocument(QObject):
         """Load ``path``; raises ProjectFileError and leaves the current project as it was."""
         self.replace(load_project(path), path)
 
-    def save(self, path: Path | None = None) -> None:
-        """Save atomically to ``path`` (or the current file) and mark the stack clean."""
+    def weights_to_carry(self, target: Path) -> ImportedWeights | None:
+        """The project's imported weights if saving it at ``target`` copies them (they are
+        not beside it yet: see ``save``), else None."""
+        weights = self._project.weights
+        if weights is None or weights.path == Path(os.path.abspath(weights_path_for(target))):
+            return None
+        return weights
+
+    def save(self, path: Path | None = None, carried: ImportedWeights | None = None) -> None:
+        """Save atomically to ``path`` (or the current file) and mark the stack clean. The
+        project's imported weights go beside it first: ``carried``, already copied there
+        (see ``weights_to_carry``), or copied here."""
         target = path or self._path
         if target is None:
             raise ValueError("No file to save to.")
         old = self._project.weights.file if self._project.weights else None
-        new = self._carried_weights(Path(target))
+        new = self._carried_weights(Path(target), carried)
         try:
             save_project(self._project, target)
         except BaseException:
@@ -215,20 +226,21 @@ class ProjectDocument(QObject):
             self._path = target
             self.path_changed.emit()
 
-    def _carried_weights(self, target: Path) -> str | None:
-        """Copy the project's imported weights beside ``target`` if they are not there yet,
-        and return where they now are. Weights that are missing or changed stay where the
-        project says: the project is still saved (the work is not lost for them), and
-        training or answering from them says what is wrong."""
+    def _carried_weights(self, target: Path, carried: ImportedWeights | None) -> str | None:
+        """Copy the project's imported weights beside ``target`` unless ``carried`` there
+        already (or they are there), and return where they now are. Weights that are missing
+        or changed stay where the project says: the project is still saved (the work is not
+        lost for them), and training or answering from them says what is wrong."""
         weights = self._project.weights
         if weights is None:
             return None
-        try:
-            carried = carry_weights(weights, weights_path_for(target)).file
-        except WeightsError:
-            return weights.file
-        self._relocate_weights(weights.file, carried)
-        return carried
+        if carried is None:
+            try:
+                carried = carry_weights(weights, weights_path_for(target))
+            except WeightsError:
+                return weights.file
+        self._relocate_weights(weights.file, carried.file)
+        return carried.file
 
     def _relocate_weights(self, old: str, new: str) -> None:
         """Point the project, and every snapshot the undo stack holds, at the weights file

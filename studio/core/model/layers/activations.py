@@ -8,7 +8,14 @@ import math
 from typing import Any
 
 from studio.core.base.messages import count
-from studio.core.model.layers.base import LayerError, LayerType, Shape, axis_index, same_shape
+from studio.core.model.layers.base import (
+    LayerError,
+    LayerType,
+    Shape,
+    Weights,
+    axis_index,
+    same_shape,
+)
 from studio.core.model.params import Param, format_shape
 
 
@@ -22,7 +29,14 @@ def _prelu(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
                 f"has {count(len(shape), 'axis', 'axes')} after the batch: use 1 to "
                 f"{len(shape)}."
             )
-    return shape, math.prod(1 if i in shared else size for i, size in enumerate(shape, 1))
+    return shape, math.prod(_prelu_weights(params, inputs)[0][1])
+
+
+def _prelu_weights(params: dict[str, Any], inputs: list[Shape]) -> Weights:
+    """A slope for every value of the input, one for all along each shared axis."""
+    shared = params["shared_axes"] or []
+    return [("alpha", tuple(1 if i in shared else size
+                            for i, size in enumerate(inputs[0], 1)))]
 
 
 def _softmax(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
@@ -68,6 +82,7 @@ TYPES = (
                   unset="none"),
         ),
         _prelu,
+        weights=_prelu_weights,
     ),
     LayerType(
         "ELU",

@@ -13,6 +13,7 @@ from studio.core.model.layers.base import (
     LayerType,
     SetParam,
     Shape,
+    Weights,
 )
 from studio.core.model.params import Param, format_shape
 
@@ -72,6 +73,19 @@ def _attention(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]
     return (*query[:-1], out), projections + heads * size * out + out
 
 
+def _attention_weights(params: dict[str, Any], inputs: list[Shape]) -> Weights:
+    """A kernel and a bias per head for each of the query, key and value projections, then
+    the output projection's kernel from every head and its bias."""
+    query, value, key = _inputs(inputs)
+    heads, size = params["num_heads"], key_dim(params, query)
+    out = params["output_shape"] or query[-1]
+    projections = [weight for name, features in (("query", query), ("key", key),
+                                                 ("value", value))
+                   for weight in ((f"{name} kernel", (features[-1], heads, size)),
+                                  (f"{name} bias", (heads, size)))]
+    return [*projections, ("output kernel", (heads, size, out)), ("output bias", (out,))]
+
+
 def sizes(params: dict[str, Any], inputs: list[Shape]) -> tuple[int, int, int, int]:
     """How many query steps and value steps (all positions attended over), heads, and the
     size of each head's keys."""
@@ -114,6 +128,7 @@ TYPES = (
         ),
         _attention,
         max_inputs=3,
+        weights=_attention_weights,
         to_keras=_to_keras,
         call_arguments=ATTENTION_CALL,
     ),

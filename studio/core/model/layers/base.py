@@ -18,6 +18,11 @@ from studio.core.model.params import Param, format_shape
 Shape = tuple[int, ...]
 Infer = Callable[[dict[str, Any], list[Shape]], tuple[Shape, int]]
 """A shape rule: resolved parameters and input shapes to output shape and parameter count."""
+Weights = list[tuple[str, Shape]]
+"""A layer's weights as Keras gives them (``layer.get_weights()`` order): each one's name, as
+the inspector says it, and its shape."""
+WeightRule = Callable[[dict[str, Any], list[Shape]], Weights]
+"""A weight rule: resolved parameters and (valid) input shapes to the layer's weights."""
 KerasKwargs = Callable[[dict[str, Any], list[Shape]], dict[str, Any]]
 """A build hook: resolved parameters and input shapes to the keyword arguments of the Keras
 class, where a layer given to another (the one a wrapper wraps) is a ``Nested``."""
@@ -109,6 +114,11 @@ class InputArguments:
         return kept
 
 
+def no_weights(params: dict[str, Any], inputs: list[Shape]) -> Weights:
+    """The weight rule of layers that learn nothing."""
+    return []
+
+
 @dataclass(frozen=True)
 class LayerType:
     """A kind of layer: its parameters, how many inputs it takes and how it maps shapes."""
@@ -131,6 +141,18 @@ class LayerType:
     call_arguments: CallArguments | None = None
     """How its Keras layer is called, when not on its one input or a list of several (e.g.
     attention on ``query, value``); see ``arguments``."""
+    weights: WeightRule | None = no_weights
+    """The names and shapes of its weights (see ``weight_shapes``); by default it has none,
+    and None says they are not known without Keras (an imported or pre-trained layer)."""
+
+    def weight_shapes(self, params: dict[str, Any], inputs: list[Shape]) -> Weights | None:
+        """The names and shapes of the weights Keras gives this layer for ``params`` and
+        ``inputs``, in ``layer.get_weights()`` order, or None if they are not known without
+        Keras; raise LayerError if the layer cannot take them (see ``output``)."""
+        if self.weights is None:
+            return None
+        self.output(params, inputs)
+        return self.weights(self.resolved(params), inputs)
 
     def arguments(self, inputs: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """The positional and keyword arguments its Keras layer is called with on ``inputs``
@@ -213,6 +235,11 @@ def activation_param(default: str = "linear", required: bool = False) -> Param:
         choices=ACTIVATIONS,
         required=required,
     )
+
+
+def bias(params: dict[str, Any], units: int, name: str = "bias") -> Weights:
+    """A layer's bias of ``units`` values, if it has one (``use_bias``)."""
+    return [(name, (units,))] if params.get("use_bias", True) else []
 
 
 def use_bias_param() -> Param:

@@ -10,7 +10,10 @@ from studio.core.model.layers.base import (
     Infer,
     LayerType,
     Shape,
+    WeightRule,
+    Weights,
     activation_param,
+    bias,
     kernel_params,
     padding_param,
     ranked,
@@ -72,6 +75,34 @@ def _conv(layer: str, axes: int) -> Infer:
     return infer
 
 
+def _conv_weights(axes: int, transpose: bool = False) -> WeightRule:
+    """The weight rule of a plain convolution over ``axes`` axes: a kernel of the kernel's
+    sizes × input channels × filters (filters × input channels when transposed), and a
+    bias per filter."""
+
+    def weights(params: dict[str, Any], inputs: list[Shape]) -> Weights:
+        kernel = kernel_size_param(axes).sizes(params["kernel_size"])
+        channels, filters = inputs[0][-1], params["filters"]
+        pair = (filters, channels) if transpose else (channels, filters)
+        return [("kernel", (*kernel, *pair)), *bias(params, filters)]
+
+    return weights
+
+
+def _depthwise_weights(params: dict[str, Any], inputs: list[Shape]) -> Weights:
+    """A filter of the kernel's size per input channel and multiplier, then (separable) a
+    1 × 1 kernel mixing them into the filters, and a bias per output channel."""
+    kernel = kernel_size_param(2).sizes(params["kernel_size"])
+    channels, multiplier = inputs[0][-1], params["depth_multiplier"]
+    filters = params.get("filters")
+    if filters is None:
+        return [("kernel", (*kernel, channels, multiplier)),
+                *bias(params, channels * multiplier)]
+    return [("depthwise_kernel", (*kernel, channels, multiplier)),
+            ("pointwise_kernel", (1, 1, channels * multiplier, filters)),
+            *bias(params, filters)]
+
+
 def _transpose(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
     h, w, c = ranked(inputs, 3, "Conv2DTranspose", _INPUTS[2])
     kernel = kernel_size_param(2).sizes(params["kernel_size"])
@@ -117,6 +148,7 @@ def _conv_type(name: str, axes: int, help_text: str) -> LayerType:
         (_filters(), kernel_size_param(axes), strides_param(axes), padding,
          activation_param("relu"), use_bias_param(), *kernel_params()),
         _conv(name, axes),
+        weights=_conv_weights(axes),
     )
 
 
@@ -134,6 +166,7 @@ TYPES = (
         (_filters(), kernel_size_param(2), strides_param(2), padding_param(),
          activation_param("relu"), use_bias_param(), *kernel_params()),
         _transpose,
+        weights=_conv_weights(2, transpose=True),
     ),
     LayerType(
         "SeparableConv2D",
@@ -144,6 +177,7 @@ TYPES = (
          _depth_multiplier(), activation_param("relu"), use_bias_param(),
          *kernel_params("depthwise"), *kernel_params("pointwise")),
         _depthwise("SeparableConv2D"),
+        weights=_depthwise_weights,
     ),
     LayerType(
         "DepthwiseConv2D",
@@ -153,5 +187,6 @@ TYPES = (
         (kernel_size_param(2), strides_param(2), padding_param(), _depth_multiplier(),
          activation_param("linear"), use_bias_param(), *kernel_params("depthwise")),
         _depthwise("DepthwiseConv2D"),
+        weights=_depthwise_weights,
     ),
 )

@@ -9,7 +9,9 @@ from studio.core.model.layers.base import (
     LayerError,
     LayerType,
     Shape,
+    Weights,
     activation_param,
+    bias,
     kernel_params,
     same_shape,
     shape_list,
@@ -29,6 +31,12 @@ def _dense(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
     units = params["units"]
     weights = shape[-1] * units + (units if params["use_bias"] else 0)
     return (*shape[:-1], units), weights
+
+
+def dense_weights(params: dict[str, Any], inputs: list[Shape]) -> Weights:
+    """A kernel from the input's last axis to the units, and a bias per unit."""
+    units = params["units"]
+    return [("kernel", (inputs[0][-1], units)), *bias(params, units)]
 
 
 def _flatten(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
@@ -89,6 +97,7 @@ TYPES = (
             *kernel_params(),
         ),
         _dense,
+        weights=dense_weights,
     ),
     LayerType(
         "Flatten",

@@ -61,5 +61,6 @@ TYPES = (
         _opaque,
         max_inputs=64,
         free_form=True,
+        weights=None,  # not known without Keras
     ),
 )

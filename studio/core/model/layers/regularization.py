@@ -10,6 +10,8 @@ from studio.core.model.layers.base import (
     LayerType,
     SetParam,
     Shape,
+    WeightRule,
+    Weights,
     axis_index,
     ranked,
     same_shape,
@@ -49,6 +51,24 @@ def _groupnorm(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]
             SetParam("groups", divisor),
         )
     return shape, _learned_scale_and_shift(params, channels)
+
+
+def _batchnorm_weights(params: dict[str, Any], inputs: list[Shape]) -> Weights:
+    size = (inputs[0][-1],)
+    return [(name, size) for name in ("gamma", "beta", "moving_mean", "moving_variance")]
+
+
+def _scale_and_shift_weights(layer: str) -> WeightRule:
+    """The weight rule of a normalization that may learn a factor (gamma) and an offset
+    (beta) for each value along its axis, in that order."""
+
+    def weights(params: dict[str, Any], inputs: list[Shape]) -> Weights:
+        shape = inputs[0]
+        size = (shape[axis_index(params["axis"], shape, layer)],)
+        return [(name, size) for name, on in (("gamma", params["scale"]),
+                                               ("beta", params["center"])) if on]
+
+    return weights
 
 
 def _spatial_dropout(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
@@ -110,6 +130,7 @@ TYPES = (
             _epsilon(),
         ),
         _batchnorm,
+        weights=_batchnorm_weights,
     ),
     LayerType(
         "LayerNormalization",
@@ -118,6 +139,7 @@ TYPES = (
         "unlike BatchNormalization it does not depend on the batch.",
         _normalization_params("The axis whose values are normalized together."),
         _layernorm,
+        weights=_scale_and_shift_weights("LayerNormalization"),
     ),
     LayerType(
         "GroupNormalization",
@@ -130,5 +152,6 @@ TYPES = (
             *_normalization_params("The axis of the channels."),
         ),
         _groupnorm,
+        weights=_scale_and_shift_weights("GroupNormalization"),
     ),
 )

@@ -14,9 +14,12 @@ from studio.core.model.layers.base import (
     Nested,
     ReadConfig,
     Shape,
+    WeightRule,
+    Weights,
     activation_param,
     sequence_input,
 )
+from studio.core.model.layers.core import dense_weights
 from studio.core.model.params import Param, format_shape
 
 RECURRENT = {"SimpleRNN": (1, 1), "LSTM": (4, 1), "GRU": (3, 2)}
@@ -38,6 +41,33 @@ def _recurrent_output(layer: str, kind: str, params: dict[str, Any], inputs: lis
     return ((steps, units) if params["return_sequences"] else (units,)), weights
 
 
+def _recurrent_weights(kind: str, features: int, units: int, prefix: str = "") -> Weights:
+    """A recurrent layer's kernel, recurrent kernel and bias, one block per gate side by side
+    (a GRU's two biases as two rows)."""
+    gates, biases = RECURRENT[kind]
+    width = gates * units
+    return [(f"{prefix}kernel", (features, width)), (f"{prefix}recurrent_kernel", (units, width)),
+            (f"{prefix}bias", (width,) if biases == 1 else (biases, width))]
+
+
+def _recurrent_weight_rule(kind: str) -> WeightRule:
+    def weights(params: dict[str, Any], inputs: list[Shape]) -> Weights:
+        return _recurrent_weights(kind, inputs[0][-1], params["units"])
+
+    return weights
+
+
+def _bidirectional_weights(params: dict[str, Any], inputs: list[Shape]) -> Weights:
+    """The forward layer's weights, then the backward one's."""
+    features, units = inputs[0][-1], params["units"]
+    return [weight for way in ("forward", "backward")
+            for weight in _recurrent_weights(params["layer"], features, units, f"{way} ")]
+
+
+def _embedding_weights(params: dict[str, Any], inputs: list[Shape]) -> Weights:
+    return [("embeddings", (params["input_dim"], params["output_dim"]))]
+
+
 def _recurrent(layer: str) -> Infer:
     def infer(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
         return _recurrent_output(layer, layer, params, inputs)
@@ -56,7 +86,8 @@ def _return_sequences() -> Param:
 
 def _recurrent_type(name: str, help_text: str, *extra: Param) -> LayerType:
     return LayerType(
-        name, "Sequence", help_text, (_units(), *extra, _return_sequences()), _recurrent(name)
+        name, "Sequence", help_text, (_units(), *extra, _return_sequences()), _recurrent(name),
+        weights=_recurrent_weight_rule(name),
     )
 
 
@@ -125,6 +156,7 @@ TYPES = (
                   required=True),
         ),
         _embedding,
+        weights=_embedding_weights,
     ),
     _recurrent_type(
         "SimpleRNN",
@@ -152,6 +184,7 @@ TYPES = (
                   choices=MERGE_MODES),
         ),
         _bidirectional,
+        weights=_bidirectional_weights,
         to_keras=_BIDIRECTIONAL[0],
         unwrap_config=_BIDIRECTIONAL[1],
     ),
@@ -166,6 +199,7 @@ TYPES = (
             activation_param("linear"),
         ),
         _time_distributed,
+        weights=dense_weights,  # its Dense always has a bias
         to_keras=_TIME_DISTRIBUTED[0],
         unwrap_config=_TIME_DISTRIBUTED[1],
     ),
