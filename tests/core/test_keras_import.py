@@ -209,14 +209,28 @@ def nested_sequential():
                              keras.layers.Dense(2, activation="softmax", name="out")])
 
 
-@pytest.mark.parametrize(("build", "edges"), [
-    (nested_functional, [("inputs", "d1"), ("d1", "dense"), ("inputs", "other_dense"),
-                         ("dense", "add"), ("other_dense", "add"), ("add", "out")]),
-    (nested_sequential, [("inputs", "d1"), ("d1", "d2"), ("d2", "out")]),
+def nested_two_inputs():
+    """A functional model holding one with two inputs, fed by a layer and by an input."""
+    a, b = keras.Input((4,), name="a"), keras.Input((4,), name="b")
+    joined = keras.layers.Concatenate(name="cat")([a, keras.layers.Dense(4, name="d1")(b)])
+    inner_fn = keras.Model([a, b], joined, name="inner_fn")
+    inputs, extra = keras.Input((4,), name="inputs"), keras.Input((4,), name="extra")
+    hidden = keras.layers.Dense(4, name="dx")(inputs)
+    return keras.Model([inputs, extra], keras.layers.Dense(2, name="out")(inner_fn([hidden,
+                                                                                     extra])))
+
+
+@pytest.mark.parametrize(("build", "holder", "edges"), [
+    (nested_functional, "inner_seq", [
+        ("inputs", "d1"), ("d1", "dense"), ("inputs", "other_dense"), ("dense", "add"),
+        ("other_dense", "add"), ("add", "out")]),
+    (nested_sequential, "inner_fn", [("inputs", "d1"), ("d1", "d2"), ("d2", "out")]),
+    (nested_two_inputs, "inner_fn", [("inputs", "dx"), ("extra", "d1"), ("dx", "cat"),
+                                     ("d1", "cat"), ("cat", "out")]),
 ])
 @pytest.mark.parametrize("suffix", [".keras", ".h5"])
 def test_nested_models_are_flattened_into_editable_layers_and_round_trip(tmp_path, build,
-                                                                          edges, suffix):
+                                                                          holder, edges, suffix):
     model = build()
     project = round_trip(model, tmp_path / f"nested{suffix}")
     graph = project.graph
@@ -224,8 +238,7 @@ def test_nested_models_are_flattened_into_editable_layers_and_round_trip(tmp_pat
     assert graph.ids()[0] == "inputs" and graph.ids()[-1] == "out"
     assert all(node.type != OPAQUE_TYPE for node in graph.nodes)
     weights = import_model_with_weights(tmp_path / f"nested{suffix}")[1]
-    d1 = model.get_layer("inner_seq" if build is nested_functional else "inner_fn").get_layer(
-        "d1")
+    d1 = model.get_layer(holder).get_layer("d1")  # the layer nested in ``holder``
     for ours, theirs in zip(weights["d1"], d1.get_weights(), strict=True):
         np.testing.assert_array_equal(ours, theirs)
     assert not analyze(graph).problems

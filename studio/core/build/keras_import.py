@@ -273,7 +273,7 @@ def _flattened(model: Any, models: tuple[str, ...] = (), feeds: list[str] | None
     inputs of its own: its InputLayers stand for the layers ``feeds`` names."""
     import keras
 
-    layers, input_names, output_names = _structure(model, nested=feeds is not None)
+    layers, input_names, output_names = _structure(model)
     if feeds is not None and len(feeds) != len(input_names):
         raise ImportFailure(
             f"nested model {models[-1]} takes {len(input_names)} inputs but is given "
@@ -345,22 +345,18 @@ def _node(node_id: str, layer: _Layer, inputs: list[Shape]
     return node, shape, keras_object.get_weights()
 
 
-def _structure(model: Any, *, nested: bool = False) -> tuple[list[_Layer], list[str], list[str]]:
-    """The model's layers with their sources, and the names of its input and output layers.
-    A ``nested`` Sequential model may lack an InputLayer: its input is then named ``""``."""
+def _structure(model: Any) -> tuple[list[_Layer], list[str], list[str]]:
+    """The model's layers with their sources, and the names of its input and output layers."""
     config = as_original(model.get_config())
     entries = config.get("layers")
     if not isinstance(entries, list) or not entries:
         raise ImportFailure("the model's structure is not stored as layers, so it cannot be read.")
     if "input_layers" not in config:  # a Sequential model: a chain after its InputLayer
-        names = [e["config"]["name"] for e in entries]
         if entries[0]["class_name"] != "InputLayer":
-            if not nested:
-                raise ImportFailure("the Sequential model was never built, so its input shape "
-                                    "is unknown.")
-            names = ["", *names]  # fed by whatever feeds the nested model
-        layers = [_Layer(e, names[i : i + 1] if names[0] == "" else names[i - 1 : i])
-                  for i, e in enumerate(entries)]
+            raise ImportFailure("the Sequential model was never built, so its input shape is "
+                                "unknown.")
+        names = [e["config"]["name"] for e in entries]
+        layers = [_Layer(e, names[i - 1 : i]) for i, e in enumerate(entries)]
         return layers, names[:1], names[-1:]
     names = {layer.name for layer in model.layers}
     for entry in entries:
@@ -444,7 +440,9 @@ def _refuse_settings(name: str, kwargs: dict[str, Any]) -> None:
     """Refuse a call with settings other than its inputs."""
     # Keras records the training flag of the call that built the model, but a running model
     # passes its own to every layer, so the recorded one changes nothing.
-    settings = [key for key, value in kwargs.items() if value is not None and key != "training"]
+    # A functional model called on several inputs records a mask of None for each.
+    settings = [key for key, value in kwargs.items() if key != "training" and not (
+        value is None or isinstance(value, list) and all(item is None for item in value))]
     if settings:
         raise ImportFailure(
             f"layer {name} is called with {', '.join(settings)}, which Layer Studio cannot "
@@ -469,18 +467,18 @@ def _node_ids(paths: list[tuple[str, ...]]) -> list[str]:
     ids: list[str] = []
     taken: set[str] = set()
     for path in paths:
-        names = [_valid_id(path[-1]), _valid_id("_".join(path))]
-        candidate = next((name for name in names if name not in taken), None)
-        index = 1
-        while candidate is None or candidate in taken:
+        own, prefixed = _valid_id(path[-1]), _valid_id("_".join(path))
+        candidate, index = own if own not in taken else prefixed, 1
+        while candidate in taken:
             index += 1
-            candidate = f"{names[-1]}_{index}"
+            candidate = f"{prefixed}_{index}"
         ids.append(candidate)
         taken.add(candidate)
     return ids
 
 
 def _valid_id(name: str) -> str:
+    """``name`` as a node id: word characters only, not starting with a digit."""
     base = re.sub(r"\W", "_", name, flags=re.ASCII)[:90] or "layer"
     return base if not base[0].isdigit() else f"_{base}"
 
