@@ -51,8 +51,15 @@ def round_trip(model, path):
 
 
 def _layers(model):
-    """The model's layers; a Sequential model does not list its InputLayer."""
-    return [layer for layer in model.layers if not isinstance(layer, keras.layers.InputLayer)]
+    """The model's layers, those of its nested models in their place, without InputLayers
+    (a Sequential model does not list its own)."""
+    found = []
+    for layer in model.layers:
+        if isinstance(layer, keras.Model):
+            found += _layers(layer)
+        elif not isinstance(layer, keras.layers.InputLayer):
+            found.append(layer)
+    return found
 
 
 def _outputs(prediction):
@@ -178,21 +185,93 @@ def test_legacy_h5_round_trip(tmp_path):
     assert project.graph.node("left").type == "Conv2D"
 
 
-def test_nested_models_stay_opaque_and_round_trip(tmp_path):
-    inner_seq = keras.Sequential(
-        [keras.Input((8,)), keras.layers.Dense(5, name="d1"), keras.layers.Dense(3, name="d2")],
-        name="inner_seq",
-    )
-    x = keras.Input((8,), name="x")
-    inner_fn = keras.Model(x, keras.layers.Dense(3, activation="relu", name="d3")(x),
+def nested_functional():
+    """A functional model holding a Sequential model that holds a functional one (two levels
+    deep), beside a second Sequential model whose layer has the same name as a nested one."""
+    x = keras.Input((6,), name="x")
+    inner_fn = keras.Model(x, keras.layers.Dense(3, activation="relu", name="dense")(x),
                            name="inner_fn")
+    inner_seq = keras.Sequential([keras.Input((8,)), keras.layers.Dense(6, name="d1"), inner_fn],
+                                 name="inner_seq")
+    other = keras.Sequential([keras.Input((8,)), keras.layers.Dense(3, name="dense")],
+                             name="other")
     inputs = keras.Input((8,), name="inputs")
-    joined = keras.layers.Add(name="add")([inner_seq(inputs), inner_fn(inputs)])
-    model = keras.Model(inputs, keras.layers.Dense(2, name="out")(joined))
-    project = round_trip(model, tmp_path / "nested.keras")
-    assert project.graph.node("inner_seq").params["class_name"] == "Sequential"
-    assert project.graph.node("inner_fn").params["class_name"] == "Functional"
-    assert project.graph.node("inner_fn").params["param_count"] == 27
+    joined = keras.layers.Add(name="add")([inner_seq(inputs), other(inputs)])
+    return keras.Model(inputs, keras.layers.Dense(2, name="out")(joined))
+
+
+def nested_sequential():
+    """A Sequential model holding a functional model, whose output the next layer takes."""
+    x = keras.Input((8,), name="x")
+    hidden = keras.layers.Dense(5, activation="tanh", name="d1")(x)
+    inner_fn = keras.Model(x, keras.layers.Dense(4, name="d2")(hidden), name="inner_fn")
+    return keras.Sequential([keras.Input((8,), name="inputs"), inner_fn,
+                             keras.layers.Dense(2, activation="softmax", name="out")])
+
+
+def nested_two_inputs():
+    """A functional model holding one with two inputs, fed by a layer and by an input."""
+    a, b = keras.Input((4,), name="a"), keras.Input((4,), name="b")
+    joined = keras.layers.Concatenate(name="cat")([a, keras.layers.Dense(4, name="d1")(b)])
+    inner_fn = keras.Model([a, b], joined, name="inner_fn")
+    inputs, extra = keras.Input((4,), name="inputs"), keras.Input((4,), name="extra")
+    hidden = keras.layers.Dense(4, name="dx")(inputs)
+    return keras.Model([inputs, extra], keras.layers.Dense(2, name="out")(inner_fn([hidden,
+                                                                                     extra])))
+
+
+@pytest.mark.parametrize(("build", "holder", "edges"), [
+    (nested_functional, "inner_seq", [
+        ("inputs", "d1"), ("d1", "dense"), ("inputs", "other_dense"), ("dense", "add"),
+        ("other_dense", "add"), ("add", "out")]),
+    (nested_sequential, "inner_fn", [("inputs", "d1"), ("d1", "d2"), ("d2", "out")]),
+    (nested_two_inputs, "inner_fn", [("inputs", "dx"), ("extra", "d1"), ("dx", "cat"),
+                                     ("d1", "cat"), ("cat", "out")]),
+])
+@pytest.mark.parametrize("suffix", [".keras", ".h5"])
+def test_nested_models_are_flattened_into_editable_layers_and_round_trip(tmp_path, build,
+                                                                          holder, edges, suffix):
+    model = build()
+    project = round_trip(model, tmp_path / f"nested{suffix}")
+    graph = project.graph
+    assert sorted(graph.edges) == sorted(edges)
+    assert graph.ids()[0] == "inputs" and graph.ids()[-1] == "out"
+    assert all(node.type != OPAQUE_TYPE for node in graph.nodes)
+    weights = import_model_with_weights(tmp_path / f"nested{suffix}")[1]
+    d1 = model.get_layer(holder).get_layer("d1")  # the layer nested in ``holder``
+    for ours, theirs in zip(weights["d1"], d1.get_weights(), strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+    assert not analyze(graph).problems
+
+
+def _shared_nested(inputs):
+    inner = keras.Sequential([keras.Input((4,)), keras.layers.Dense(4, name="d")], name="inner")
+    return inner(inner(inputs))
+
+
+def _two_outputs(inputs, used):
+    x = keras.Input((4,))
+    inner = keras.Model(x, [keras.layers.Dense(2, name="a")(x), keras.layers.Dense(3, name="b")(x)],
+                        name="inner")
+    return keras.layers.Dense(2, name="out")(inner(inputs)[used])
+
+
+@pytest.mark.parametrize(("build", "words"), [
+    (_shared_nested, "layer inner is used 2 times (shared weights); each Layer Studio layer is "
+                     "used once."),
+    (lambda inputs: _two_outputs(inputs, 0),
+     "nested model inner has 2 outputs; Layer Studio flattens only nested models with one "
+     "output."),
+    (lambda inputs: _two_outputs(inputs, 1),
+     "the model uses output 2 of layer inner; Layer Studio layers have one output."),
+])
+def test_nested_models_that_cannot_be_flattened_are_refused_in_one_line(tmp_path, build,
+                                                                        words):
+    inputs = keras.Input((4,))
+    keras.Model(inputs, build(inputs)).save(tmp_path / "m.keras")
+    with pytest.raises(ImportFailure) as failure:
+        import_model(tmp_path / "m.keras")
+    assert str(failure.value) == f"m.keras: {words}"
 
 
 def test_a_sequential_model_becomes_a_chain(tmp_path):

@@ -1,5 +1,6 @@
 """A Keras 2 file (Teachable Machine's nested shape, see tests/keras2_files.py) opens in the Try
-tab's "Open model file…" and answers as its model does, and File > Import shows it."""
+tab's "Open model file…" and answers as its model does, and File > Import shows its
+nested models flattened into one graph of their layers."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
 from studio.gui.data.preprocessing_dialog import PreprocessingDialog
-from tests.core.test_keras2_files import image_file
+from tests.core.test_keras2_files import TEACHABLE_NODES, image_file
 from tests.gui.support import RUN_TIMEOUT_MS
 from tests.gui.test_keras_files_gui import choose_file, import_with_ctrl_i
 from tests.keras2_files import teachable_machine_h5
@@ -51,7 +52,7 @@ def test_file_import_shows_a_keras_2_file_on_the_canvas(window, qtbot, monkeypat
     choose_file(monkeypatch, keras2.path)
     import_with_ctrl_i(window, qtbot)
     graph = window.doc.project.graph
-    assert graph.ids() == ["sequential_1_input", "sequential_1", "sequential_2"]
+    assert [(node.id, node.type) for node in graph.nodes] == TEACHABLE_NODES  # flattened
     assert set(window.scene.nodes) == set(graph.ids())
     assert window.doc.analysis().total_params == keras2.reference.count_params()
     assert window.statusBar().currentMessage() == "Imported keras_model.h5"

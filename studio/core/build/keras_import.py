@@ -1,11 +1,13 @@
 """Importing Keras models (``.keras`` and legacy ``.h5`` files) as projects, with their weights.
 
 A Keras layer becomes a node of its registry type only if that type can express every one of
-its settings: rebuilding the node must give the same Keras config. Anything else, including a
-nested Sequential or functional model, becomes one opaque ``Keras`` node that keeps the full
-config and the shapes recorded here. Files are read without running code: a Lambda layer is
-refused unless the file is trusted, and even then its function is never loaded (a stand-in
-takes its place, see ``code_stand_ins``) and its node stays opaque and is never rebuilt.
+its settings: rebuilding the node must give the same Keras config. Anything else becomes an
+opaque ``Keras`` node that keeps the full config and the shapes recorded here. A nested
+Sequential or functional model is flattened into the graph: its layers become nodes in its
+place, its inputs dissolve into the wires from what feeds it, and its output feeds what it
+fed. Files are read without running code: a Lambda layer is refused unless the file is
+trusted, and even then its function is never loaded (a stand-in takes its place, see
+``code_stand_ins``) and its node stays opaque and is never rebuilt.
 """
 
 from __future__ import annotations
@@ -50,10 +52,19 @@ class CodeRefused(ImportFailure):
 
 @dataclass
 class _Layer:
-    """One layer of the model's config, and the names of the layers feeding it, in order."""
+    """One layer of the model's config, and the names of the layers feeding it, in order;
+    once flattened, also the names of the nested models holding it (outermost first) and its
+    Keras layer, with its sources given by their flat keys."""
 
     entry: dict[str, Any]
     sources: list[str]
+    models: tuple[str, ...] = ()
+    keras_object: Any = None
+
+    @property
+    def key(self) -> str:
+        """The layer's name, unique across the nested models, as its path of names."""
+        return "/".join((*self.models, self.name))
 
     @property
     def name(self) -> str:
@@ -232,36 +243,92 @@ def _from_config(path: Path, config: dict[str, Any]) -> Any:
 
 
 def _convert(model: Any) -> tuple[Graph, Weights]:
-    layers, input_names, output_names = _structure(model)
-    if set(input_names) & set(output_names):
-        raise ImportFailure("the model has no layers between its input and output.")
-    by_name = {layer.name: layer for layer in layers}
-    ids = _node_ids(list(by_name))
-    names = {node_id: name for name, node_id in ids.items()}
-    middle = [n for n in by_name if n not in input_names and n not in output_names]
-    order = [ids[n] for n in input_names + middle + output_names]
+    layers, input_keys, output_keys = _flattened(model)
+    _check_endpoints(layers, input_keys, output_keys)
+    by_key = {layer.key: layer for layer in layers}
+    ids = _node_ids([layer.models + (layer.name,) for layer in layers])
+    keys = {node_id: layer.key for layer, node_id in zip(layers, ids, strict=True)}
+    id_of = {key: node_id for node_id, key in keys.items()}
+    middle = [k for k in by_key if k not in input_keys and k not in output_keys]
+    order = [id_of[k] for k in input_keys + middle + output_keys]
     wiring = Graph(
         nodes=[Node(node_id, OPAQUE_TYPE) for node_id in order],
-        edges=[(ids[src], node_id) for node_id in order for src in by_name[names[node_id]].sources],
+        edges=[(id_of[src], node_id) for node_id in order for src in by_key[keys[node_id]].sources],
     )
     nodes: dict[str, Node] = {}
     shapes: dict[str, Shape] = {}
     weights: Weights = {}
     for node_id in wiring.topological_order():
         inputs = [shapes[src] for src in wiring.inputs_of(node_id)]
-        layer = by_name[names[node_id]]
-        nodes[node_id], shapes[node_id], weights[node_id] = _node(model, node_id, layer, inputs)
+        layer = by_key[keys[node_id]]
+        nodes[node_id], shapes[node_id], weights[node_id] = _node(node_id, layer, inputs)
     return Graph(nodes=[nodes[node_id] for node_id in order], edges=wiring.edges), weights
 
 
-def _node(
-    model: Any, node_id: str, layer: _Layer, inputs: list[Shape]
-) -> tuple[Node, Shape, list[np.ndarray]]:
+def _flattened(model: Any, models: tuple[str, ...] = (), feeds: list[str] | None = None
+               ) -> tuple[list[_Layer], list[str], list[str]]:
+    """The layers of ``model`` with those of its nested models in their place, each knowing
+    its Keras layer and fed by the flat keys of its sources; and the keys of the model's
+    inputs and outputs. A nested model (``models`` names it and those holding it) has no
+    inputs of its own: its InputLayers stand for the layers ``feeds`` names."""
+    import keras
+
+    layers, input_names, output_names = _structure(model)
+    if feeds is not None and len(feeds) != len(input_names):
+        raise ImportFailure(
+            f"nested model {models[-1]} takes {len(input_names)} inputs but is given "
+            f"{len(feeds)}, which Layer Studio cannot record."
+        )
+    keys = dict(zip(input_names, feeds or [], strict=False))
+    flat: list[_Layer] = []
+    for layer in layers:
+        if layer.name in keys:  # a nested model's input: the wire from what feeds it
+            continue
+        missing = [source for source in layer.sources if source not in keys]
+        if missing:
+            raise ImportFailure(f"layer {layer.name} is listed before {missing[0]}, which "
+                                "feeds it, so Layer Studio cannot read the model's order.")
+        sources = [keys[source] for source in layer.sources]
+        keras_object = None if layer.class_name == "InputLayer" else model.get_layer(layer.name)
+        if isinstance(keras_object, keras.Model):
+            inner, _, outputs = _flattened(keras_object, (*models, layer.name), sources)
+            if len(outputs) != 1:
+                raise ImportFailure(
+                    f"nested model {layer.name} has {len(outputs)} outputs; Layer Studio "
+                    "flattens only nested models with one output."
+                )
+            flat += inner
+            keys[layer.name] = outputs[0]
+            continue
+        flat.append(_Layer(layer.entry, sources, models, keras_object))
+        keys[layer.name] = flat[-1].key
+    return flat, [keys[name] for name in input_names], [keys[name] for name in output_names]
+
+
+def _check_endpoints(layers: list[_Layer], input_keys: list[str], output_keys: list[str]
+                     ) -> None:
+    """Refuse outputs the graph cannot have: an input, a layer feeding another, or one
+    listed twice."""
+    if set(input_keys) & set(output_keys):
+        raise ImportFailure("the model has no layers between its input and output.")
+    for layer in layers:
+        used = [out for out in output_keys if out in layer.sources]
+        if used:
+            raise ImportFailure(
+                f"layer {used[0].rsplit('/', 1)[-1]} is both an output and the input of "
+                f"{layer.name}; Layer Studio models output only from layers that feed nothing."
+            )
+    if len(set(output_keys)) != len(output_keys):
+        raise ImportFailure("the same layer is listed twice among the model's outputs.")
+
+
+def _node(node_id: str, layer: _Layer, inputs: list[Shape]
+          ) -> tuple[Node, Shape, list[np.ndarray]]:
     """The node for one layer, its output shape and its weights."""
     if layer.class_name == "InputLayer":
         shape = _input_shape(layer)
         return Node(node_id, "Input", {"shape": list(shape)}), shape, []
-    keras_object = model.get_layer(layer.name)
+    keras_object = layer.keras_object
     shape = _output_shape(keras_object, layer, inputs)
     config = _plain(layer.entry["config"], layer.name)
     known = _known_params(node_id, layer.class_name, config, inputs)
@@ -300,18 +367,7 @@ def _structure(model: Any) -> tuple[list[_Layer], list[str], list[str]]:
                 "only."
             )
     layers = [_Layer(e, _sources(e)) for e in entries]
-    inputs = _endpoints(config["input_layers"])
-    outputs = _endpoints(config["output_layers"])
-    for layer in layers:
-        used = [out for out in outputs if out in layer.sources]
-        if used:
-            raise ImportFailure(
-                f"layer {used[0]} is both an output and the input of {layer.name}; Layer "
-                "Studio models output only from layers that feed nothing."
-            )
-    if len(set(outputs)) != len(outputs):
-        raise ImportFailure("the same layer is listed twice among the model's outputs.")
-    return layers, inputs, outputs
+    return layers, _endpoints(config["input_layers"]), _endpoints(config["output_layers"])
 
 
 def _endpoints(refs: list[Any]) -> list[str]:
@@ -384,7 +440,9 @@ def _refuse_settings(name: str, kwargs: dict[str, Any]) -> None:
     """Refuse a call with settings other than its inputs."""
     # Keras records the training flag of the call that built the model, but a running model
     # passes its own to every layer, so the recorded one changes nothing.
-    settings = [key for key, value in kwargs.items() if value is not None and key != "training"]
+    # A functional model called on several inputs records a mask of None for each.
+    settings = [key for key, value in kwargs.items() if key != "training" and not (
+        value is None or isinstance(value, list) and all(item is None for item in value))]
     if settings:
         raise ImportFailure(
             f"layer {name} is called with {', '.join(settings)}, which Layer Studio cannot "
@@ -402,20 +460,27 @@ def _tensor_source(name: str, tensor: Any) -> str:
     return source
 
 
-def _node_ids(names: list[str]) -> dict[str, str]:
-    """A valid, unique node id for each Keras layer name, as close to the name as possible."""
-    ids: dict[str, str] = {}
+def _node_ids(paths: list[tuple[str, ...]]) -> list[str]:
+    """A valid, unique node id for each Keras layer, given as the names of the nested models
+    holding it and its own: its own name where no other layer takes it first, else prefixed
+    with the names of its nested models, else numbered."""
+    ids: list[str] = []
     taken: set[str] = set()
-    for name in names:
-        base = re.sub(r"\W", "_", name, flags=re.ASCII)[:90] or "layer"
-        base = base if not base[0].isdigit() else f"_{base}"
-        candidate, index = base, 1
+    for path in paths:
+        own, prefixed = _valid_id(path[-1]), _valid_id("_".join(path))
+        candidate, index = own if own not in taken else prefixed, 1
         while candidate in taken:
             index += 1
-            candidate = f"{base}_{index}"
-        ids[name] = candidate
+            candidate = f"{prefixed}_{index}"
+        ids.append(candidate)
         taken.add(candidate)
     return ids
+
+
+def _valid_id(name: str) -> str:
+    """``name`` as a node id: word characters only, not starting with a digit."""
+    base = re.sub(r"\W", "_", name, flags=re.ASCII)[:90] or "layer"
+    return base if not base[0].isdigit() else f"_{base}"
 
 
 def _input_shape(layer: _Layer) -> Shape:
