@@ -371,8 +371,8 @@ TESTED = [n for n in REGISTRY if n not in ELSEWHERE]
 
 
 def test_every_layer_type_has_cases():
-    assert set(TESTED) | ELSEWHERE == set(REGISTRY)
-    assert set(CASES) == set(TESTED)
+    assert ELSEWHERE <= set(REGISTRY)
+    assert set(CASES) == set(REGISTRY) - ELSEWHERE
 
 
 @pytest.mark.parametrize("name", TESTED)
