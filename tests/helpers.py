@@ -9,10 +9,11 @@ from studio.core.model.graph import Graph, Node
 from studio.core.project.document import Project
 
 
-def digit_folder(folder: Path, per_class: int = 12) -> Path:
-    """An image folder of two classes (``0``, ``1``) of random 20 × 20 grey PNGs."""
+def digit_folder(folder: Path, per_class: int = 12, classes: str = "01") -> Path:
+    """An image folder of random 20 × 20 grey PNGs, a subfolder per class: one for each
+    character of ``classes`` (by default two, ``0`` and ``1``)."""
     rng = np.random.default_rng(0)
-    for digit in "01":
+    for digit in classes:
         (folder / digit).mkdir(parents=True)
         for i in range(per_class):
             pixels = rng.integers(0, 256, (20, 20), dtype=np.uint8)

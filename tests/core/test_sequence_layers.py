@@ -15,9 +15,12 @@ from studio.core.model.graph import Graph, Node
 from studio.core.model.layers import OPAQUE_TYPE
 from studio.core.model.registry import REGISTRY
 from tests.core.test_code_export import summary
-from tests.core.test_keras_import import round_trip, types
+from tests.core.test_keras_import import KERNEL_DEFAULTS, round_trip, types
 
 layers = keras.layers
+RECURRENT_DEFAULTS = {**KERNEL_DEFAULTS, "recurrent_initializer": "orthogonal",
+                      "recurrent_regularizer": "none", "recurrent_regularizer_factor": 0.01}
+"""A recurrent layer's weights' settings as Keras has them by default."""
 
 
 def attention_graph(*shapes: list[int], **params) -> Graph:
@@ -120,37 +123,56 @@ def sequence_model():
     text = keras.Input((6, 8), name="text")
     other = keras.Input((4, 5), name="other")
     attended = layers.MultiHeadAttention(2, 4, name="self")(text, text)
-    crossed = layers.MultiHeadAttention(2, 3, output_shape=8, name="cross")(
+    crossed = layers.MultiHeadAttention(2, 3, output_shape=8, name="cross",
+                                        kernel_initializer="he_normal")(
         query=attended, value=other, key=other)
     keyed = layers.MultiHeadAttention(1, 2, name="keyed")(crossed, other, other)
-    both = layers.Bidirectional(layers.GRU(3, return_sequences=True), merge_mode="sum",
-                                name="both")(keyed)
-    steps = layers.TimeDistributed(layers.Dense(5, activation="relu"), name="steps")(both)
-    simple = layers.SimpleRNN(4, activation="relu", name="simple")(steps)
+    gru = layers.GRU(3, return_sequences=True, kernel_initializer="lecun_normal",
+                     recurrent_regularizer=keras.regularizers.L2(0.25))
+    both = layers.Bidirectional(gru, merge_mode="sum", name="both")(keyed)
+    steps = layers.TimeDistributed(layers.Dense(5, activation="relu", kernel_regularizer="l2"),
+                                   name="steps")(both)
+    simple = layers.SimpleRNN(4, activation="relu", recurrent_initializer="glorot_uniform",
+                              name="simple")(steps)
     repeated = layers.RepeatVector(3, name="repeat")(simple)
     last = layers.Bidirectional(layers.LSTM(2), name="last")(repeated)
     return keras.Model([text, other], layers.Dense(2, name="out")(last))
 
 
 def test_a_keras_model_with_attention_and_sequence_layers_imports_as_editable_nodes(tmp_path):
-    project = round_trip(sequence_model(), tmp_path / "sequence.keras")
+    model = sequence_model()
+    project = round_trip(model, tmp_path / "sequence.keras")
     assert OPAQUE_TYPE not in types(project)
     graph = project.graph
     assert graph.inputs_of("self") == ["text"]
     assert graph.inputs_of("cross") == ["self", "other"]
     assert graph.inputs_of("keyed") == ["cross", "other"]
     assert graph.node("cross").params == {"num_heads": 2, "key_dim": 3, "dropout": 0.0,
-                                          "output_shape": 8}
-    assert graph.node("both").params == {"layer": "GRU", "units": 3, "return_sequences": True,
-                                         "merge_mode": "sum"}
-    assert graph.node("last").params["layer"] == "LSTM"
-    assert graph.node("steps").params == {"units": 5, "activation": "relu"}
+                                          "output_shape": 8, **KERNEL_DEFAULTS,
+                                          "kernel_initializer": "he_normal"}
+    assert graph.node("both").params == {
+        "layer": "GRU", "units": 3, "return_sequences": True, "merge_mode": "sum",
+        **RECURRENT_DEFAULTS, "kernel_initializer": "lecun_normal",
+        "recurrent_regularizer": "l2", "recurrent_regularizer_factor": 0.25}
+    assert graph.node("last").params == {"layer": "LSTM", "units": 2, "return_sequences": False,
+                                         "merge_mode": "concat", **RECURRENT_DEFAULTS}
+    assert graph.node("steps").params == {"units": 5, "activation": "relu", **KERNEL_DEFAULTS,
+                                          "kernel_regularizer": "l2"}
     assert graph.node("simple").params == {"units": 4, "activation": "relu",
-                                           "return_sequences": False}
+                                           "return_sequences": False, **RECURRENT_DEFAULTS,
+                                           "recurrent_initializer": "glorot_uniform"}
     assert graph.node("repeat").params == {"n": 3}
+    rebuilt = build_keras_model(graph)
+    both = rebuilt.get_layer("both")
+    for gru in (both.forward_layer, both.backward_layer):  # the wrapped layers get them too
+        assert gru.recurrent_regularizer.get_config() == {"l2": 0.25}
+        assert type(gru.cell.kernel_initializer).__name__ == "LecunNormal"
+    assert rebuilt.get_layer("steps").layer.kernel_regularizer.get_config() == {"l2": 0.01}
+    assert type(rebuilt.get_layer("cross")._kernel_initializer).__name__ == "HeNormal"
 
     code = model_code(graph, project.name)  # made for other data than MNIST-10k's
-    assert "Bidirectional(\n        layer=keras.layers.GRU(units=3, return_sequences=True)" in code
+    assert ("Bidirectional(\n        layer=keras.layers.GRU(units=3, return_sequences=True, "
+            "kernel_initializer='lecun_normal'") in code
     namespace = {"keras": keras}
     exec(code, namespace)  # noqa: S102 - our own output
     assert summary(namespace["build_model"]()) == summary(build_keras_model(graph))

@@ -16,6 +16,7 @@ from studio.core.model.weights import use_random_weights
 from studio.core.project.document import DatasetChoice, TrainingSettings
 from studio.core.project.templates import TEMPLATES, TRANSFER_INPUT, blank_project, from_template
 from studio.core.training.trainer import train
+from tests.helpers import digit_folder
 
 TRANSFER = {"mobilenetv2": "MobileNetV2", "resnet50": "ResNet50", "vgg16": "VGG16",
             "efficientnetb0": "EfficientNetB0"}
@@ -28,7 +29,8 @@ IMAGES = dataclasses.replace(MNIST_10K, name="images", title="Images",
 
 
 def test_the_gallery_has_every_template():
-    assert FITS_MNIST == ["alexnet", "cnn", "lenet5", "mlp", "resnet", "vgg"]
+    assert FITS_MNIST == ["alexnet", "cnn", "cnn1d", "lenet5", "mlp", "mobilenet_small",
+                          "resnet", "unet", "vgg"]
     for template in TEMPLATES.values():
         assert template.title and template.category and len(template.description) > 100
 
@@ -84,6 +86,69 @@ def test_resnet_has_identity_and_projection_shortcuts():
     assert shortcut_types == ["Activation", "BatchNormalization", "BatchNormalization"]
     projections = [n for n in graph.nodes if n.type == "Conv2D" and n.params["kernel_size"] == 1]
     assert [p.params["strides"] for p in projections] == [2, 2]
+
+
+def test_the_unet_joins_each_encoder_level_to_the_decoder_at_the_same_size():
+    graph = from_template("unet").graph
+    report = analyze(graph, MNIST_10K)
+    shape = {i: r.output_shape for i, r in report.nodes.items()}
+    joins = [n.id for n in graph.nodes if n.type == "Concatenate"]
+    assert len(joins) == 2
+    for join in joins:
+        up, skip = graph.inputs_of(join)
+        assert graph.node(up).type == "Conv2DTranspose"
+        assert graph.node(skip).type == "Conv2D" and graph.outputs_of(skip)[0].startswith(
+            "max_pooling2d")  # the encoder's features just before it pools them
+        assert shape[up][:2] == shape[skip][:2]
+    assert [shape[j] for j in joins] == [(14, 14, 64), (28, 28, 32)]
+    assert shape["conv2d_6"] == (7, 7, 64)  # the bottom of the U
+    # The classification head reads the full-resolution features; a per-pixel head will
+    # take its place when segmentation arrives.
+    head = graph.topological_order()[-3:]
+    assert [graph.node(i).type for i in head] == ["Conv2D", "GlobalAveragePooling2D", "Dense"]
+    assert graph.node(head[0]).params["kernel_size"] == 1 and shape[head[0]][:2] == (28, 28)
+    assert "segmentation" in TEMPLATES["unet"].description
+
+
+def test_the_1d_cnn_reads_image_rows_as_steps():
+    graph = from_template("cnn1d").graph
+    report = analyze(graph, MNIST_10K)
+    assert graph.nodes[1].type == "Reshape" and report.nodes["reshape_1"].output_shape == (28, 28)
+    convs = [n.id for n in graph.nodes if n.type == "Conv1D"]
+    assert [report.nodes[c].output_shape for c in convs] == [(28, 32), (28, 32), (14, 64),
+                                                              (14, 64)]
+    assert report.nodes["global_average_pooling1d_1"].output_shape == (64,)
+    assert "row" in TEMPLATES["cnn1d"].description and "CSV" in TEMPLATES["cnn1d"].description
+
+
+def test_the_mobilenet_is_depthwise_separable_blocks_with_relu6():
+    graph = from_template("mobilenet_small").graph
+    types = [n.type for n in graph.nodes]
+    assert types[:4] == ["Input", "Conv2D", "BatchNormalization", "ReLU"]
+    assert graph.nodes[1].params["strides"] == 2
+    block = ["DepthwiseConv2D", "BatchNormalization", "ReLU", "Conv2D", "BatchNormalization",
+             "ReLU"]
+    assert types[4:22] == block * 3
+    assert types[22:] == ["SeparableConv2D", "BatchNormalization", "ReLU",
+                          "GlobalAveragePooling2D", "Dropout", "Dense"]
+    assert {n.params["max_value"] for n in graph.nodes if n.type == "ReLU"} == {6.0}
+    pointwise = [n for n in graph.nodes[4:] if n.type == "Conv2D"]
+    assert {n.params["kernel_size"] for n in pointwise} == {1}
+    report = analyze(graph, MNIST_10K)
+    assert report.nodes["global_average_pooling2d_1"].output_shape == (128,)
+    assert report.nodes["relu_1"].output_shape == (14, 14, 16)
+
+
+@pytest.mark.parametrize("name", ["unet", "cnn1d", "mobilenet_small"])
+def test_the_new_image_templates_train_an_epoch_with_their_settings(name, tmp_path):
+    project = from_template(name)
+    assert project.training != TrainingSettings()  # tuned for the template
+    digits = digit_folder(tmp_path / "digits", per_class=3, classes="0123456789")
+    project.dataset = DatasetChoice(source="folder", path=str(digits), image_size=[28, 28],
+                                    color="grayscale")  # a tiny stand-in for MNIST-10k
+    result = train(project, tmp_path / "runs", epochs=1)
+    assert result.status == "finished"
+    assert len(result.epochs) == 1 and math.isfinite(result.epochs[0]["loss"])
 
 
 @pytest.mark.parametrize("name", sorted(OTHER_DATA))

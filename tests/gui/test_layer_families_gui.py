@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from studio.core.model.registry import REGISTRY
+from tests.core.test_layer_oracle import CASES
 from tests.gui.support import click_palette_entry, click_row, type_into
 
 LEFT = Qt.MouseButton.LeftButton
@@ -20,6 +21,22 @@ FAMILIES = {
     "Core": ["Permute"],
     "Merge": ["Subtract", "Maximum", "Minimum", "Dot"],
 }
+
+
+def palette_entries(window) -> list[str]:
+    """The layer types the palette lists, group by group."""
+    tree = window.palette.tree
+    groups = [tree.topLevelItem(i) for i in range(tree.topLevelItemCount())]
+    return [group.child(j).text(0) for group in groups for j in range(group.childCount())]
+
+
+def test_the_palette_lists_at_least_45_layer_types_and_keras_checks_each(window):
+    entries = palette_entries(window)
+    layer_types = [name for name in entries if name != "Input"]
+    assert len(layer_types) == len(set(layer_types)) >= 45
+    # Keras is the oracle of every shape and count: test_layer_oracle.py draws cases for
+    # each layer type, and test_applications.py checks the pre-trained bases.
+    assert set(layer_types) - {"Application"} == set(CASES)
 
 
 @pytest.mark.parametrize("layer_type", [t for types in FAMILIES.values() for t in types])

@@ -213,3 +213,36 @@ def test_the_gallery_opens_with_a_blank_card_for_the_current_data(qtbot, window)
     pick(qtbot, gallery, BLANK, double=True)
     qtbot.waitUntil(lambda: window.doc.project.name == "Untitled")
     assert [n.params for n in window.doc.project.graph.nodes] == [{"shape": [48, 48, 1]}]
+
+
+@pytest.mark.parametrize(("name", "category"), [
+    ("unet", "Classic architectures"), ("mobilenet_small", "Classic architectures"),
+    ("cnn1d", "Sequences")])
+def test_the_new_layers_templates_open_ready_for_mnist(qtbot, window, name, category):
+    gallery = open_gallery(qtbot, window)
+    assert gallery.item_for(name).parent().text(0) == category
+    pick(qtbot, gallery, name, double=True)
+    qtbot.waitUntil(lambda: window.doc.project.name == TEMPLATES[name].title)
+    assert set(window.scene.nodes) == set(from_template(name).graph.ids())
+    assert window.doc.analysis().ok
+    assert window.doc.project.training == TEMPLATES[name].training()
+
+
+def test_the_unets_skip_wires_run_clear_of_the_layers_they_pass_in_lanes_of_their_own(
+        qtbot, window):
+    pick(qtbot, open_gallery(qtbot, window), "unet", double=True)
+    qtbot.waitUntil(lambda: window.doc.project.name == "U-Net (small)")
+    scene = window.scene
+    skips = {key: edge for key, edge in scene.edges.items() if key[1].startswith("concatenate")
+             and key[0].startswith("conv2d_") and not key[0].startswith("conv2d_transpose")}
+    assert sorted(skips) == [("conv2d_2", "concatenate_2"), ("conv2d_4", "concatenate_1")]
+    for (source, target), edge in skips.items():
+        top, bottom = scene.nodes[source].pos().y(), scene.nodes[target].pos().y()
+        passed = [item for item in scene.nodes.values() if top < item.pos().y() < bottom]
+        assert len(passed) > 2
+        wire = [edge.mapToScene(edge.path().pointAtPercent(i / 200)) for i in range(201)]
+        for item in passed:
+            assert not any(item.sceneBoundingRect().contains(p) for p in wire), item.node_id
+    outer, inner = (skips[key].path().boundingRect().right()
+                    for key in [("conv2d_2", "concatenate_2"), ("conv2d_4", "concatenate_1")])
+    assert outer > inner + 40  # the longer skip runs outside the shorter one

@@ -28,12 +28,12 @@ class ModelError(ValueError):
 def layer_kwargs(node: Node, inputs: Sequence[Shape] = ()) -> dict[str, Any]:
     """Keyword arguments for the Keras class of a built-in node on ``inputs`` (the shapes it
     receives): its full parameters as Keras takes them, or what its type's ``to_keras`` hook
-    makes of them, where a layer given to it is a ``Nested``."""
+    makes of those, where a layer given to it is a ``Nested``."""
     layer_type = REGISTRY[node.type]
-    params = node.resolved_params()
+    kwargs = keras_kwargs(layer_type, node.resolved_params())
     if layer_type.to_keras is not None:
-        return layer_type.to_keras(params, list(inputs))
-    return keras_kwargs(layer_type, params)
+        return layer_type.to_keras(kwargs, list(inputs))
+    return kwargs
 
 
 def imported_class_path(class_name: str) -> str:

@@ -1,6 +1,7 @@
 """Starter projects for the template gallery: model graphs with a title, category and description.
 
-Every image template except the transfer-learning ones fits MNIST-10k as it is.
+Every image template except the transfer-learning ones fits MNIST-10k as it is, and so does
+the 1-D CNN, which reads an image's rows as the steps of a sequence.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ Layer = tuple[str, dict[str, Any]]
 _IMAGE: Layer = ("Input", {"shape": [28, 28, 1]})
 _CLASSIFIER: Layer = ("Dense", {"units": 10, "activation": "softmax"})
 _RELU: Layer = ("Activation", {"activation": "relu"})
+_RELU6: Layer = ("ReLU", {"max_value": 6.0})
+_POOL: Layer = ("MaxPooling2D", {"pool_size": 2})
 BLANK = "blank"
 """The gallery's name for an empty model: only an Input, fitting the current data."""
 TRANSFER_INPUT = [96, 96, 3]
@@ -79,8 +82,15 @@ def _dense_head(*units: int) -> list[Layer]:
     return [("Flatten", {}), *hidden, _CLASSIFIER]
 
 
+def _tuned(epochs: int, cosine: bool = False) -> Callable[[], TrainingSettings]:
+    """Training in small batches of 32 at a learning rate of 0.002 for ``epochs``, the rate
+    falling along a cosine if ``cosine``."""
+    return lambda: TrainingSettings(batch_size=32, learning_rate=0.002, epochs=epochs,
+                                    schedule=Schedule(kind="cosine") if cosine else Schedule())
+
+
 def _vgg_block(filters: int) -> list[Layer]:
-    return [_conv(filters), _conv(filters), ("MaxPooling2D", {"pool_size": 2})]
+    return [_conv(filters), _conv(filters), _POOL]
 
 
 def _conv_bn(filters: int, kernel: int, strides: int = 1, relu: bool = True) -> list[Layer]:
@@ -112,6 +122,57 @@ def _resnet() -> Graph:
     x = _residual(builder, x, 128, downsample=True)
     builder.chain(x, ("GlobalAveragePooling2D", {}), _CLASSIFIER)
     return builder.graph
+
+
+UNET_FILTERS = (16, 32, 64)
+"""The U-Net's channels at full, half and quarter resolution (the bottom of the U)."""
+
+
+def _unet() -> Graph:
+    """Going down, two 3×3 convolutions per level and max pooling; at the bottom two more;
+    going up, a transposed convolution doubles the size, a Concatenate joins the encoder's
+    features of that level (the skip connection) and two convolutions mix them. The
+    classification head reads the full-resolution features."""
+    builder = _Builder()
+    x = builder.chain(None, _IMAGE)
+    skips = []
+    for filters in UNET_FILTERS[:-1]:
+        skip = builder.chain(x, _conv(filters), _conv(filters))
+        skips.append(skip)
+        x = builder.chain(skip, _POOL)
+    x = builder.chain(x, _conv(UNET_FILTERS[-1]), _conv(UNET_FILTERS[-1]))
+    for filters, skip in zip(reversed(UNET_FILTERS[:-1]), reversed(skips), strict=True):
+        up = builder.chain(x, ("Conv2DTranspose", {"filters": filters, "kernel_size": 2,
+                                                   "strides": 2, "padding": "same"}))
+        x = builder.chain(builder.add(("Concatenate", {}), up, skip),
+                          _conv(filters), _conv(filters))
+    builder.chain(x, _conv(32, 1), ("GlobalAveragePooling2D", {}), _CLASSIFIER)
+    return builder.graph
+
+
+def _conv1d(filters: int) -> Layer:
+    return ("Conv1D", {"filters": filters, "kernel_size": 3, "padding": "same"})
+
+
+def _depthwise_separable(filters: int, strides: int) -> list[Layer]:
+    """MobileNet's block: a 3×3 depthwise convolution filters each channel on its own, then
+    a 1×1 convolution mixes the channels; each is followed by batch normalization and ReLU6."""
+    return [("DepthwiseConv2D", {"kernel_size": 3, "strides": strides, "padding": "same",
+                                 "activation": "linear", "use_bias": False}),
+            ("BatchNormalization", {}), _RELU6,
+            _conv(filters, 1, activation="linear", use_bias=False),
+            ("BatchNormalization", {}), _RELU6]
+
+
+def _mobilenet() -> Graph:
+    stem = _conv(16, 3, strides=2, activation="linear", use_bias=False)
+    separable = ("SeparableConv2D", {"filters": 128, "kernel_size": 3, "padding": "same",
+                                     "activation": "linear", "use_bias": False})
+    return _chain(_IMAGE, stem, ("BatchNormalization", {}), _RELU6,
+                  *_depthwise_separable(32, 1), *_depthwise_separable(64, 2),
+                  *_depthwise_separable(64, 1),
+                  separable, ("BatchNormalization", {}), _RELU6,
+                  ("GlobalAveragePooling2D", {}), ("Dropout", {"rate": 0.2}), _CLASSIFIER)()
 
 
 _TOKENS = 100
@@ -176,8 +237,7 @@ TEMPLATES: dict[str, Template] = {
                _conv(64), ("MaxPooling2D", {"pool_size": 2}),
                _conv(64), ("Flatten", {}),
                ("Dense", {"units": 64, "activation": "relu"}), _CLASSIFIER),
-        lambda: TrainingSettings(batch_size=32, learning_rate=0.002, epochs=5,
-                                 schedule=Schedule(kind="cosine")),
+        _tuned(5, cosine=True),
     ),
     "lenet5": Template(
         "LeNet-5", "Classic architectures",
@@ -223,6 +283,47 @@ TEMPLATES: dict[str, Template] = {
         "1 × 1 convolution reshapes the shortcut to match. Three blocks, then global average "
         "pooling instead of Flatten.",
         _resnet,
+    ),
+    "unet": Template(
+        "U-Net (small)", "Classic architectures",
+        "U-Net (Freiburg, 2015) was made to outline cells in microscope images, one answer "
+        "per pixel. Its encoder goes down the U: pairs of 3 × 3 convolutions, with max "
+        "pooling halving the image each time. Its decoder comes back up: transposed "
+        "convolutions double the image again, and at each size a Concatenate joins the "
+        "encoder's features of that size (the skip connections), so fine detail lost by "
+        "pooling comes back. Here it sorts digits: a 1 × 1 convolution, global average "
+        "pooling and a 10-class softmax read the full-size features. When segmentation "
+        "arrives, a per-pixel head replaces those last three layers.",
+        _unet,
+        _tuned(6, cosine=True),
+    ),
+    "mobilenet_small": Template(
+        "MobileNet-style (small)", "Classic architectures",
+        "MobileNet (Google, 2017) made convolutional networks small and fast enough for "
+        "phones. A normal convolution filters and mixes channels at once; MobileNet splits "
+        "that in two: a depthwise convolution filters each channel on its own, then a 1 × 1 "
+        "convolution mixes the channels, for a fraction of the weights and work. After a "
+        "strided stem that halves the image, three such blocks (each with batch "
+        "normalization and ReLU capped at 6, ReLU6) and a SeparableConv2D, which is the "
+        "same pair in one layer, lead to global average pooling, dropout and the classifier.",
+        _mobilenet,
+        _tuned(5),
+    ),
+    "cnn1d": Template(
+        "1-D CNN for sequences", "Sequences",
+        "A convolutional network for sequences: each Conv1D slides its filters along the "
+        "steps, finding short patterns wherever they occur, and max pooling halves the "
+        "steps between blocks. Global average pooling over the steps then feeds the "
+        "classifier. Here it reads each 28 × 28 digit row by row: the Reshape makes every "
+        "image row a time step of 28 values. It suits signals too, such as sensor readings "
+        "or audio, from a CSV table: set the Input (and Reshape) to the steps and values "
+        "of one sample.",
+        _chain(_IMAGE, ("Reshape", {"target_shape": [28, 28]}),
+               _conv1d(32), _conv1d(32), ("MaxPooling1D", {"pool_size": 2}),
+               _conv1d(64), _conv1d(64), ("MaxPooling1D", {"pool_size": 2}),
+               ("GlobalAveragePooling1D", {}), ("Dense", {"units": 64, "activation": "relu"}),
+               ("Dropout", {"rate": 0.3}), _CLASSIFIER),
+        _tuned(8),
     ),
     "lstm_text": Template(
         "LSTM text classifier", "Text",

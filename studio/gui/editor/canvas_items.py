@@ -20,7 +20,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem
 
-from studio.core.model.layout import NODE_HEIGHT, NODE_WIDTH, ROW
+from studio.core.model.layout import NODE_HEIGHT, NODE_WIDTH, ROW, V_GAP
 
 PORT_RADIUS = 6.0
 CORNER = 8.0
@@ -38,8 +38,11 @@ DETAIL_ZOOM = 0.55
 """Below this zoom a node draws its box, its ports and its type in large letters, but not
 its smaller lines, which would be too small to read (and slow to draw by the hundred)."""
 OVERVIEW_TITLE_PX = 30
-SKIP_BOW = NODE_WIDTH * 0.9
-"""How far a wire that skips rows swings to the side of the column it passes."""
+SKIP_LANE = NODE_WIDTH / 2 + 24
+"""How far right of a column's centre a wire that skips one row runs past it."""
+SKIP_STEP = 14
+"""How much farther out a wire runs for each further row it skips, so that skips nested in
+one another (a U-Net's) run in lanes of their own, the longest outermost."""
 CATEGORY_COLOURS = {
     "Core": "#e8f0fe",
     "Activations": "#fff0e6",
@@ -251,17 +254,22 @@ class NodeItem(QGraphicsItem):
 def wire_path(start: QPointF, end: QPointF) -> QPainterPath:
     """A smooth S-curve from an output port down to an input port.
 
-    A wire that skips rows (a residual connection, say) bows out to the right so it does not
-    run hidden behind the nodes in between.
+    A wire that skips rows (a residual or U-Net connection) turns right in the gap below
+    its source, runs down a lane beside the column, clear of the nodes in between, and
+    turns back in the gap above its target; the more rows it skips, the farther out its lane.
     """
     path = QPainterPath(start)
     drop = end.y() - start.y()
-    bend = max(40.0, abs(drop) / 2)
     if drop > ROW and abs(end.x() - start.x()) < NODE_WIDTH:  # it passes at least one row
-        bow = QPointF(SKIP_BOW, 0)
-        lift = QPointF(0, min(ROW, drop / 2))  # over one row, the two bends meet halfway
-        path.cubicTo(start + lift + bow, end - lift + bow, end)
+        rows = round(drop / ROW)
+        lane = max(start.x(), end.x()) + SKIP_LANE + SKIP_STEP * (rows - 2)
+        turn = QPointF(0, V_GAP / 2)
+        top, bottom = QPointF(lane, start.y() + V_GAP), QPointF(lane, end.y() - V_GAP)
+        path.cubicTo(start + turn, top - turn, top)
+        path.lineTo(bottom)
+        path.cubicTo(bottom + turn, end - turn, end)
         return path
+    bend = max(40.0, abs(drop) / 2)
     path.cubicTo(start + QPointF(0, bend), end - QPointF(0, bend), end)
     return path
 

@@ -14,6 +14,7 @@ from studio.core.model.layers.base import (
     SetParam,
     Shape,
     Weights,
+    kernel_params,
 )
 from studio.core.model.params import Param, format_shape
 
@@ -101,8 +102,8 @@ def kept_values(params: dict[str, Any], inputs: list[Shape]) -> int:
     return heads * size * (query_steps + 2 * value_steps) + 2 * heads * query_steps * value_steps
 
 
-def _to_keras(params: dict[str, Any], inputs: list[Shape]) -> dict[str, Any]:
-    return {**params, "key_dim": key_dim(params, inputs[0])}
+def _to_keras(kwargs: dict[str, Any], inputs: list[Shape]) -> dict[str, Any]:
+    return {**kwargs, "key_dim": key_dim(kwargs, inputs[0])}
 
 
 TYPES = (
@@ -125,6 +126,7 @@ TYPES = (
             Param("output_shape", "int", None,
                   "Features of each output step; empty keeps the query's.", 1, 65536,
                   optional=True),
+            *kernel_params(),
         ),
         _attention,
         max_inputs=3,

@@ -24,8 +24,10 @@ the inspector says it, and its shape."""
 WeightRule = Callable[[dict[str, Any], list[Shape]], Weights]
 """A weight rule: resolved parameters and (valid) input shapes to the layer's weights."""
 KerasKwargs = Callable[[dict[str, Any], list[Shape]], dict[str, Any]]
-"""A build hook: resolved parameters and input shapes to the keyword arguments of the Keras
-class, where a layer given to another (the one a wrapper wraps) is a ``Nested``."""
+"""A build hook: the parameters as Keras takes them (``keras_args.keras_kwargs``: sizes as
+tuples, a regularizer and its factor as one regularizer) and the input shapes to the keyword
+arguments of the Keras class, where a layer given to another (the one a wrapper wraps) is a
+``Nested``."""
 ReadConfig = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 """An import hook: a Keras layer config to a flat one in which import finds the type's
 parameters by name (a wrapped layer's settings brought up), None if it cannot hold them."""
@@ -327,15 +329,20 @@ FACTOR = "_factor"
 """What a regularizer's factor parameter adds to the regularizer's name."""
 
 
-def kernel_params(kernel: str = "kernel") -> tuple[Param, ...]:
+def kernel_params(kernel: str = "kernel", initializer: str = "glorot_uniform"
+                  ) -> tuple[Param, ...]:
     """How the layer's ``kernel`` weights start and what penalty keeps them small: Keras's
-    ``{kernel}_initializer`` and ``{kernel}_regularizer``, the latter as a choice and a
-    factor (``keras_args`` turns the two into Keras's regularizer)."""
+    ``{kernel}_initializer`` (by default Keras's own for them, ``initializer``) and
+    ``{kernel}_regularizer``, the latter as a choice and a factor (``keras_args`` turns the
+    two into Keras's regularizer)."""
     weights = "weights" if kernel == "kernel" else f"{kernel} weights"
+    keras_default = ("" if initializer == "glorot_uniform" else
+                     f" Keras starts these {initializer}, which keeps a signal's size from "
+                     "step to step.")
     return (
-        Param(f"{kernel}_initializer", "choice", "glorot_uniform",
+        Param(f"{kernel}_initializer", "choice", initializer,
               f"How the {weights} are drawn before training: glorot (Xavier) suits most "
-              "layers, he suits ReLU layers.", choices=INITIALIZERS),
+              f"layers, he suits ReLU layers.{keras_default}", choices=INITIALIZERS),
         Param(f"{kernel}_regularizer", "choice", "none",
               f"A penalty on the {weights} added to the loss, to fight overfitting: l1 (sum of "
               "absolute values, pushes weights to zero), l2 (sum of squares, weight decay) or "
@@ -344,6 +351,12 @@ def kernel_params(kernel: str = "kernel") -> tuple[Param, ...]:
               f"How strongly the {kernel} regularizer counts: the penalty is this times the "
               "sum (1e-4 to 1e-2 is usual).", 0, 10),
     )
+
+
+def keras_names(params: tuple[Param, ...]) -> tuple[str, ...]:
+    """The Keras arguments ``params`` make: their names, less the regularizers' factors
+    (each is part of its regularizer)."""
+    return tuple(p.name for p in params if not p.name.endswith(FACTOR))
 
 
 def sequence_input(inputs: list[Shape], layer: str) -> Shape:

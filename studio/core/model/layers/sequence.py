@@ -17,6 +17,8 @@ from studio.core.model.layers.base import (
     WeightRule,
     Weights,
     activation_param,
+    keras_names,
+    kernel_params,
     sequence_input,
 )
 from studio.core.model.layers.core import dense_weights
@@ -84,9 +86,16 @@ def _return_sequences() -> Param:
                  "Output every step, not only the last: needed before another recurrent layer.")
 
 
+def _recurrent_weights() -> tuple[Param, ...]:
+    """How a recurrent layer's input weights (kernel) and its step-to-step weights
+    (recurrent) start and are penalised, with Keras's defaults for each."""
+    return (*kernel_params(), *kernel_params("recurrent", "orthogonal"))
+
+
 def _recurrent_type(name: str, help_text: str, *extra: Param) -> LayerType:
     return LayerType(
-        name, "Sequence", help_text, (_units(), *extra, _return_sequences()), _recurrent(name),
+        name, "Sequence", help_text,
+        (_units(), *extra, _return_sequences(), *_recurrent_weights()), _recurrent(name),
         weights=_recurrent_weight_rule(name),
     )
 
@@ -121,7 +130,7 @@ def _repeat_vector(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, 
 def _wrapper(inner: str | None, inner_params: tuple[str, ...]) -> tuple[KerasKwargs, ReadConfig]:
     """The build and import hooks of a wrapper layer whose ``layer`` argument is a Keras
     layer of class ``inner`` (None: the class the parameter ``layer`` chooses) made from the
-    parameters ``inner_params``; its other parameters are its own keyword arguments."""
+    Keras arguments ``inner_params``; its other arguments are its own."""
 
     def to_keras(params: dict[str, Any], inputs: list[Shape]) -> dict[str, Any]:
         own = {k: v for k, v in params.items() if k not in inner_params and k != "layer"}
@@ -141,8 +150,9 @@ def _wrapper(inner: str | None, inner_params: tuple[str, ...]) -> tuple[KerasKwa
     return to_keras, unwrap_config
 
 
-_BIDIRECTIONAL = _wrapper(None, ("units", "return_sequences"))
-_TIME_DISTRIBUTED = _wrapper("Dense", ("units", "activation"))
+_BIDIRECTIONAL = _wrapper(None, ("units", "return_sequences",
+                                  *keras_names(_recurrent_weights())))
+_TIME_DISTRIBUTED = _wrapper("Dense", ("units", "activation", *keras_names(kernel_params())))
 
 TYPES = (
     LayerType(
@@ -182,6 +192,7 @@ TYPES = (
                   "How the two directions join: 'concat' puts them side by side (twice the "
                   "units); 'sum', 'mul' and 'ave' combine them value by value.",
                   choices=MERGE_MODES),
+            *_recurrent_weights(),
         ),
         _bidirectional,
         weights=_bidirectional_weights,
@@ -197,6 +208,7 @@ TYPES = (
             Param("units", "int", 64, "How many output values per step.", 1, 65536,
                   required=True),
             activation_param("linear"),
+            *kernel_params(),
         ),
         _time_distributed,
         weights=dense_weights,  # its Dense always has a bias
