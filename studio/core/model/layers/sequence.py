@@ -86,7 +86,7 @@ def _return_sequences() -> Param:
                  "Output every step, not only the last: needed before another recurrent layer.")
 
 
-def _recurrent_weights() -> tuple[Param, ...]:
+def _recurrent_weight_params() -> tuple[Param, ...]:
     """How a recurrent layer's input weights (kernel) and its step-to-step weights
     (recurrent) start and are penalised, with Keras's defaults for each."""
     return (*kernel_params(), *kernel_params("recurrent", "orthogonal"))
@@ -95,7 +95,7 @@ def _recurrent_weights() -> tuple[Param, ...]:
 def _recurrent_type(name: str, help_text: str, *extra: Param) -> LayerType:
     return LayerType(
         name, "Sequence", help_text,
-        (_units(), *extra, _return_sequences(), *_recurrent_weights()), _recurrent(name),
+        (_units(), *extra, _return_sequences(), *_recurrent_weight_params()), _recurrent(name),
         weights=_recurrent_weight_rule(name),
     )
 
@@ -151,7 +151,7 @@ def _wrapper(inner: str | None, inner_params: tuple[str, ...]) -> tuple[KerasKwa
 
 
 _BIDIRECTIONAL = _wrapper(None, ("units", "return_sequences",
-                                  *keras_names(_recurrent_weights())))
+                                  *keras_names(_recurrent_weight_params())))
 _TIME_DISTRIBUTED = _wrapper("Dense", ("units", "activation", *keras_names(kernel_params())))
 
 TYPES = (
@@ -192,7 +192,7 @@ TYPES = (
                   "How the two directions join: 'concat' puts them side by side (twice the "
                   "units); 'sum', 'mul' and 'ave' combine them value by value.",
                   choices=MERGE_MODES),
-            *_recurrent_weights(),
+            *_recurrent_weight_params(),
         ),
         _bidirectional,
         weights=_bidirectional_weights,
