@@ -72,15 +72,17 @@ def test_a_keras_2_file_imports_as_a_graph_with_its_weights(keras2, tmp_path):
 
 
 TEACHABLE_NODES = [
-    ("sequential_1_input", "Input"), ("Conv1_pad", "ZeroPadding2D"), ("Conv1", "Keras"),
+    ("sequential_1_input", "Input"), ("Conv1_pad", "ZeroPadding2D"), ("Conv1", "Conv2D"),
     ("bn_Conv1", "BatchNormalization"), ("Conv1_relu", "ReLU"),
-    ("expanded_conv_depthwise", "Keras"), ("expanded_conv_depthwise_BN", "BatchNormalization"),
-    ("expanded_conv_depthwise_relu", "ReLU"), ("expanded_conv_project", "Keras"),
+    ("expanded_conv_depthwise", "DepthwiseConv2D"),
+    ("expanded_conv_depthwise_BN", "BatchNormalization"),
+    ("expanded_conv_depthwise_relu", "ReLU"), ("expanded_conv_project", "Conv2D"),
     ("expanded_conv_project_BN", "BatchNormalization"),
     ("global_average_pooling2d_GlobalAveragePooling2D1", "GlobalAveragePooling2D"),
     ("dense_Dense1", "Dense"), ("dense_Dense2", "Dense")]
-"""The Teachable Machine file's layers, its nested models flattened; the convolutions stay
-opaque only because the registry has no VarianceScaling initializer (MobileNet's)."""
+"""The Teachable Machine file's layers, its nested models flattened, every one editable (its
+convolutions' VarianceScaling initializers are read as the he_normal and glorot_uniform they
+are)."""
 
 
 def test_the_teachable_machine_file_imports_its_nested_models_as_one_flat_chain(tmp_path):
@@ -89,8 +91,9 @@ def test_the_teachable_machine_file_imports_its_nested_models_as_one_flat_chain(
     graph = project.graph
     assert [(n.id, n.type) for n in graph.nodes] == TEACHABLE_NODES
     assert graph.chain() is not None
-    (depthwise,) = [n for n in graph.nodes if n.params.get("class_name") == "DepthwiseConv2D"]
-    assert "groups" not in depthwise.params["config"]  # stored as Keras 3 reads it
+    assert graph.node("Conv1").params["kernel_initializer"] == "he_normal"
+    assert graph.node("expanded_conv_depthwise").params["depthwise_initializer"] == (
+        "glorot_uniform")
     base = keras2.reference.get_layer("sequential_1").get_layer("model1")
     for ours, theirs in zip(weights["bn_Conv1"], base.get_layer("bn_Conv1").get_weights(),
                             strict=True):

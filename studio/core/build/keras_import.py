@@ -31,7 +31,7 @@ from studio.core.build.legacy_config import LegacyRefused, layer_entries, modern
 from studio.core.build.stand_ins import ShapeUnknown, as_original, stand_in_classes, with_stand_ins
 from studio.core.model.graph import Graph, Node
 from studio.core.model.layers import OPAQUE_TYPE, InputArguments, Shape, code_layer_names
-from studio.core.model.layers.keras_args import registry_values
+from studio.core.model.layers.keras_args import comparable_initializer, registry_values
 from studio.core.model.params import format_shape
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import Project
@@ -553,8 +553,11 @@ def _rebuilt_configs(node: Node, inputs: list[Shape]) -> Iterator[dict[str, Any]
 
 def _comparable(config: dict[str, Any], inputs: list[Shape]) -> dict[str, Any]:
     """A config without its name or those of the layers nested in it, with an axis that
-    counts to the last axis written as -1."""
+    counts to the last axis written as -1 and initializers by their names."""
     config = _nameless(config)
+    for key, value in config.items():
+        if key.endswith("_initializer"):
+            config[key] = comparable_initializer(value)
     axis = config.get("axis")
     if inputs and isinstance(axis, int) and axis == len(inputs[0]):
         config["axis"] = -1

@@ -18,6 +18,44 @@ _REGULARIZER_CLASSES = {"l1": ("L1", ("l1",)), "l2": ("L2", ("l2",)),
 _INITIALIZER_NAMES = {"".join(part.capitalize() for part in name.split("_")): name
                       for name in INITIALIZERS}
 """Keras's initializer class names (``HeNormal``) to the names Keras takes (``he_normal``)."""
+_VARIANCE_SCALINGS = {(1.0, "fan_avg", "uniform"): "glorot_uniform",
+                      (1.0, "fan_avg", "truncated_normal"): "glorot_normal",
+                      (2.0, "fan_in", "uniform"): "he_uniform",
+                      (2.0, "fan_in", "truncated_normal"): "he_normal",
+                      (1.0, "fan_in", "uniform"): "lecun_uniform",
+                      (1.0, "fan_in", "truncated_normal"): "lecun_normal"}
+"""The named initializers that are a VarianceScaling, by scale, mode and distribution, as Keras
+defines them: files written by Keras 2 (MobileNet's, Teachable Machine's) spell them out."""
+
+
+def initializer_name(config: Any) -> Any:
+    """The name Keras takes for an initializer's config (``he_normal`` for HeNormal, or for the
+    unseeded VarianceScaling that is the same thing), or the config itself if it has none."""
+    if not isinstance(config, dict):
+        return config
+    class_name = config.get("class_name")
+    if class_name == "VarianceScaling":
+        settings = _set(config)
+        if set(settings) != {"scale", "mode", "distribution"}:
+            return config
+        key = (float(settings["scale"]), settings["mode"], settings["distribution"])
+        return _VARIANCE_SCALINGS.get(key, config)
+    return _INITIALIZER_NAMES.get(class_name, config)
+
+
+def comparable_initializer(config: Any) -> Any:
+    """An initializer's config in a form that is equal for equal initializers: its name and
+    the settings it sets, a VarianceScaling behind a name taking that name alone."""
+    name = initializer_name(config)
+    if not isinstance(name, str) or not isinstance(config, dict):
+        return config
+    return name, {} if config.get("class_name") == "VarianceScaling" else _set(config)
+
+
+def _set(config: dict[str, Any]) -> dict[str, Any]:
+    """An initializer's settings that are set: an unset seed, or the axes newer Keras versions
+    record, change nothing."""
+    return {k: v for k, v in (config.get("config") or {}).items() if v is not None}
 
 
 def _regularized(layer_type: LayerType) -> list[str]:
@@ -57,7 +95,7 @@ def registry_values(layer_type: LayerType, config: dict[str, Any]) -> dict[str, 
             return None
         value = param.from_keras(config[param.name])
         if param.name.endswith("_initializer") and isinstance(value, dict):
-            value = _INITIALIZER_NAMES.get(value.get("class_name"), value.get("class_name"))
+            value = initializer_name(value)
         values[param.name] = value
     for name in regularized:
         values[name], values[name + FACTOR] = _regularizer(
