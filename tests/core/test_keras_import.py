@@ -295,7 +295,7 @@ def _mnist():
         lambda: keras.layers.Conv2D(4, 3, dilation_rate=2),
         lambda: keras.layers.Conv2D(4, 3, kernel_initializer=keras.initializers.HeNormal(7)),
         lambda: keras.layers.Conv2D(4, 3, kernel_regularizer=keras.regularizers.L1L2(0.1, 0.2)),
-        lambda: keras.layers.Conv2D(4, 3, kernel_initializer=keras.initializers.VarianceScaling(3.0)),
+        lambda: keras.layers.Conv2D(4, 3, kernel_initializer=keras.initializers.VarianceScaling(3)),
         lambda: keras.layers.Conv2D(4, 3, bias_regularizer="l2"),
         lambda: keras.layers.Conv2D(6, 3, groups=3),
         lambda: keras.layers.Conv2DTranspose(4, 3, strides=2, output_padding=1),
