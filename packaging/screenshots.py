@@ -7,7 +7,8 @@ screen) as NAME-1280x720.png, the window opening at that size as on a screen of 
 main-window (the demo after a short run), invalid-model (a model with a problem, Start
 disabled), data-view (the Data tab on the bundled MNIST-10k, previewing rotation and zoom),
 data-health (the health report of a small image folder with a corrupt file and a copy),
-branched-model (the small ResNet template around a skip connection), training (the Training
+branched-model (the small ResNet template around a skip connection), unet-model (the U-Net
+template around its skip connections), training (the Training
 dock after a run with a cosine schedule and warm-up), runs (the Runs dock overlaying two
 runs' curves), try (four dropped digits answered, with the heat map of one), draw (a 7 drawn
 on the Try tab's pad, answered and explained), evaluate (the Evaluate view on the validation
@@ -16,7 +17,8 @@ two recent projects).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python packaging/screenshots.py search
 
-writes only search at both sizes (``welcome`` only welcome, ``draw`` only draw).
+writes only search at both sizes (``welcome`` only welcome, ``draw`` only draw, ``unet`` only
+unet-model).
 """
 
 from __future__ import annotations
@@ -237,6 +239,27 @@ def search_screenshot(window) -> None:
     window.views.setCurrentIndex(0)
 
 
+def unet_screenshot(window) -> None:
+    """The U-Net template on the canvas around its skip connections, the inner one selected."""
+    window.doc.replace(from_template("unet"), None)
+    graph = window.doc.project.graph
+    inner = next(n.id for n in graph.nodes if n.type == "Concatenate")
+    bottom = next(n.id for n in graph.nodes if n.type == "Conv2DTranspose")
+    window.scene.select_ids([inner])
+    window.canvas.resetTransform()
+    window.canvas.zoom_by(0.5)
+    window.canvas.centerOn(window.scene.nodes[bottom])
+    grab(window, "unet-model.png")
+
+
+def grab_unet(size: tuple[int, int]) -> None:
+    """Only the U-Net's screenshot."""
+    window = open_demo_window(size=size)
+    warm_up(window)
+    unet_screenshot(window)
+    close_discarding(window)
+
+
 def welcome_screenshot(window, folder: Path) -> None:
     """The welcome page, after two projects were saved in ``folder``."""
     for name, template in (("Digits baseline", "cnn"), ("Shapes from photos", "mobilenetv2")):
@@ -268,6 +291,8 @@ def main() -> None:
                 grab_welcome(Path(settings), size)
             elif sys.argv[1:] == ["draw"]:
                 grab_draw(settings, size)
+            elif sys.argv[1:] == ["unet"]:
+                grab_unet(size)
             else:
                 grab_all(size)
     print(f"wrote the screenshots in {OUT}")
@@ -318,6 +343,7 @@ def grab_all(size: tuple[int, int]) -> None:
     window.canvas.zoom_by(0.6)
     window.canvas.centerOn(window.scene.nodes[merge])
     grab(window, "branched-model.png")
+    unet_screenshot(window)
     welcome_screenshot(window, Path(os.environ["LAYER_STUDIO_HOME"]))
     close_discarding(window)
 
