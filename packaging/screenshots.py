@@ -239,17 +239,24 @@ def search_screenshot(window) -> None:
     window.views.setCurrentIndex(0)
 
 
-def unet_screenshot(window) -> None:
-    """The U-Net template on the canvas around its skip connections, the inner one selected."""
-    window.doc.replace(from_template("unet"), None)
+def template_screenshot(window, template: str, selected: str, centred: str, zoom: float,
+                        name: str) -> None:
+    """The ``template`` on the canvas at ``zoom``, centred on its first layer of type
+    ``centred``, with its first of type ``selected`` selected."""
+    window.doc.replace(from_template(template), None)
     graph = window.doc.project.graph
-    inner = next(n.id for n in graph.nodes if n.type == "Concatenate")
-    bottom = next(n.id for n in graph.nodes if n.type == "Conv2DTranspose")
-    window.scene.select_ids([inner])
+    first = {kind: next(n.id for n in graph.nodes if n.type == kind)
+             for kind in (selected, centred)}
+    window.scene.select_ids([first[selected]])
     window.canvas.resetTransform()
-    window.canvas.zoom_by(0.5)
-    window.canvas.centerOn(window.scene.nodes[bottom])
-    grab(window, "unet-model.png")
+    window.canvas.zoom_by(zoom)
+    window.canvas.centerOn(window.scene.nodes[first[centred]])
+    grab(window, name)
+
+
+def unet_screenshot(window) -> None:
+    """The U-Net template around its skip connections, the inner one selected."""
+    template_screenshot(window, "unet", "Concatenate", "Conv2DTranspose", 0.5, "unet-model.png")
 
 
 def grab_unet(size: tuple[int, int]) -> None:
@@ -335,14 +342,7 @@ def grab_all(size: tuple[int, int]) -> None:
         answer_screenshots(window, Path(digits))
     data_screenshots(window)
 
-    window.doc.replace(from_template("resnet"), None)
-    graph = window.doc.project.graph
-    merge = next(n.id for n in graph.nodes if n.type == "Add")
-    window.scene.select_ids([merge])
-    window.canvas.resetTransform()
-    window.canvas.zoom_by(0.6)
-    window.canvas.centerOn(window.scene.nodes[merge])
-    grab(window, "branched-model.png")
+    template_screenshot(window, "resnet", "Add", "Add", 0.6, "branched-model.png")
     unet_screenshot(window)
     welcome_screenshot(window, Path(os.environ["LAYER_STUDIO_HOME"]))
     close_discarding(window)
