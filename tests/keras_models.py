@@ -166,3 +166,16 @@ def issue22_layers_model() -> Any:
         layers.GlobalMaxPooling2D(name="gmp_2d")(y),
     ])
     return keras.Model([seq, image], layers.Dense(3, name="out")(joined), name="issue22")
+
+
+def imported_branched(folder: Path) -> tuple[Any, Any]:
+    """The branched model saved in ``folder`` and imported with its weights kept beside the
+    project (``m.weights.h5``), training starting from them: (project, the Keras model)."""
+    from studio.core.build.imported_weights import keep_weights
+    from studio.core.build.keras_import import import_model_with_weights
+
+    model = branched_model()
+    model.save(folder / "m.keras")
+    project, weights = import_model_with_weights(folder / "m.keras")
+    keep_weights(project, weights, folder / "m.weights.h5")
+    return project, model

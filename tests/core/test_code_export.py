@@ -28,7 +28,7 @@ from studio.core.project.templates import demo_project, from_template
 from tests.core.test_layer_oracle import TESTED
 from tests.core.test_layer_oracle import _case as oracle_case
 from tests.helpers import tiny_project, two_tower_project
-from tests.keras_models import branched_model, lambda_model
+from tests.keras_models import branched_model, imported_branched, lambda_model, random_batch
 
 
 @pytest.fixture(scope="module")
@@ -311,3 +311,74 @@ def test_a_layer_type_says_how_its_layer_is_called(monkeypatch):
                          Node("value", "Input", {"shape": [4]}), Node("add_1", "Add")],
                   edges=[("query", "add_1"), ("value", "add_1")])
     assert "name='add_1')(query, value, use_causal_mask=False)" in model_code(graph, "m")
+
+
+PREDICT = """
+import json, runpy, sys
+import numpy as np
+script = runpy.run_path(sys.argv[1], run_name="exported")
+model = script["build_model"]()
+script["load_start_weights"](model)
+print(json.dumps(model.predict(np.load(sys.argv[2]), verbose=0).tolist()))
+"""
+
+
+@pytest.fixture
+def fine_tuned(tmp_path):
+    """The branched model imported with its weights beside the project, training from them."""
+    project, model = imported_branched(tmp_path)
+    project.dataset.image_size, project.dataset.color = [8, 8], "rgb"
+    return project, model
+
+
+def test_the_script_starts_from_the_imported_weights(tmp_path, fine_tuned):
+    project, model = fine_tuned
+    path = tmp_path / "model.py"
+    path.write_text(export_code(project, path))
+    text = path.read_text()
+    assert "START_WEIGHTS = HERE / 'm.weights.h5'" in text
+    assert "    model = build_model()\n    load_start_weights(model)\n" in text  # before fit
+    batch = random_batch(model)[0]
+    np.save(tmp_path / "x.npy", batch)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    result = subprocess.run([sys.executable, "-c", PREDICT, str(path), str(tmp_path / "x.npy")],
+                            capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "Starting from the imported weights" in result.stdout
+    predicted = np.array(json.loads(result.stdout.strip().splitlines()[-1]))
+    np.testing.assert_allclose(predicted, model.predict(batch, verbose=0), atol=1e-5)
+
+
+def test_a_layer_whose_shapes_changed_keeps_its_random_start(tmp_path, fine_tuned, capsys):
+    project, model = fine_tuned
+    project.graph.node("left").params["kernel_size"] = 5
+    path = tmp_path / "model.py"
+    path.write_text(export_code(project, path))
+    script = runpy.run_path(str(path), run_name="exported")
+    built = script["build_model"]()
+    script["load_start_weights"](built)
+    for name in ("right", "hidden", "out"):
+        for mine, theirs in zip(built.get_layer(name).get_weights(),
+                                model.get_layer(name).get_weights(), strict=True):
+            np.testing.assert_array_equal(mine, theirs)
+    assert built.get_layer("left").kernel.shape == (5, 5, 3, 4)
+    assert "left starts from random weights: its weight shapes differ" in capsys.readouterr().out
+
+
+def test_missing_imported_weights_are_not_exported(tmp_path, fine_tuned):
+    project, _ = fine_tuned
+    project.weights.path.unlink()
+    with pytest.raises(ModelError, match="m.weights.h5 is missing"):
+        export_code(project, tmp_path / "model.py")
+    project.weights = None
+    with pytest.raises(ModelError, match="this project has none"):
+        export_code(project)
+
+
+def test_a_script_of_a_project_started_from_a_run_says_it_starts_from_random_weights():
+    project = tiny_project(epochs=1)
+    project.training.start_from, project.training.start_model = "run", "r1/model.keras"
+    text = export_code(project)
+    assert "this script starts from random weights instead" in " ".join(text.split())
+    assert "print(\"Starting from random weights, not from the run's model" in text
+    assert "load_start_weights" not in export_code(tiny_project(epochs=1))

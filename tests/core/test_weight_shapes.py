@@ -7,12 +7,11 @@ import numpy as np
 import pytest
 
 from studio.core.build.analysis import analyze
-from studio.core.build.imported_weights import apply_imported_weights, keep_weights
-from studio.core.build.keras_import import import_model_with_weights
+from studio.core.build.imported_weights import apply_imported_weights
 from studio.core.build.keras_model import build_keras_model, keras_layer
 from studio.core.build.weight_shapes import imported_weights_note, weight_shapes
 from studio.core.model.graph import Node
-from tests.keras_models import branched_model
+from tests.keras_models import imported_branched
 
 CASES = [
     (Node("d", "Dense", {"units": 7}), (5,)),
@@ -45,11 +44,7 @@ def test_weights_are_none_where_known_and_unknown_without_keras():
 
 @pytest.fixture
 def imported(tmp_path):
-    model = branched_model()
-    model.save(tmp_path / "m.keras")
-    project, weights = import_model_with_weights(tmp_path / "m.keras")
-    keep_weights(project, weights, tmp_path / "m.weights.h5")
-    return project, model
+    return imported_branched(tmp_path)
 
 
 def notes(project):

@@ -37,7 +37,7 @@ from studio.core.build.optimizers import (
     schedule_problems,
 )
 from studio.core.data.sources import describe
-from studio.core.export.script_data import data_section
+from studio.core.export.script_data import _path_code, data_section
 from studio.core.model.applications import APPLICATION, BASES
 from studio.core.model.graph import Graph, Node
 from studio.core.model.layers import OPAQUE_TYPE, Nested
@@ -60,7 +60,7 @@ $reads
 Needs Python with Keras, TensorFlow and NumPy. Run as it is, it trains; --build-only builds
 the model, prints a JSON summary and stops; --epochs N trains N epochs instead of EPOCHS;
 --summary FILE writes the model's layers, parameter count and each epoch's metrics to FILE
-as JSON.$note
+as JSON.$note$start_note
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ CHECKPOINT_BEST_ONLY = $best_only
 """Save only when CHECKPOINT_MONITOR improves, replacing the previous checkpoint."""
 CHECKPOINT_MONITOR = $checkpoint_monitor
 CHECKPOINTS = HERE / "checkpoints"
-$model
+$start_weights$model
 
 def make_optimizer(steps_per_epoch):
     """$optimizer_doc"""
@@ -192,7 +192,7 @@ def main():
     samples, labels, splits = load_splits()
     train, validation, test = make_datasets(samples, labels, splits)
     model = build_model()
-    if PRECISION != "float32":
+$start_call    if PRECISION != "float32":
         model = with_float32_outputs(model)
     inputs, outputs = len(model.inputs), len(model.outputs)
 
@@ -288,6 +288,7 @@ def export_code(project: Project, script: Path | None = None) -> str:
     if problems:
         raise ModelError(" ".join(problems))
     data = data_section(project.dataset, info, settings.seed, script)
+    start_weights = _start_weights(project, script)
     learns = task_for(info.task)
     return _SCRIPT.substitute(
         title=_docstring_text(project.name),
@@ -297,6 +298,8 @@ def export_code(project: Project, script: Path | None = None) -> str:
             "project's settings and seed.", _LINE, break_long_words=False,
             break_on_hyphens=False)),
         note=_docstring_text(_application_note(graph)),
+        start_note=_docstring_text(_start_note(settings)),
+        start_call=_START_CALLS.get(settings.start_from, ""),
         imports=_imports(data.imports),
         data_constants=data.constants,
         data_functions=data.functions,
@@ -311,6 +314,7 @@ def export_code(project: Project, script: Path | None = None) -> str:
         checkpoint_every=settings.checkpoints.every_epochs,
         best_only=settings.checkpoints.keep_best_only,
         checkpoint_monitor=repr(settings.checkpoints.monitor),
+        start_weights=start_weights,
         model=model_code(graph, project.name, report),
         optimizer_doc=_docstring_text(_optimizer_doc(settings)),
         optimizer=_optimizer_code(settings),
@@ -359,6 +363,69 @@ def _application_note(graph: Graph) -> str:
         return ""
     return ("\n\nIts pre-trained base downloads its ImageNet weights from Keras on first use "
             "(to ~/.keras/models).")
+
+
+_START_WEIGHTS = '''
+START_WEIGHTS = {path}
+"""The weights imported with the model: one HDF5 group per layer, named by its id, holding
+one dataset per weight in Keras's order."""
+START_WEIGHTS_SHA256 = {sha256!r}
+
+
+def load_start_weights(model):
+    """Give each layer of ``model`` its imported weights from START_WEIGHTS (checked against
+    START_WEIGHTS_SHA256); a layer whose weight shapes changed since the import keeps its
+    random start, as in Layer Studio."""
+    import hashlib
+
+    import h5py
+
+    if hashlib.sha256(START_WEIGHTS.read_bytes()).hexdigest() != START_WEIGHTS_SHA256:
+        raise SystemExit(f"{{START_WEIGHTS.name}} is not the weights file this project "
+                         "imported (its SHA-256 differs).")
+    print(f"Starting from the imported weights in {{START_WEIGHTS}}")
+    layers = {{layer.name: layer for layer in model.layers}}
+    with h5py.File(START_WEIGHTS, "r") as h5:
+        for name, group in h5.items():
+            layer = layers.get(name)
+            if layer is None:
+                continue
+            values = [np.asarray(group[str(i)]) for i in range(len(group))]
+            if [tuple(w.shape) for w in layer.weights] != [v.shape for v in values]:
+                print(f"{{name}} starts from random weights: its weight shapes differ since "
+                      "the import.")
+                continue
+            layer.set_weights(values)
+
+'''
+
+_START_CALLS = {
+    "imported": "    load_start_weights(model)\n",
+    "run": "    print(\"Starting from random weights, not from the run's model that Layer Studio "
+           "starts this project from.\")\n",
+}
+"""What ``main`` does after building the model, by where the project's training starts."""
+
+
+def _start_weights(project: Project, script: Path | None) -> str:
+    """The script's START_WEIGHTS and its loader, when training starts from imported weights;
+    ModelError if the project has none or their file is missing."""
+    record = project.weights
+    if project.training.start_from != "imported":
+        return ""
+    if record is None or not record.path.is_file():
+        problem = ("this project has none" if record is None
+                   else f"{record.path.name[:80]} is missing")
+        raise ModelError(f"Training starts from imported weights, but {problem}: import the "
+                         "model again, or start from random weights.")
+    return _START_WEIGHTS.format(path=_path_code(record.path, script), sha256=record.sha256)
+
+
+def _start_note(settings: TrainingSettings) -> str:
+    if settings.start_from != "run":
+        return ""
+    return ("\n\nLayer Studio starts this project's training from a run's model; this script "
+            "starts from random weights instead.")
 
 
 def _optimizer_doc(settings: TrainingSettings) -> str:
