@@ -37,7 +37,7 @@ from studio.core.build.optimizers import (
     schedule_problems,
 )
 from studio.core.data.sources import describe
-from studio.core.export.script_data import _path_code, data_section
+from studio.core.export.script_data import data_section, path_code
 from studio.core.model.applications import APPLICATION, BASES
 from studio.core.model.graph import Graph, Node
 from studio.core.model.layers import OPAQUE_TYPE, Nested
@@ -418,7 +418,7 @@ def _start_weights(project: Project, script: Path | None) -> str:
                    else f"{record.path.name[:80]} is missing")
         raise ModelError(f"Training starts from imported weights, but {problem}: import the "
                          "model again, or start from random weights.")
-    return _START_WEIGHTS.format(path=_path_code(record.path, script), sha256=record.sha256)
+    return _START_WEIGHTS.format(path=path_code(record.path, script), sha256=record.sha256)
 
 
 def _start_note(settings: TrainingSettings) -> str:

@@ -54,7 +54,7 @@ def _source(function) -> str:
     return textwrap.dedent(inspect.getsource(function)).rstrip() + "\n"
 
 
-def _path_code(path: Path, script: Path | None) -> str:
+def path_code(path: Path, script: Path | None) -> str:
     """``path`` as the script writes it: from the script's folder if it lies there, else
     absolute."""
     path = Path(os.path.abspath(path))
@@ -356,12 +356,12 @@ def _image_section(choice: DatasetChoice, info: DatasetInfo, seed: int, script: 
     elif choice.source == "bundled":
         path = sources.dataset_path(sources.DATASETS[choice.name])
         where = f"{info.title} from {path}"
-        source, extra = _BUNDLED, f"DATA = {_path_code(path, script)}\n"
+        source, extra = _BUNDLED, f"DATA = {path_code(path, script)}\n"
     else:
         path = cache_path(choice.name)
         where = (f"{info.title}, from Layer Studio's copy {path} or else keras.datasets."
                  f"{choice.name}")
-        source, extra = _KERAS.format(module=choice.name), f"DATA = {_path_code(path, script)}\n"
+        source, extra = _KERAS.format(module=choice.name), f"DATA = {path_code(path, script)}\n"
     if choice.source != "folder":
         source += _ARRAY_BATCHES
     return DataSection(
@@ -378,7 +378,7 @@ def _folder_code(choice: DatasetChoice, info: DatasetInfo, script: Path | None
     from studio.core.data.image_folder import IMAGE_EXTENSIONS
 
     where = f"the image folder {choice.path}"
-    extra = f"DATA = {_path_code(Path(choice.path), script)}\n"
+    extra = f"DATA = {path_code(Path(choice.path), script)}\n"
     height, width, channels = info.sample_shape
     extra += (f"CACHE = {choice.cache!r}\n"
               '"""How Layer Studio caches decoded images (auto, none, memory or disk), which '
@@ -390,7 +390,7 @@ def _folder_code(choice: DatasetChoice, info: DatasetInfo, script: Path | None
               f"IMAGE_BYTES = {height * width * channels}\n")
     if choice.validation_path:
         where += f", with the validation images of {choice.validation_path}"
-        extra += f"VALIDATION_DATA = {_path_code(Path(choice.validation_path), script)}\n"
+        extra += f"VALIDATION_DATA = {path_code(Path(choice.validation_path), script)}\n"
     source = _FOLDER.format(
         suffixes=tuple(sorted(IMAGE_EXTENSIONS)),
         decode_png=_source(image_pipeline._decode_png),
@@ -590,6 +590,6 @@ def _csv_section(choice: DatasetChoice, info: DatasetInfo, script: Path | None, 
             standardize=_source(standardize))
     return DataSection(
         ["import csv", "import io", "import re", "from typing import Any"],
-        f"DATA = {_path_code(Path(choice.path), script)}\n{_data_docstring(where)}"
+        f"DATA = {path_code(Path(choice.path), script)}\n{_data_docstring(where)}"
         f"{split}{constants}",
         functions + _split_functions(False), where)
