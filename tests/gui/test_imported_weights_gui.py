@@ -341,3 +341,21 @@ def test_try_offers_the_imported_model_and_answers_as_keras_does(window, qtbot, 
     expected = model.predict(pixels, verbose=0)[0]
     tried = dict(zip(prediction.labels, prediction.probabilities, strict=True))
     assert np.abs(np.array([tried["0"], tried["1"]]) - expected).max() < 1e-5
+
+
+def test_evaluate_offers_the_imported_model_and_scores_as_keras_does(window, qtbot, tmp_path):
+    import numpy as np
+    from PIL import Image
+
+    from tests.gui.test_evaluation_panel import evaluate
+
+    model = grey_digits(window, tmp_path)
+    panel = window.evaluation
+    pick_imported_model(qtbot, window, "Evaluate", panel.run_box)
+    evaluation = evaluate(qtbot, panel)
+    paths = [evaluation.samples.paths[i] for i in evaluation.indices]
+    pixels = np.stack([np.asarray(Image.open(p), np.float32) for p in paths])[..., None] / 255
+    expected = model.predict(pixels, verbose=0)
+    assert len(paths) > 0
+    np.testing.assert_array_equal(evaluation.predicted, expected.argmax(axis=1))
+    assert np.abs(evaluation.confidence - expected.max(axis=1)).max() < 1e-5
