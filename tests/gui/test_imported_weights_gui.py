@@ -292,10 +292,11 @@ def test_weights_that_cannot_be_written_beside_the_project_are_said_in_one_line(
     assert not saved.exists() and window.doc.path is None
 
 
-def pick_imported_model(qtbot, window, tab: str, box) -> None:
+def pick_imported_model(qtbot, window, tab: str, box, while_making=lambda: None) -> None:
     """Open the ``tab`` view of a project with imported weights and no run, and choose
-    "Imported model" in its ``box`` of runs with the keyboard (the Training dock makes the
-    run); wait until that run is chosen in ``box``."""
+    "Imported model" in its ``box`` of runs with the keyboard: the Training dock makes the
+    run in the background (``while_making`` checks the view meanwhile); wait until that run
+    is chosen in ``box``."""
     from tests.gui.support import show_tab
 
     assert not window.training.is_running()
@@ -304,6 +305,9 @@ def pick_imported_model(qtbot, window, tab: str, box) -> None:
     assert "imported-model" not in box.itemText(0)  # no run yet
     box.setFocus()
     qtbot.keyClick(box, Qt.Key.Key_End)
+    assert window.training.is_running() and box.currentText() == "Imported model"
+    assert window.training.stop_button.isEnabled()  # it can be cancelled
+    while_making()
     qtbot.waitUntil(lambda: "imported-model" in box.currentText(), timeout=60_000)
     assert window.training.outcome == "finished", window.training.last_error
     assert box.findText("Imported model") < 0  # its run is listed now: no entry to make it
@@ -351,7 +355,11 @@ def test_evaluate_offers_the_imported_model_and_scores_as_keras_does(window, qtb
 
     model = grey_digits(window, tmp_path)
     panel = window.evaluation
-    pick_imported_model(qtbot, window, "Evaluate", panel.run_box)
+
+    def nothing_to_evaluate_yet():
+        assert not panel.evaluate_button.isEnabled()
+
+    pick_imported_model(qtbot, window, "Evaluate", panel.run_box, nothing_to_evaluate_yet)
     evaluation = evaluate(qtbot, panel)
     paths = [evaluation.samples.paths[i] for i in evaluation.indices]
     pixels = np.stack([np.asarray(Image.open(p), np.float32) for p in paths])[..., None] / 255

@@ -90,6 +90,7 @@ ERROR_STYLE = "color: #b3261e;"
 _TOP = QModelIndex()
 NO_RUNS = ("No trained runs yet. Train a model (Training ▸ Start, F5): its runs appear here "
            "to be evaluated.")
+MAKING_IMPORTED = "The imported model is being kept as a run (see the Training dock)…"
 READY = "Pick a run, a model and a split, then press Evaluate (F6)."
 CELL_PLACEHOLDER = "Click a cell of the confusion matrix to see the images in it."
 PER_CLASS = (("Class", "The true class"),
@@ -595,6 +596,7 @@ class EvaluationPanel(QWidget):
     def _run_picked(self, index: int) -> None:
         if self.run_box.itemData(index) == IMPORTED_CHOICE:
             self.awaiting_imported = True
+            self._fill_models()  # nothing to evaluate until its run is listed
             self.imported_wanted.emit()
         elif self.run_box.itemData(index):
             self._picked_by_hand = True
@@ -605,7 +607,9 @@ class EvaluationPanel(QWidget):
         self.model_box.clear()
         run_dir = self.run_box.currentData()
         unusable, no_test = NO_RUNS, NO_RUNS
-        if run_dir:
+        if run_dir == IMPORTED_CHOICE:
+            unusable = no_test = MAKING_IMPORTED
+        elif run_dir:
             for text, path in answer_choices(Path(run_dir)):
                 self.model_box.addItem(text, str(path))
             unusable, no_test = run_problems(Path(run_dir))

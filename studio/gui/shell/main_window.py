@@ -250,7 +250,9 @@ class MainWindow(QMainWindow):
 
         def make() -> None:
             self.training_dock.raise_()
-            self.training.keep_imported_model()
+            if not self.training.keep_imported_model():
+                self._note("The imported model cannot be kept as a run now: see the Training "
+                           "dock.")
 
         picker.imported_missing = missing
         picker.imported_wanted.connect(make)
