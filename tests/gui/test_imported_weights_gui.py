@@ -290,3 +290,80 @@ def test_weights_that_cannot_be_written_beside_the_project_are_said_in_one_line(
                            "The imported weights cannot be copied: mine.weights.h5 cannot be "
                            f"written in {str(beside.parent)[:80]} (No space left on device).")
     assert not saved.exists() and window.doc.path is None
+
+
+def pick_imported_model(qtbot, window, tab: str, box, while_making=lambda: None) -> None:
+    """Open the ``tab`` view of a project with imported weights and no run, and choose
+    "Imported model" in its ``box`` of runs with the keyboard: the Training dock makes the
+    run in the background (``while_making`` checks the view meanwhile); wait until that run
+    is chosen in ``box``."""
+    from tests.gui.support import show_tab
+
+    assert not window.training.is_running()
+    show_tab(qtbot, window, tab)
+    qtbot.waitUntil(lambda: box.itemText(box.count() - 1) == "Imported model")
+    assert "imported-model" not in box.itemText(0)  # no run yet
+    box.setFocus()
+    qtbot.keyClick(box, Qt.Key.Key_End)
+    assert window.training.is_running() and box.currentText() == "Imported model"
+    assert window.training.stop_button.isEnabled()  # it can be cancelled
+    while_making()
+    qtbot.waitUntil(lambda: "imported-model" in box.currentText(), timeout=60_000)
+    assert window.training.outcome == "finished", window.training.last_error
+    assert box.findText("Imported model") < 0  # its run is listed now: no entry to make it
+
+
+def grey_digits(window, tmp_path):
+    """Open ``imported_grey`` set to read a folder of digits; Keras's own model."""
+    import keras
+
+    from studio.core.project.document import DatasetChoice
+    from tests.helpers import digit_folder
+
+    project = imported_grey(tmp_path)
+    project.dataset = DatasetChoice(source="folder", path=str(digit_folder(tmp_path / "digits")),
+                                    image_size=[20, 20], color="grayscale")
+    window.doc.replace(project, None)
+    return keras.saving.load_model(tmp_path / "grey.keras", compile=False)
+
+
+def test_try_offers_the_imported_model_and_answers_as_keras_does(window, qtbot, tmp_path):
+    import numpy as np
+    from PIL import Image
+
+    from tests.gui.support import drop_on
+
+    model = grey_digits(window, tmp_path)
+    panel = window.try_panel
+    pick_imported_model(qtbot, window, "Try", panel.run_box)
+    image = tmp_path / "digits" / "1" / "3.png"
+    with qtbot.waitSignal(panel.answered, timeout=60_000) as answered:
+        assert drop_on(panel, [image])
+    (prediction,) = answered.args[0]
+    assert "imported-model" in panel.status.text()
+    pixels = np.asarray(Image.open(image), np.float32)[None, :, :, None] / 255.0
+    expected = model.predict(pixels, verbose=0)[0]
+    tried = dict(zip(prediction.labels, prediction.probabilities, strict=True))
+    assert np.abs(np.array([tried["0"], tried["1"]]) - expected).max() < 1e-5
+
+
+def test_evaluate_offers_the_imported_model_and_scores_as_keras_does(window, qtbot, tmp_path):
+    import numpy as np
+    from PIL import Image
+
+    from tests.gui.test_evaluation_panel import evaluate
+
+    model = grey_digits(window, tmp_path)
+    panel = window.evaluation
+
+    def nothing_to_evaluate_yet():
+        assert not panel.evaluate_button.isEnabled()
+
+    pick_imported_model(qtbot, window, "Evaluate", panel.run_box, nothing_to_evaluate_yet)
+    evaluation = evaluate(qtbot, panel)
+    paths = [evaluation.samples.paths[i] for i in evaluation.indices]
+    pixels = np.stack([np.asarray(Image.open(p), np.float32) for p in paths])[..., None] / 255
+    expected = model.predict(pixels, verbose=0)
+    assert len(paths) > 0
+    np.testing.assert_array_equal(evaluation.predicted, expected.argmax(axis=1))
+    assert np.abs(evaluation.confidence - expected.max(axis=1)).max() < 1e-5

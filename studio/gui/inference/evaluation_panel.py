@@ -5,7 +5,7 @@ model was surest of."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html import escape
 from pathlib import Path
 
@@ -62,7 +62,7 @@ from studio.core.runs.folders import PROJECT_FILE, answer_choices
 from studio.core.runs.history import RunSummary
 from studio.core.tasks.class_scores import Evaluation
 from studio.core.tasks.registry import task_for
-from studio.gui.runs.run_picker import offer_runs
+from studio.gui.runs.run_picker import IMPORTED_CHOICE, imported_run, offer_imported, offer_runs
 from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.forms import hint, narrow_box, scrolled_body
 from studio.gui.widgets.images import array_pixmap
@@ -90,6 +90,7 @@ ERROR_STYLE = "color: #b3261e;"
 _TOP = QModelIndex()
 NO_RUNS = ("No trained runs yet. Train a model (Training ▸ Start, F5): its runs appear here "
            "to be evaluated.")
+MAKING_IMPORTED = "The imported model is being kept as a run (see the Training dock)…"
 READY = "Pick a run, a model and a split, then press Evaluate (F6)."
 CELL_PLACEHOLDER = "Click a cell of the confusion matrix to see the images in it."
 PER_CLASS = (("Class", "The true class"),
@@ -410,10 +411,16 @@ class EvaluationPanel(QWidget):
     """An evaluation is on screen (its Evaluation)."""
     message = Signal(str)
     """A short note for the status bar."""
+    imported_wanted = Signal()
+    """The person chose "Imported model": its run is to be made (it is chosen once listed)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.setObjectName("evaluation-panel")
+        self.imported_missing: Callable[[], bool] = lambda: False
+        """Whether to offer "Imported model" (weights imported, no run of them yet)."""
+        self.awaiting_imported = False
+        """"Imported model" was chosen: its run is chosen once it is listed."""
         self.runs: list[RunSummary] = []
         self.evaluation: Evaluation | None = None
         self._picked_by_hand = False
@@ -565,22 +572,33 @@ class EvaluationPanel(QWidget):
     # choosing what to evaluate
 
     def set_runs(self, runs: Sequence[RunSummary]) -> None:
-        """Offer the runs that have a model or a checkpoint (given newest first); the newest
-        is chosen until the person picks one."""
+        """Offer the runs that have a model or a checkpoint (given newest first), and
+        "Imported model" if it is missing; the newest is chosen until the person picks one
+        (the imported model's run once listed, if they chose "Imported model")."""
         self.runs = [r for r in runs if r.has_model() or r.has_checkpoint()]
         before = self.run_box.currentData()
         picked = Path(before) if before and self._picked_by_hand else None
+        wanted = imported_run(self.runs) if self.awaiting_imported else None
+        if wanted is not None:
+            self.awaiting_imported, self._picked_by_hand = False, True
+            picked = Path(wanted.path)
         index = offer_runs(self.run_box, self.runs,  # the same run, also once it has moved
                            next((str(r.path) for r in self.runs
                                  if picked is not None and r.id == picked.name), None))
         for widget in (self.run_box, self.model_box):
             widget.setEnabled(bool(self.runs))
+        if offer_imported(self.run_box, self.imported_missing()):
+            self.run_box.setEnabled(True)
         if index < 0 or not self.runs or self.run_box.currentData() != before:
             self._fill_models()
 
     @Slot(int)
     def _run_picked(self, index: int) -> None:
-        if self.run_box.itemData(index):
+        if self.run_box.itemData(index) == IMPORTED_CHOICE:
+            self.awaiting_imported = True
+            self._fill_models()  # nothing to evaluate until its run is listed
+            self.imported_wanted.emit()
+        elif self.run_box.itemData(index):
             self._picked_by_hand = True
             self._fill_models()
 
@@ -589,7 +607,9 @@ class EvaluationPanel(QWidget):
         self.model_box.clear()
         run_dir = self.run_box.currentData()
         unusable, no_test = NO_RUNS, NO_RUNS
-        if run_dir:
+        if run_dir == IMPORTED_CHOICE:
+            unusable = no_test = MAKING_IMPORTED
+        elif run_dir:
             for text, path in answer_choices(Path(run_dir)):
                 self.model_box.addItem(text, str(path))
             unusable, no_test = run_problems(Path(run_dir))

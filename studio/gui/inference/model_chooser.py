@@ -3,7 +3,7 @@ file; the newest run answers until the person picks."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import Signal, Slot
@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWi
 
 from studio.core.runs.folders import answer_choices
 from studio.core.runs.history import RunSummary
-from studio.gui.runs.run_picker import offer_runs
+from studio.gui.runs.run_picker import IMPORTED_CHOICE, imported_run, offer_imported, offer_runs
 from studio.gui.widgets.forms import narrow_box
 
 MODEL_FILTER = "Keras models (*.keras *.h5)"
@@ -22,6 +22,8 @@ class ModelChooser(QWidget):
 
     picked = Signal(object)
     """The model (a Path: a run's model or checkpoint, or a model file) to answer with."""
+    imported_wanted = Signal()
+    """The person chose "Imported model": its run is to be made (it answers once listed)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -30,6 +32,10 @@ class ModelChooser(QWidget):
         """The person chose the model; new runs do not replace it."""
         self.file: Path | None = None
         """The model file last opened to answer with (a model of no run)."""
+        self.imported_missing: Callable[[], bool] = lambda: False
+        """Whether to offer "Imported model" (weights imported, no run of them yet)."""
+        self.awaiting_imported = False
+        """"Imported model" was chosen: its run answers once it is listed."""
         self.run_box = narrow_box()
         self.run_box.setObjectName("try-run")
         self.run_box.setToolTip("The run whose model answers")
@@ -50,19 +56,30 @@ class ModelChooser(QWidget):
 
     def set_runs(self, runs: Sequence[RunSummary], chosen: Path | None) -> bool:
         """Offer the runs that have a model or a checkpoint (newest first), ``chosen`` the
-        model answering now; the newest run's model is picked unless the person picked one
-        that is still listed (a run that moved with its project is followed). Returns
-        whether a model was picked."""
+        model answering now, and "Imported model" if it is missing; the newest run's model
+        is picked unless the person picked one that is still listed (a run that moved with
+        its project is followed), or chose "Imported model" and its run is now listed.
+        Returns whether a model was picked."""
         self.runs = [r for r in runs if r.has_model() or r.has_checkpoint()]
+        wanted = imported_run(self.runs) if self.awaiting_imported else None
+        if wanted is not None:
+            self.awaiting_imported = False
+            self.picked_by_hand = True
+            self._show_run(wanted)
+            picked = True
+        else:
+            picked = self._offer(chosen)
+        if offer_imported(self.run_box, self.imported_missing()):
+            self.run_box.setEnabled(True)
+        return picked
+
+    def _offer(self, chosen: Path | None) -> bool:
         if self.gone(chosen):
             chosen = self._moved(chosen)
             if chosen is None:  # its run was deleted, or is another project's
                 self.picked_by_hand = False
             elif self.picked_by_hand:
-                run = self.run_of(chosen)
-                offer_runs(self.run_box, self.runs, str(run.path))
-                self.run_box.setEnabled(True)
-                self._fill_models(Path(run.path), chosen)
+                self._show_run(self.run_of(chosen), chosen)
                 return True
         run = self.run_of(chosen)
         index = offer_runs(self.run_box, self.runs, str(run.path) if run else None)
@@ -76,6 +93,12 @@ class ModelChooser(QWidget):
             self._fill_models(Path(self.runs[0].path))
             return True
         return False
+
+    def _show_run(self, run: RunSummary, chosen: Path | None = None) -> None:
+        """List the runs with ``run`` chosen, and its models with ``chosen`` (else its first)."""
+        offer_runs(self.run_box, self.runs, str(run.path))
+        self.run_box.setEnabled(True)
+        self._fill_models(Path(run.path), chosen)
 
     def gone(self, chosen: Path | None) -> bool:
         """True if ``chosen`` was a run's model and that run is no longer offered."""
@@ -99,7 +122,10 @@ class ModelChooser(QWidget):
     @Slot(int)
     def _run_picked(self, index: int) -> None:
         data = self.run_box.itemData(index)
-        if data and Path(data).is_dir():
+        if data == IMPORTED_CHOICE:
+            self.awaiting_imported = True
+            self.imported_wanted.emit()
+        elif data and Path(data).is_dir():
             self.picked_by_hand = True
             self._fill_models(Path(data))
 

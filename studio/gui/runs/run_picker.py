@@ -8,6 +8,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox
 
 from studio.core.runs.history import RunSummary
+from studio.core.training.imported_model import IMPORTED_MODEL
+
+IMPORTED_CHOICE = "imported-model"
+"""The item data of the "Imported model" entry (a run made when it is chosen)."""
 
 
 def offer_runs(box: QComboBox, runs: Sequence[RunSummary], keep: str | None) -> int:
@@ -26,3 +30,18 @@ def offer_runs(box: QComboBox, runs: Sequence[RunSummary], keep: str | None) -> 
     index = box.findData(keep) if keep else -1
     box.setCurrentIndex(max(index, 0))
     return index
+
+
+def offer_imported(box: QComboBox, offered: bool) -> bool:
+    """Add the "Imported model" entry to ``box`` if ``offered`` (the project has imported
+    weights and no run of them yet); returns ``offered``."""
+    if offered:
+        box.addItem(IMPORTED_MODEL, IMPORTED_CHOICE)
+        box.setItemData(box.count() - 1, "Keep the imported model, untrained, as a run and "
+                        "answer with it", Qt.ItemDataRole.ToolTipRole)
+    return offered
+
+
+def imported_run(runs: Sequence[RunSummary]) -> RunSummary | None:
+    """The newest of ``runs`` (given newest first) holding an imported model, if any."""
+    return next((r for r in runs if str(r.path).endswith(IMPORTED_CHOICE)), None)

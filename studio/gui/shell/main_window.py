@@ -51,6 +51,7 @@ from studio.gui.widgets.jobs import shutdown_jobs
 if TYPE_CHECKING:
     from studio.gui.data.panel import DataPanel
     from studio.gui.inference.evaluation_panel import EvaluationPanel
+    from studio.gui.inference.model_chooser import ModelChooser
     from studio.gui.inference.try_panel import TryPanel
     from studio.gui.runs.history_panel import HistoryPanel
     from studio.gui.search.panel import SearchPanel
@@ -201,6 +202,7 @@ class MainWindow(QMainWindow):
         panel = TryPanel()
         panel.runs_wanted.connect(self._list_runs)
         panel.message.connect(self._note)
+        self._offer_imported(panel.chooser)
         self._offer_runs(panel)
         return panel
 
@@ -209,6 +211,7 @@ class MainWindow(QMainWindow):
 
         panel = EvaluationPanel()
         panel.message.connect(self._note)
+        self._offer_imported(panel)
         self._offer_runs(panel)
         return panel
 
@@ -234,6 +237,25 @@ class MainWindow(QMainWindow):
         runs.refreshed.connect(self._runs_listed)
         runs.adopt_requested.connect(self.moving.adopt_earlier)
         return runs
+
+    def _offer_imported(self, picker: ModelChooser | EvaluationPanel) -> None:
+        """Have ``picker`` offer "Imported model" while the project has imported weights and
+        no run of them, made by the Training dock (progress, Cancel) when chosen."""
+        from studio.core.training.imported_model import find_imported_run
+
+        def missing() -> bool:
+            project = self.doc.project
+            return (project.weights is not None
+                    and find_imported_run(project, runs_root(self.doc.place)) is None)
+
+        def make() -> None:
+            self.training_dock.raise_()
+            if not self.training.keep_imported_model():
+                self._note("The imported model cannot be kept as a run now: see the Training "
+                           "dock.")
+
+        picker.imported_missing = missing
+        picker.imported_wanted.connect(make)
 
     def _offer_runs(self, panel: TryPanel | EvaluationPanel) -> None:
         """Offer a Try or Evaluate panel just built the runs as listed, or list them if no

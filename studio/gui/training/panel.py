@@ -376,13 +376,15 @@ class TrainingPanel(QWidget):
         self._launch(_train_task(self.doc.project.copy(), runs_root(self.doc.place),
                                  self.discovery), "Preparing the run…")
 
-    def keep_imported_model(self) -> None:
+    def keep_imported_model(self) -> bool:
         """Save the project's imported model, untrained, as a run (or find the one made
-        earlier): Try, Evaluate and export then list it."""
+        earlier): Try, Evaluate and export then list it. False if it cannot start now (a
+        run is going on, or the model has problems)."""
         if self.is_running() or not self.doc.analysis().ok:
-            return
+            return False
         self._launch(_imported_task(self.doc.project.copy(), runs_root(self.doc.place),
                                     self.discovery), "Preparing the imported model…")
+        return True
 
     def resume(self, run_dir: Path) -> None:
         """Continue ``run_dir`` from its last checkpoint (its curves go on from there)."""
