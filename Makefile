@@ -18,11 +18,12 @@ run: $(STAMP)
 
 # Two pytest-xdist workers: much of the suite waits (Qt event loops, subprocesses, files), so a
 # second process uses the second core. loadfile keeps a file's module fixtures (one Ray instance,
-# one training subprocess) in one worker.
+# one training subprocess) in one worker; --no-loadscope-reorder keeps the order of the files,
+# which tests/conftest.py starts with the longest.
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m ruff check studio tests bench packaging
 	$(BIN)/lint-imports
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n 2 --dist loadfile
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 lint: $(STAMP)
 	$(BIN)/python -m ruff check studio tests bench packaging
