@@ -163,43 +163,47 @@ def _match(truth: _Flat, found: _Flat) -> np.ndarray:
     by_group = np.argsort(truth.groups, kind="stable")  # input order within a group
     first = np.searchsorted(truth.groups[by_group], found.groups, "left")
     count = np.searchsorted(truth.groups[by_group], found.groups, "right") - first
+    rows = np.flatnonzero(count > 0)  # the others have no true box to match
     width = int(count.max(initial=0))
-    if width == 0:
-        return matches
     slot = np.arange(width)
-    candidates = by_group[np.minimum(first[:, None] + slot, len(by_group) - 1)]
-    real = slot < count[:, None]
-    ious = np.where(real, _coco_iou(found.boxes, truth.boxes[candidates]), -1.0)
+    candidates = by_group[np.minimum(first[rows, None] + slot, max(len(by_group) - 1, 0))]
+    ious = np.where(slot < count[rows, None],
+                    _coco_iou(found.boxes[rows], truth.boxes, candidates), -1.0)
+    # a detection below the lowest threshold with every box matches nothing and takes nothing
+    hopeful = (ious >= thresholds[0]).any(axis=1)
+    rows, candidates, ious = rows[hopeful], candidates[hopeful], ious[hopeful]
     taken = np.zeros((len(truth.classes), len(thresholds)), bool)
-    rank = _rank_in_group(found.groups)
-    for r in range(int(rank.max()) + 1):
-        rows = np.flatnonzero(rank == r)  # one detection per group: none contend for a box
-        iou = ious[rows][:, :, None]
-        open_ = (iou >= thresholds) & ~taken[candidates[rows]] & real[rows][:, :, None]
+    rank = _rank_in_group(found.groups)[rows]
+    for r in np.unique(rank):
+        step = np.flatnonzero(rank == r)  # one detection per group: none contend for a box
+        iou = ious[step][:, :, None]
+        open_ = (iou >= thresholds) & ~taken[candidates[step]]
         # the largest IoU wins, the last such box on a tie (pycocotools replaces on >=)
         best = width - 1 - np.argmax(np.where(open_, iou, -np.inf)[:, ::-1], axis=1)
         won = open_.any(axis=1)
-        box = np.take_along_axis(candidates[rows], best, axis=1)
-        matches[rows] = np.where(won, box, -1)
-        step, level = np.nonzero(won)
-        taken[box[step, level], level] = True
+        box = np.take_along_axis(candidates[step], best, axis=1)
+        matches[rows[step]] = np.where(won, box, -1)
+        row, level = np.nonzero(won)
+        taken[box[row, level], level] = True
     return matches
 
 
-def _coco_iou(boxes: np.ndarray, others: np.ndarray) -> np.ndarray:
-    """IoU of each box (N × 4) with its candidates (N × G × 4), computed as pycocotools'
-    ``bbIou`` does on ``x, y, w, h`` in doubles, so that a threshold cuts where it cuts."""
-    def xywh(b: np.ndarray) -> np.ndarray:
+def _coco_iou(boxes: np.ndarray, others: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """IoU of each box (N × 4) with ``others[candidates]`` (candidates N × G), computed as
+    pycocotools' ``bbIou`` does from ``x, y, w, h`` in doubles, so a threshold cuts where
+    pycocotools' cuts."""
+    def xywh_terms(b: np.ndarray) -> tuple[np.ndarray, ...]:
         b = b.astype(np.float64)
-        return np.concatenate([b[..., :2], b[..., 2:] - b[..., :2]], axis=-1)
+        w, h = b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]
+        return b[:, 0], b[:, 1], w + b[:, 0], h + b[:, 1], w * h
 
-    d, g = xywh(boxes)[:, None, :], xywh(others)
-    w = np.minimum(d[..., 2] + d[..., 0], g[..., 2] + g[..., 0]) - np.maximum(d[..., 0], g[..., 0])
-    h = np.minimum(d[..., 3] + d[..., 1], g[..., 3] + g[..., 1]) - np.maximum(d[..., 1], g[..., 1])
+    x, y, right, bottom, area = (t[:, None] for t in xywh_terms(boxes))
+    x_, y_, right_, bottom_, area_ = (t[candidates] for t in xywh_terms(others))
+    w = np.minimum(right, right_) - np.maximum(x, x_)
+    h = np.minimum(bottom, bottom_) - np.maximum(y, y_)
     inter = w * h
-    union = d[..., 2] * d[..., 3] + g[..., 2] * g[..., 3] - inter
-    return np.divide(inter, union, out=np.zeros_like(inter), where=(w > 0) & (h > 0))
-
+    return np.divide(inter, area + area_ - inter, out=np.zeros_like(inter),
+                     where=(w > 0) & (h > 0))
 
 def _sampled_precision(hits: np.ndarray, true_count: int
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

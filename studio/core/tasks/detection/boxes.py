@@ -72,9 +72,10 @@ def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     (M × 4): N × M, 0 where the union is empty."""
     a = np.asarray(a, np.float64).reshape(-1, 4)
     b = np.asarray(b, np.float64).reshape(-1, 4)
-    low = np.maximum(a[:, None, :2], b[None, :, :2])
-    high = np.minimum(a[:, None, 2:], b[None, :, 2:])
-    inter = np.prod(np.clip(high - low, 0, None), axis=2)
+    # width and height apart: a product over an axis of length 2 costs NMS twice the time
+    w = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0])
+    h = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1])
+    inter = np.maximum(w, 0) * np.maximum(h, 0)
     union = areas(a)[:, None] + areas(b)[None, :] - inter
     return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
 
@@ -85,8 +86,8 @@ def nms(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float,
 
     The surest box is kept and every box overlapping it with IoU above ``iou_threshold`` is
     dropped, then the surest box left, and so on, up to ``max_boxes`` kept (all by default).
-    Equal scores keep the input order. One vectorised step per box kept, memory linear in
-    the number of boxes, so re-running it on a few hundred candidates takes about a millisecond.
+    Equal scores keep the input order. Meant for a decoder's candidates (hundreds of boxes):
+    it works on their IoU matrix, so that re-running it takes about a millisecond.
     """
     return _greedy_nms(boxes, scores, None, iou_threshold, max_boxes)
 
@@ -105,17 +106,19 @@ def _greedy_nms(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray | Non
     if len(scores) != len(boxes):
         raise ValueError(f"{len(boxes)} boxes but {len(scores)} scores")
     order = np.argsort(-scores, kind="stable")
+    groups = [order]
     if classes is not None:
         classes = np.asarray(classes).reshape(-1)
         if len(classes) != len(boxes):
             raise ValueError(f"{len(boxes)} boxes but {len(classes)} classes")
-    limit = len(order) if max_boxes is None else max(0, max_boxes)
-    kept = []
-    while len(order) and len(kept) < limit:
-        best, rest = order[0], order[1:]
-        kept.append(best)
-        overlap = iou_matrix(boxes[best], boxes[rest])[0] > iou_threshold
-        if classes is not None:
-            overlap &= classes[rest] == classes[best]
-        order = rest[~overlap]
-    return np.asarray(kept, np.int64)
+        groups = [order[classes[order] == label] for label in np.unique(classes)]
+    kept = np.zeros(len(boxes), bool)
+    for members in groups:  # surest first
+        # row i: the less sure boxes that box i would suppress, if it is kept itself
+        overlaps = np.triu(iou_matrix(boxes[members], boxes[members]) > iou_threshold, 1)
+        alive = np.ones(len(members), bool)
+        for i in np.flatnonzero(overlaps.any(axis=1)):
+            if alive[i]:
+                alive &= ~overlaps[i]
+        kept[members[alive]] = True
+    return order[kept[order]][:max_boxes]
