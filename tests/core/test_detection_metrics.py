@@ -29,6 +29,7 @@ def test_nms_keeps_the_surest_of_overlapping_boxes_by_hand():
     assert nms(boxes, scores, 0.5).tolist() == [3, 2]
     assert nms(boxes, scores, 0.7).tolist() == [3, 1, 2]
     assert nms(boxes, scores, 0.5, max_boxes=1).tolist() == [3]
+    assert nms(boxes, scores, 0.5, max_boxes=0).tolist() == []
     classes = [0, 0, 0, 1]  # the last box is another class: it no longer hides the first
     assert nms_by_class(boxes, scores, classes, 0.5).tolist() == [3, 0, 2]
     assert nms_by_class(boxes, scores, classes, 0.5, max_boxes=2).tolist() == [3, 0]

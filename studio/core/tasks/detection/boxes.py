@@ -87,7 +87,7 @@ def nms(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float,
     The surest box is kept and every box overlapping it with IoU above ``iou_threshold`` is
     dropped, then the surest box left, and so on, up to ``max_boxes`` kept (all by default).
     Equal scores keep the input order. Meant for a decoder's candidates (hundreds of boxes):
-    it works on their IoU matrix, so that re-running it takes about a millisecond.
+    it works on their IoU matrix, so that re-running it takes a few milliseconds at most.
     """
     return _greedy_nms(boxes, scores, None, iou_threshold, max_boxes)
 
@@ -121,4 +121,4 @@ def _greedy_nms(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray | Non
             if alive[i]:
                 alive &= ~overlaps[i]
         kept[members[alive]] = True
-    return order[kept[order]][:max_boxes]
+    return order[kept[order]][:None if max_boxes is None else max(max_boxes, 0)]
