@@ -1,0 +1,1 @@
+"""Object detection datasets: label files, their health, and augmentation that moves boxes."""
