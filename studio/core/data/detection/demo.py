@@ -1,0 +1,177 @@
+"""The offline detection demo set, made deterministically from the bundled MNIST-10k: 128 × 128
+grey images of light noise with 1 to 5 dark digits each, 14 to 48 pixels tall or wide, boxed
+tightly around their ink; the class is the digit.
+
+Digits are placed at random with a retry, so boxes overlap at most a little (IoU ≤ 0.1); a
+digit that finds no such place after a few tries is left out. Each image is drawn from its own
+seed (the set's seed, its split and its index), so a smaller set is the start of a larger one;
+training images take their digits from the first 9,000 of MNIST-10k, validation images from the
+last 1,000, so no digit appears in both. Made once and cached in the workspace as an ``.npz``;
+VERSION is part of the file's name, so a change to the drawing makes it anew.
+"""
+
+from __future__ import annotations
+
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from studio.core.base.files import atomic_file
+from studio.core.data.builtin import datasets_dir
+from studio.core.data.detection.formats import write_detection
+from studio.core.data.detection.record import LabelledImage
+from studio.core.data.sources import MNIST_10K, dataset_path
+from studio.core.tasks.detection.boxes import ImageBoxes, iou_matrix
+
+VERSION = 1
+SEED = 23
+SIDE = 128
+DIGITS = (1, 5)
+DIGIT_SIDE = (14, 48)
+"""The smallest and largest larger side of a digit's ink, in pixels."""
+MAX_IOU = 0.1
+TRIES = 20
+INK = 0.5
+"""A scaled digit's pixels fainter than this (0..1) are left out, so its box holds all its ink."""
+BACKGROUND = (215, 250, 5)
+"""The background's noise: grey levels from, to (inclusive) and step."""
+DARKEST = 60
+"""The lightest a digit may be drawn: each digit's grey is drawn from 0 to this."""
+TRAIN_DIGITS = 9_000
+"""MNIST-10k's first digits draw training images, the rest validation images."""
+CLASS_NAMES = tuple(str(digit) for digit in range(10))
+SPLITS = ("train", "validation")
+
+
+@dataclass(frozen=True)
+class DemoSet:
+    """The demo set: images (uint8, N × 128 × 128), each one's boxes and split."""
+
+    images: np.ndarray
+    labels: list[ImageBoxes]
+    splits: list[str]
+    class_names: tuple[str, ...] = CLASS_NAMES
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+
+def _mnist() -> tuple[np.ndarray, np.ndarray]:
+    with np.load(dataset_path(MNIST_10K), allow_pickle=False) as archive:
+        return archive["x"], archive["y"].astype(np.int32)
+
+
+def _digit(pixels: np.ndarray, side: int) -> tuple[np.ndarray, np.ndarray]:
+    """A digit cropped to its ink and scaled so its larger side is ``side``: its ink (0..1,
+    fainter than INK set to 0) and its ink's box within it."""
+    rows, cols = np.flatnonzero(pixels.any(axis=1)), np.flatnonzero(pixels.any(axis=0))
+    crop = pixels[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
+    scale = side / max(crop.shape)
+    size = (max(1, round(crop.shape[1] * scale)), max(1, round(crop.shape[0] * scale)))
+    ink = np.asarray(Image.fromarray(crop).resize(size, Image.Resampling.BILINEAR),
+                     np.float32) / 255
+    ink[ink < INK] = 0
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    return ink, np.asarray([cols[0], rows[0], cols[-1] + 1, rows[-1] + 1], np.float32)
+
+
+def _image(rng: np.random.Generator, x: np.ndarray, y: np.ndarray, pool: range
+           ) -> tuple[np.ndarray, ImageBoxes]:
+    """One image of digits drawn from ``pool`` (indices into x), and its boxes."""
+    low, high, step = BACKGROUND
+    canvas = rng.integers(0, (high - low) // step + 1, (SIDE, SIDE), np.uint8) * step + low
+    boxes: list[np.ndarray] = []
+    classes: list[int] = []
+    for _ in range(rng.integers(DIGITS[0], DIGITS[1] + 1)):
+        index = int(rng.integers(pool.start, pool.stop))
+        ink, box = _digit(x[index], int(rng.integers(DIGIT_SIDE[0], DIGIT_SIDE[1] + 1)))
+        height, width = ink.shape
+        dark = float(rng.integers(0, DARKEST + 1))
+        for _ in range(TRIES):
+            left = int(rng.integers(0, SIDE - width + 1))
+            top = int(rng.integers(0, SIDE - height + 1))
+            placed = box + [left, top, left, top]
+            if not boxes or iou_matrix(placed, np.stack(boxes)).max() <= MAX_IOU:
+                break
+        else:
+            continue
+        patch = canvas[top:top + height, left:left + width]
+        patch[:] = np.round(patch * (1 - ink) + dark * ink)
+        boxes.append(placed)
+        classes.append(int(y[index]))
+    return canvas, ImageBoxes(np.asarray(boxes), classes)
+
+
+def generate(train: int = 4_000, validation: int = 500, seed: int = SEED) -> DemoSet:
+    """Draw the demo set anew: ``train`` then ``validation`` images."""
+    x, y = _mnist()
+    x = x.reshape(len(x), 28, 28)
+    images, labels, splits = [], [], []
+    for split_index, (split, n) in enumerate(zip(SPLITS, (train, validation), strict=True)):
+        pool = range(0, TRAIN_DIGITS) if split == "train" else range(TRAIN_DIGITS, len(x))
+        for index in range(n):
+            image, boxes = _image(np.random.default_rng((seed, split_index, index)), x, y, pool)
+            images.append(image)
+            labels.append(boxes)
+            splits.append(split)
+    return DemoSet(np.stack(images) if images else np.zeros((0, SIDE, SIDE), np.uint8),
+                   labels, splits)
+
+
+def cache_path(train: int, validation: int) -> Path:
+    """Where the demo set of this size is cached: ``<workspace>/datasets/`` with the version
+    and the size in its name."""
+    return datasets_dir() / f"detection-demo-v{VERSION}-{train}-{validation}.npz"
+
+
+def _save(path: Path, demo: DemoSet) -> None:
+    counts = np.asarray([len(boxes) for boxes in demo.labels], np.int32)
+    with atomic_file(path) as out:
+        np.savez_compressed(
+            out, images=demo.images, counts=counts,
+            boxes=np.concatenate([b.boxes for b in demo.labels] or [np.zeros((0, 4))]),
+            classes=np.concatenate([b.classes for b in demo.labels] or [np.zeros(0)]),
+            validation=np.asarray([split == "validation" for split in demo.splits]))
+
+
+def _load(path: Path, train: int, validation: int) -> DemoSet | None:
+    """The cached set, or None if there is none or it is damaged (then it is deleted)."""
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            images, counts = archive["images"], archive["counts"]
+            boxes, classes = archive["boxes"], archive["classes"]
+            in_validation = archive["validation"]
+        if images.shape != (train + validation, SIDE, SIDE) or counts.sum() != len(boxes):
+            raise ValueError("the cached demo set has the wrong shape")
+    except (ValueError, KeyError, EOFError, OSError, zipfile.BadZipFile, zlib.error):
+        path.unlink(missing_ok=True)
+        return None
+    ends = np.cumsum(counts)
+    labels = [ImageBoxes(boxes[end - n:end], classes[end - n:end])
+              for n, end in zip(counts, ends, strict=True)]
+    return DemoSet(images, labels, ["validation" if v else "train" for v in in_validation])
+
+
+def demo_set(train: int = 4_000, validation: int = 500) -> DemoSet:
+    """The demo set of ``train`` + ``validation`` images, read from the cache, or drawn and
+    cached on first use."""
+    path = cache_path(train, validation)
+    demo = _load(path, train, validation)
+    if demo is None:
+        demo = generate(train, validation)
+        _save(path, demo)
+    return demo
+
+
+def write_demo(root: Path, format_name: str, demo: DemoSet) -> None:
+    """Write the demo set as a dataset in ``format_name`` (``yolo``, ``voc``, ``coco`` or
+    ``kitti``) in the new folder ``root``, images named by their index."""
+    items = [LabelledImage(f"{index:06d}", image, boxes, split) for index, (image, boxes, split)
+             in enumerate(zip(demo.images, demo.labels, demo.splits, strict=True))]
+    write_detection(root, format_name, items, list(demo.class_names))
