@@ -24,7 +24,8 @@ from studio.core.base.files import atomic_file
 from studio.core.data.builtin import datasets_dir
 from studio.core.data.detection.formats import write_detection
 from studio.core.data.detection.record import LabelledImage
-from studio.core.data.sources import MNIST_10K, dataset_path
+from studio.core.data.sources import MNIST_10K, load_arrays
+from studio.core.project.document import DatasetChoice
 from studio.core.tasks.detection.boxes import ImageBoxes, iou_matrix
 
 VERSION = 1
@@ -32,11 +33,12 @@ SEED = 23
 SIDE = 128
 DIGITS = (1, 5)
 DIGIT_SIDE = (14, 48)
-"""The smallest and largest larger side of a digit's ink, in pixels."""
+"""The smallest and largest larger side a digit is scaled to, in pixels."""
 MAX_IOU = 0.1
 TRIES = 20
-INK = 0.5
-"""A scaled digit's pixels fainter than this (0..1) are left out, so its box holds all its ink."""
+INK = 0.35
+"""A scaled digit's pixels fainter than this (0..1) are left out, so its box holds all its ink;
+drawn over the lightest background, the faintest ink left is still darker than any noise."""
 BACKGROUND = (215, 250, 5)
 """The background's noise: grey levels from, to (inclusive) and step."""
 DARKEST = 60
@@ -61,19 +63,22 @@ class DemoSet:
 
 
 def _mnist() -> tuple[np.ndarray, np.ndarray]:
-    with np.load(dataset_path(MNIST_10K), allow_pickle=False) as archive:
-        return archive["x"], archive["y"].astype(np.int32)
+    """MNIST-10k's digits (N × 28 × 28) and labels, as the bundled dataset is loaded."""
+    x, y = load_arrays(DatasetChoice(source="bundled", name=MNIST_10K.name))
+    return x.reshape(len(x), 28, 28), y
 
 
 def _digit(pixels: np.ndarray, side: int) -> tuple[np.ndarray, np.ndarray]:
-    """A digit cropped to its ink and scaled so its larger side is ``side``: its ink (0..1,
-    fainter than INK set to 0) and its ink's box within it."""
-    rows, cols = np.flatnonzero(pixels.any(axis=1)), np.flatnonzero(pixels.any(axis=0))
+    """A digit cropped to its ink (its pixels of half intensity or more) and scaled so its
+    larger side is ``side``: its ink (0..1, the darkest 1, fainter than INK set to 0) and its
+    ink's box within it, a pixel or two smaller where a thin stroke's end fades."""
+    strong = pixels >= 128
+    rows, cols = np.flatnonzero(strong.any(axis=1)), np.flatnonzero(strong.any(axis=0))
     crop = pixels[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
     scale = side / max(crop.shape)
     size = (max(1, round(crop.shape[1] * scale)), max(1, round(crop.shape[0] * scale)))
-    ink = np.asarray(Image.fromarray(crop).resize(size, Image.Resampling.BILINEAR),
-                     np.float32) / 255
+    ink = np.asarray(Image.fromarray(crop).resize(size, Image.Resampling.BILINEAR), np.float32)
+    ink /= ink.max()
     ink[ink < INK] = 0
     rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
     return ink, np.asarray([cols[0], rows[0], cols[-1] + 1, rows[-1] + 1], np.float32)
@@ -109,7 +114,6 @@ def _image(rng: np.random.Generator, x: np.ndarray, y: np.ndarray, pool: range
 def generate(train: int = 4_000, validation: int = 500, seed: int = SEED) -> DemoSet:
     """Draw the demo set anew: ``train`` then ``validation`` images."""
     x, y = _mnist()
-    x = x.reshape(len(x), 28, 28)
     images, labels, splits = [], [], []
     for split_index, (split, n) in enumerate(zip(SPLITS, (train, validation), strict=True)):
         pool = range(0, TRAIN_DIGITS) if split == "train" else range(TRAIN_DIGITS, len(x))
