@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
 from studio.core.data.detection import demo
+from studio.core.data.types import DataError
 from studio.core.tasks.detection.boxes import iou_matrix
 
 
@@ -55,18 +58,12 @@ def test_boxes_are_tight_around_the_ink_and_overlap_little(small):
 
 
 def test_no_digit_image_is_in_both_splits(monkeypatch):
-    drawn = []
-    digit = demo._digit
-    monkeypatch.setattr(demo, "_digit", lambda pixels, side: drawn.append(pixels) or
-                        digit(pixels, side))
-    x, _ = demo._mnist()
-    demo.generate(train=4, validation=0)
-    train_drawn = len(drawn)
-    demo.generate(train=0, validation=4)
-    x = x.reshape(len(x), -1)
-    index = {row.tobytes(): i for i, row in enumerate(x)}
-    sources = [index[pixels.tobytes()] for pixels in drawn]
-    assert max(sources[:train_drawn]) < demo.TRAIN_DIGITS <= min(sources[train_drawn:])
+    crops, labels = demo._mnist()
+    source = np.where(np.arange(len(labels)) < demo.TRAIN_DIGITS, 0, 1)  # class: which part
+    monkeypatch.setattr(demo, "_mnist", lambda: (crops, source))
+    drawn = demo.generate(train=6, validation=6)
+    classes = [set(boxes.classes.tolist()) for boxes in drawn.labels]
+    assert set().union(*classes[:6]) == {0} and set().union(*classes[6:]) == {1}
 
 
 def test_the_set_is_cached_in_the_workspace_under_its_version(private_workspace, monkeypatch):
@@ -86,3 +83,14 @@ def test_a_damaged_cache_is_drawn_again(private_workspace):
     path.write_bytes(b"not an npz")
     assert demo.demo_set(train=2, validation=1).labels == demo.generate(2, 1).labels
     assert path.stat().st_size > 100
+
+
+def test_drawing_reports_progress_and_can_be_cancelled(private_workspace):
+    calls = []
+    demo.demo_set(train=2, validation=1, on_progress=lambda *args: calls.append(args))
+    assert calls[0] == ("Drawing the detection demo set", 0, 3) and calls[-1][1:] == (3, 3)
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(DataError, match="cancelled"):
+        demo.demo_set(train=1, validation=1, stop=stop)
+    assert not demo.cache_path(1, 1).exists()

@@ -191,22 +191,23 @@ def test_voc_refuses_a_doctype_without_expanding_it(tmp_path):
 
 
 def coco_file(path, images, annotations, categories):
+    """A COCO file at ``path``: ``images`` (id: file name), ``annotations``
+    ((image id, category id, bbox, other fields)) and ``categories`` (id: name)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"images": images, "annotations": annotations,
-                                "categories": categories}))
+    path.write_text(json.dumps({
+        "images": [{"id": i, "file_name": name} for i, name in images.items()],
+        "annotations": [{"id": n, "image_id": i, "category_id": c, "bbox": bbox, **extra}
+                        for n, (i, c, bbox, extra) in enumerate(annotations)],
+        "categories": [{"id": i, "name": name} for i, name in categories.items()]}))
 
 
 def test_coco_sparse_category_ids_become_indices_in_id_order(tmp_path):
     image(tmp_path / "train2017" / "a.png")
     image(tmp_path / "train2017" / "b.png")
-    coco_file(tmp_path / "annotations" / "instances_train2017.json",
-              [{"id": 7, "file_name": "a.png"}, {"id": 8, "file_name": "b.png"}],
-              [{"id": 1, "image_id": 7, "category_id": 90, "bbox": [10, 5, 20, 10]},
-               {"id": 2, "image_id": 7, "category_id": 3, "bbox": [0, 0, 5, 5]},
-               {"id": 3, "image_id": 8, "category_id": 3, "bbox": [0, 0, 50, 50],
-                "iscrowd": 1},
-               {"id": 4, "image_id": 8, "category_id": 4, "bbox": [0, 0, 5, 5]}],
-              [{"id": 90, "name": "toothbrush"}, {"id": 3, "name": "car"}])
+    coco_file(tmp_path / "annotations" / "instances_train2017.json", {7: "a.png", 8: "b.png"},
+              [(7, 90, [10, 5, 20, 10], {}), (7, 3, [0, 0, 5, 5], {}),
+               (8, 3, [0, 0, 50, 50], {"iscrowd": 1}), (8, 4, [0, 0, 5, 5], {})],
+              {90: "toothbrush", 3: "car"})
     dataset = read_detection(tmp_path)
     assert dataset.class_names == ["car", "toothbrush"]
     assert dataset.splits == ["train", "train"]
@@ -220,10 +221,8 @@ def test_coco_sparse_category_ids_become_indices_in_id_order(tmp_path):
 
 def test_coco_annotations_whose_image_ids_point_nowhere(tmp_path):
     image(tmp_path / "images" / "a.png")
-    coco_file(tmp_path / "annotations" / "instances.json", [{"id": 1, "file_name": "a.png"}],
-              [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 5, 5]},
-               {"id": 2, "image_id": 99, "category_id": 1, "bbox": [0, 0, 5, 5]}],
-              [{"id": 1, "name": "car"}])
+    coco_file(tmp_path / "annotations" / "instances.json", {1: "a.png"},
+              [(1, 1, [0, 0, 5, 5], {}), (99, 1, [0, 0, 5, 5], {})], {1: "car"})
     with pytest.raises(DataError) as caught:
         read_detection(tmp_path)
     assert one_line(caught) == (f"{tmp_path / 'annotations' / 'instances.json'}: 1 annotation "
@@ -289,3 +288,40 @@ def test_describe_dict_is_json_with_the_health_report(tmp_path, tiny):
     assert again["total_images"] == 8
     assert again["total_boxes"] == sum(len(boxes) for boxes in tiny.labels)
     assert again["problems"] == [] and again["blocking"] == []
+
+
+def test_coco_images_beside_their_file_and_images_listed_but_missing(tmp_path):
+    image(tmp_path / "valid" / "a.png")
+    image(tmp_path / "valid" / "unlisted.png")
+    coco_file(tmp_path / "valid" / "_annotations.coco.json", {0: "a.png", 1: "gone.png"},
+              [(0, 0, [1, 2, 3, 4], {}), (1, 0, [1, 2, 3, 4], {})], {0: "cell"})
+    dataset = read_detection(tmp_path)
+    assert dataset.splits == ["validation"] and dataset.class_names == ["cell"]
+    np.testing.assert_allclose(dataset.labels[0].boxes, [[1, 2, 4, 6]])
+    missing = dataset.health.checks["no_image"]
+    assert missing.examples == ["valid/_annotations.coco.json: gone.png"]
+    assert missing.detail == "not found in valid"
+    assert dataset.health.notes == ["1 image file in the images' folders is listed in no COCO "
+                                    "file (e.g. 'valid/unlisted.png'): not used."]
+
+
+def test_a_coco_annotation_that_is_not_a_box_leaves_its_image_out(tmp_path):
+    image(tmp_path / "images" / "a.png")
+    image(tmp_path / "images" / "b.png")
+    coco_file(tmp_path / "annotations" / "instances.json", {1: "a.png", 2: "b.png"},
+              [(1, 1, [1, 2, 3], {}), (2, 1, [1, 2, 3, 4], {})], {1: "car"})
+    dataset = read_detection(tmp_path)
+    assert [p.name for p in dataset.images] == ["b.png"]
+    assert dataset.health.checks["unreadable_labels"].detail == (
+        "annotation 0: bbox [1, 2, 3] is not 4 numbers (x, y, width, height)")
+
+
+def test_a_kitti_line_of_fourteen_values_leaves_its_image_out(tmp_path):
+    image(tmp_path / "image_2" / "0.png")
+    (tmp_path / "label_2").mkdir()
+    (tmp_path / "label_2" / "0.txt").write_text("Car 0 0 0 1 2 3 4 0 0 0 0 0 0\n")
+    dataset = read_detection(tmp_path)
+    assert len(dataset) == 0 and dataset.health.blocking() == [
+        "The dataset holds no usable image."]
+    assert dataset.health.checks["unreadable_labels"].detail.startswith(
+        "line 1 has 14 values, not 15 (type truncated occluded alpha x1 y1 x2 y2")
