@@ -325,3 +325,20 @@ def test_a_kitti_line_of_fourteen_values_leaves_its_image_out(tmp_path):
         "The dataset holds no usable image."]
     assert dataset.health.checks["unreadable_labels"].detail.startswith(
         "line 1 has 14 values, not 15 (type truncated occluded alpha x1 y1 x2 y2")
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("data.yaml", "names: {0: cat, 2: dog}\n",
+     "the keys of 'names' must be the class ids 0 to 1, not [0, 2]."),
+    ("data.yaml", "names: [[cat]]\n", "'names' must be a list of class names"),
+    ("data.yaml", "names: [cat\n", "is not valid YAML"),
+    ("classes.txt", "cat\ndog\ncat\n", "lists the class 'cat' more than once."),
+])
+def test_class_names_that_cannot_be_used_say_why_in_one_line(tmp_path, name, text, message):
+    image(tmp_path / "images" / "a.png")
+    (tmp_path / "labels").mkdir()
+    (tmp_path / "labels" / "a.txt").write_text("0 0.5 0.5 0.2 0.2\n")
+    (tmp_path / name).write_text(text)
+    with pytest.raises(DataError) as caught:
+        read_detection(tmp_path)
+    assert one_line(caught).startswith(str(tmp_path / name)) and message in str(caught.value)

@@ -140,7 +140,8 @@ def _images(data: dict[str, Any], path: Path) -> dict[Any, _Image]:
     image id is not listed."""
     images: dict[Any, _Image] = {}
     for record in _records(data, "images", path):
-        if not isinstance(record.get("file_name"), str) or "id" not in record:
+        if not isinstance(record.get("file_name"), str) or not isinstance(record.get("id"),
+                                                                          int | str):
             raise DataError(f"{path}: the image record {quoted(record)} has no id or "
                             "file_name.")
         images[record["id"]] = _Image(record["file_name"])
@@ -209,6 +210,9 @@ def find(root: Path) -> Found:
                 continue
             listed.add(file)
             found.entries.append(Entry(file, split, where, image.load))
+    if not folders:
+        raise DataError(f"{root} holds no COCO instances file: its .json files lack images, "
+                        "annotations or categories.")
     ids = sorted(categories)
     found.class_names = [categories[i] for i in ids]
     found.class_ids = {cat_id: index for index, cat_id in enumerate(ids)}

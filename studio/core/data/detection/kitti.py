@@ -97,7 +97,7 @@ def parse(text: str) -> RawBoxes:
                     {"dont_care": dont_care})
 
 
-def _load_for(path: Path, name: str) -> Callable[[Size], RawBoxes]:
+def _load_for(path: Path) -> Callable[[Size], RawBoxes]:
     return lambda size: parse(read_text(path))
 
 

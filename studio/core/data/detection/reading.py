@@ -26,6 +26,7 @@ from studio.core.tasks.detection.boxes import ImageBoxes
 LABEL_FILE_LIMIT = 8 * 2**20
 """The largest label file of one image read (8 MB: some 200,000 YOLO lines, far past the cap
 of boxes an image keeps)."""
+CLASS_LIST = "classes.txt"
 Size = tuple[int, int]
 
 
@@ -177,7 +178,7 @@ def _load_entries(entries: list[Entry], on_progress: Progress, stop: threading.E
 
 def _class_names(found: Found, loaded: list[Loaded]) -> list[str]:
     """The class names the format gave, else the names the labels use, sorted (ids as names
-    for labels that give only ids)."""
+    for labels that give only ids, which adds a note to ``found``)."""
     if found.class_names is not None:
         return found.class_names
     named: set[str] = set()
@@ -259,9 +260,6 @@ def _add(dataset: DetectionSet, root: Path, entry: Entry, header: ImageHeader | 
     dataset.splits.append(entry.split)
 
 
-CLASS_LIST = "classes.txt"
-
-
 def class_list(path: Path) -> list[str] | None:
     """The class names a ``classes.txt`` lists, one a line (None if there is no such file);
     raise DataError if it cannot be read or lists a name twice."""
@@ -293,8 +291,8 @@ def paired_folders(root: Path, images: str, labels: str) -> list[tuple[Path, Pat
     return pairs
 
 
-LoadFor = Callable[[Path, str], Callable[[Size], RawBoxes]]
-"""Given a label file and its name for messages, the function that reads its boxes."""
+LoadFor = Callable[[Path], Callable[[Size], RawBoxes]]
+"""Given a label file, the function that reads its boxes for an image of a size."""
 
 
 def paired_entries(root: Path, pairs: list[tuple[Path, Path, str | None]], suffix: str,
@@ -326,8 +324,7 @@ def labelled(root: Path, image: Path, split: str | None, label: Path, load_for: 
     does not exist."""
     if not label.is_file():
         return Entry(image, split, None, None)
-    name = relative_name(root, label)
-    return Entry(image, split, name, load_for(label, name))
+    return Entry(image, split, relative_name(root, label), load_for(label))
 
 
 def first_label_fields(folders: list[Path], suffix: str = ".txt", files: int = 20

@@ -22,7 +22,6 @@ import numpy as np
 from studio.core.base.events import Progress
 from studio.core.data.detection.reading import (
     CLASS_LIST,
-    Entry,
     Found,
     LabelError,
     RawBoxes,
@@ -30,6 +29,7 @@ from studio.core.data.detection.reading import (
     assemble,
     class_list,
     image_files,
+    labelled,
     number,
     read_text,
     relative_name,
@@ -111,11 +111,8 @@ def find(root: Path) -> Found:
     found = Found([], class_names=class_list(root / CLASS_LIST))
     images = image_files(root / IMAGES) if (root / IMAGES).is_dir() else []
     for image in images:
-        label = labels.pop(image.stem, None)
-        found.entries.append(
-            Entry(image, splits.get(image.stem), None, None) if label is None
-            else Entry(image, splits.get(image.stem), relative_name(root, label),
-                       _load_for(label)))
+        label = labels.pop(image.stem, root / ANNOTATIONS / f"{image.stem}.xml")
+        found.entries.append(labelled(root, image, splits.get(image.stem), label, _load_for))
     found.no_image = [(relative_name(root, path), f"no image {stem}.* in {IMAGES}")
                       for stem, path in labels.items()]
     return found

@@ -92,13 +92,13 @@ def _names_from_yaml(path: Path) -> list[str] | None:
     if names is None:
         return None
     if isinstance(names, dict):
-        if sorted(names) != list(range(len(names))):
+        if set(names) != set(range(len(names))):
             raise DataError(f"{path}: the keys of 'names' must be the class ids 0 to "
-                            f"{len(names) - 1}, not {quoted(sorted(names, key=str))}.")
+                            f"{len(names) - 1}, not {quoted(list(names))}.")
         names = [names[i] for i in range(len(names))]
-    if not isinstance(names, list):
-        raise DataError(f"{path}: 'names' must be a list or a mapping of class ids to names, "
-                        f"not {quoted(names)}.")
+    if not isinstance(names, list) or not all(isinstance(n, str | int | float) for n in names):
+        raise DataError(f"{path}: 'names' must be a list of class names, or a mapping of class "
+                        f"ids to names, not {quoted(names)}.")
     return [str(name) for name in names]
 
 
@@ -147,7 +147,7 @@ def parse(text: str, size: Size) -> RawBoxes:
     return RawBoxes(np.asarray(boxes, np.float64).reshape(-1, 4), classes)
 
 
-def _load_for(path: Path, name: str) -> Callable[[Size], RawBoxes]:
+def _load_for(path: Path) -> Callable[[Size], RawBoxes]:
     return lambda size: parse(read_text(path), size)
 
 
