@@ -107,6 +107,24 @@ def test_coco_boxes_are_x_y_width_height_with_categories_from_one(tmp_path, tiny
     assert (root / "val" / data["images"][0]["file_name"]).is_file()
 
 
+def test_pycocotools_reads_the_written_coco_files_and_scores_them_perfect(tmp_path, tiny):
+    coco_api = pytest.importorskip("pycocotools.coco")
+    from pycocotools.cocoeval import COCOeval
+
+    truth = coco_api.COCO(str(written(tmp_path, tiny, "coco") / "annotations"
+                              / "instances_train.json"))
+    assert sorted(truth.getCatIds()) == list(range(1, 11)) and len(truth.getImgIds()) == 5
+    first = truth.loadAnns(truth.getAnnIds(imgIds=truth.getImgIds()[:1]))
+    x1, y1, x2, y2 = tiny.labels[0].boxes[0]
+    assert first[0]["bbox"] == [x1, y1, x2 - x1, y2 - y1]
+    answers = truth.loadRes([{**ann, "score": 1.0} for ann in truth.loadAnns(truth.getAnnIds())])
+    evaluation = COCOeval(truth, answers, "bbox")
+    evaluation.evaluate()
+    evaluation.accumulate()
+    evaluation.summarize()
+    assert evaluation.stats[0] == pytest.approx(1.0)
+
+
 def test_kitti_lines_have_fifteen_values(tmp_path, tiny):
     root = written(tmp_path, tiny, "kitti")
     line = (root / "train" / "labels" / "000000.txt").read_text().splitlines()[0].split()
@@ -140,6 +158,7 @@ def test_yolo_without_class_names_names_classes_by_id(tmp_path):
     (tmp_path / "labels" / "a.txt").write_text("2 0.5 0.5 0.2 0.2\n")
     dataset = read_detection(tmp_path)
     assert dataset.class_names == ["0", "1", "2"]
+    assert describe_dict(dataset)["splits"] == {"unsplit": 1}
     assert "named by their ids" in dataset.health.notes[0]
 
 

@@ -70,9 +70,11 @@ class LabelledImage:
 
 
 def describe_dict(dataset: DetectionSet) -> dict[str, Any]:
-    """A JSON-serialisable report of a detection dataset: its format, classes, splits and
-    health, with ``problems`` and ``blocking`` as in an image folder's report."""
-    splits = {str(split): len(indices) for split, indices in dataset.split_indices().items()}
+    """A JSON-serialisable report of a detection dataset: its format, classes, images per split
+    (``unsplit`` for those the layout puts in none) and health, with ``problems`` and
+    ``blocking`` as in an image folder's report."""
+    splits = {split or "unsplit": len(indices)
+              for split, indices in dataset.split_indices().items()}
     return {"task": "detection", "root": str(dataset.root), "format": dataset.format,
             "class_names": list(dataset.class_names), "splits": splits,
             **dataset.health.to_dict()}
