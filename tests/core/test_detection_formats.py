@@ -361,3 +361,13 @@ def test_class_names_that_cannot_be_used_say_why_in_one_line(tmp_path, name, tex
     with pytest.raises(DataError) as caught:
         read_detection(tmp_path)
     assert one_line(caught).startswith(str(tmp_path / name)) and message in str(caught.value)
+
+
+def test_kitti_cannot_write_a_class_name_with_a_space(tmp_path, tiny):
+    from studio.core.data.detection.formats import write_detection
+    from studio.core.data.detection.record import LabelledImage
+
+    item = LabelledImage("a", tiny.images[0], tiny.labels[0])
+    with pytest.raises(DataError, match="KITTI cannot hold the class name 'traffic light'"):
+        write_detection(tmp_path / "out", "kitti", [item], ["traffic light", *"123456789"])
+    assert not (tmp_path / "out").exists()
