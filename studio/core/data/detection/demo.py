@@ -96,9 +96,9 @@ def _digit(crop: np.ndarray, side: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _place(box: np.ndarray, size: tuple[int, int], tries: np.ndarray, boxes: list[np.ndarray]
            ) -> np.ndarray | None:
-    """The first of ``tries`` (uniform 0..1, TRIES × 2) placing a digit of ``size`` (height,
-    width) whose ink is at ``box`` (within it) over at most MAX_IOU of ``boxes``: its box in
-    the image, or None if none does."""
+    """Where a digit of ``size`` (height, width), its ink at ``box`` within it, goes: the
+    first of ``tries`` (uniform 0..1, TRIES × 2) whose box overlaps none of ``boxes`` by an
+    IoU over MAX_IOU; its box in the image, or None if no try fits."""
     height, width = size
     corners = np.floor(tries * [SIDE - width + 1, SIDE - height + 1])
     candidates = np.concatenate([corners + box[:2], corners + box[2:]], axis=1)
