@@ -40,46 +40,56 @@ FOCAL_BETA = 4
 def loss_parts(y_true: Any, y_pred: Any) -> tuple[Any, Any, Any]:
     """The heatmap, size and offset losses of each image in the batch (three tensors of
     batch size), from target maps ``y_true`` and head outputs ``y_pred``."""
+    return heatmap_loss(y_true, y_pred), size_loss(y_true, y_pred), offset_loss(y_true, y_pred)
+
+
+def heatmap_loss(y_true: Any, y_pred: Any) -> Any:
+    """The heatmap part of the detection loss, per image (a Keras metric function)."""
     import tensorflow as tf
 
-    y_pred = tf.cast(y_pred, tf.float32)
-    y_true = tf.cast(y_true, tf.float32)
-    classes = y_pred.shape[-1] - BOX_CHANNELS
+    y_true, y_pred, classes = _split(y_true, y_pred)
     logits, target = y_pred[..., :classes], y_true[..., :classes]
-    mask = y_true[..., classes + BOX_CHANNELS:classes + BOX_CHANNELS + 1]
-
     probability = tf.sigmoid(logits)
     peak = tf.cast(target >= 1.0, tf.float32)
     at_peaks = -tf.math.log_sigmoid(logits) * (1 - probability) ** FOCAL_ALPHA * peak
     off_peaks = (-tf.math.log_sigmoid(-logits) * probability ** FOCAL_ALPHA
                  * (1 - target) ** FOCAL_BETA * (1 - peak))
     objects = tf.reduce_sum(peak, axis=[1, 2, 3])
-    heatmap = tf.reduce_sum(at_peaks + off_peaks, axis=[1, 2, 3]) / tf.maximum(objects, 1.0)
-
-    centres = 2 * tf.maximum(tf.reduce_sum(mask, axis=[1, 2, 3]), 1.0)  # two values each
-
-    def at_centres(predicted: Any, wanted: Any) -> Any:
-        return tf.reduce_sum(tf.abs(predicted - wanted) * mask, axis=[1, 2, 3]) / centres
-
-    offset = at_centres(tf.sigmoid(y_pred[..., classes:classes + 2]),
-                        y_true[..., classes:classes + 2])
-    size = at_centres(y_pred[..., classes + 2:classes + 4], y_true[..., classes + 2:classes + 4])
-    return heatmap, size, offset
-
-
-def heatmap_loss(y_true: Any, y_pred: Any) -> Any:
-    """The heatmap part of the detection loss, per image (a Keras metric function)."""
-    return loss_parts(y_true, y_pred)[0]
+    return tf.reduce_sum(at_peaks + off_peaks, axis=[1, 2, 3]) / tf.maximum(objects, 1.0)
 
 
 def size_loss(y_true: Any, y_pred: Any) -> Any:
     """The size part of the detection loss, per image (a Keras metric function)."""
-    return loss_parts(y_true, y_pred)[1]
+    y_true, y_pred, classes = _split(y_true, y_pred)
+    at = slice(classes + 2, classes + 4)
+    return _at_centres(y_pred[..., at], y_true[..., at], y_true[..., classes + 4:])
 
 
 def offset_loss(y_true: Any, y_pred: Any) -> Any:
     """The offset part of the detection loss, per image (a Keras metric function)."""
-    return loss_parts(y_true, y_pred)[2]
+    import tensorflow as tf
+
+    y_true, y_pred, classes = _split(y_true, y_pred)
+    at = slice(classes, classes + 2)
+    return _at_centres(tf.sigmoid(y_pred[..., at]), y_true[..., at], y_true[..., classes + 4:])
+
+
+def _split(y_true: Any, y_pred: Any) -> tuple[Any, Any, int]:
+    """Targets and outputs in float32 (the output may be float16 under mixed precision), and
+    the number of classes."""
+    import tensorflow as tf
+
+    return (tf.cast(y_true, tf.float32), tf.cast(y_pred, tf.float32),
+            y_pred.shape[-1] - BOX_CHANNELS)
+
+
+def _at_centres(predicted: Any, wanted: Any, mask: Any) -> Any:
+    """The mean absolute error of two values per object at its centre cell (``mask``), per
+    image; 0 for an image without objects."""
+    import tensorflow as tf
+
+    centres = 2 * tf.maximum(tf.reduce_sum(mask, axis=[1, 2, 3]), 1.0)
+    return tf.reduce_sum(tf.abs(predicted - wanted) * mask, axis=[1, 2, 3]) / centres
 
 
 PART_METRICS = (heatmap_loss, size_loss, offset_loss)
