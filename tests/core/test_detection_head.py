@@ -95,6 +95,11 @@ def test_boxes_come_in_the_images_pixels_clipped_to_it():
     np.testing.assert_allclose(found.boxes, [[0, 0, 24, 12]], atol=1e-4)
 
 
+def test_an_output_that_is_no_heads_is_refused_in_one_line():
+    with pytest.raises(ValueError, match=r"rows × cols × \(classes \+ 4\), not 8 × 8 × 4\.$"):
+        decode(np.zeros((8, 8, 4)), 4, (32, 32), (32, 32))
+
+
 def _batch() -> np.ndarray:
     """Target maps of an image with three boxes (two of one class) and a background one."""
     boxes = np.array([[[2, 2, 14, 10], [16, 4, 30, 30], [20, 20, 28, 28]], [[0, 0, 0, 0]] * 3],

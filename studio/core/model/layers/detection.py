@@ -34,6 +34,10 @@ HEATMAP_PRIOR = 0.1
 """The probability every heatmap cell starts at, as in CenterNet."""
 KERNEL_STDDEV = 0.01
 """The spread of the head's starting weights: small, so the biases set its first output."""
+SCORE_THRESHOLD = 0.3
+NMS_IOU = 0.5
+MAX_BOXES = 100
+"""The decoding settings a new head starts with."""
 
 
 def prior_logit(prior: float = HEATMAP_PRIOR) -> float:
@@ -83,12 +87,13 @@ TYPES = (
         (
             Param("classes", "int", 10, "How many classes of object it finds: the dataset's "
                   "number of classes.", 1, 1000, required=True),
-            Param("score_threshold", "float", 0.3, "Boxes scoring less than this are left out "
-                  "when decoding (0 to 1).", 0.0, 1.0),
-            Param("nms_iou", "float", 0.5, "Of two boxes of the same class that overlap by "
-                  "more than this (intersection over union), the lower-scoring one is "
-                  "dropped when decoding.", 0.0, 1.0),
-            Param("max_boxes", "int", 100, "The most boxes decoded from one image.", 1, 10000),
+            Param("score_threshold", "float", SCORE_THRESHOLD, "Boxes scoring less than this "
+                  "are left out when decoding (0 to 1).", 0.0, 1.0),
+            Param("nms_iou", "float", NMS_IOU, "Of two boxes of the same class that overlap by "
+                  "more than this (intersection over union), the lower-scoring one is dropped "
+                  "when decoding.", 0.0, 1.0),
+            Param("max_boxes", "int", MAX_BOXES, "The most boxes decoded from one image.", 1,
+                  10000),
         ),
         _infer,
         to_keras=_to_keras,

@@ -14,13 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from studio.core.model.layers.detection import BOX_CHANNELS
+from studio.core.model.layers.detection import BOX_CHANNELS, MAX_BOXES, NMS_IOU, SCORE_THRESHOLD
 from studio.core.tasks.detection.boxes import ImageBoxes, iou_matrix
 from studio.core.tasks.detection.fitting import Size, box_mapping
 
-SCORE_THRESHOLD = 0.3
-NMS_IOU = 0.5
-MAX_BOXES = 100
 _LOG_SIZE_LIMIT = 20.0
 """Log sizes are clipped to ±this before ``exp``: an untrained head may say anything."""
 
@@ -70,6 +67,9 @@ def decode(output: np.ndarray, stride: int, input_size: Size, image_size: Size,
     """
     output = np.asarray(output, np.float64)
     classes = output.shape[-1] - BOX_CHANNELS
+    if output.ndim != 3 or classes < 1:
+        raise ValueError(f"A DetectionHead's output for one image is rows × cols × (classes + "
+                         f"{BOX_CHANNELS}), not {' × '.join(map(str, output.shape))}.")
     cols = output.shape[1]
     heat = sigmoid(output[..., :classes])
     scores = np.where(peaks(heat), heat, 0.0).reshape(-1)
