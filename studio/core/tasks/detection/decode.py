@@ -87,14 +87,13 @@ def decode(output: np.ndarray, stride: int, input_size: Size, image_size: Size,
     boxes = np.stack([centre_x - half[:, 0], centre_y - half[:, 1],
                       centre_x + half[:, 0], centre_y + half[:, 1]], axis=1)
     boxes = box_mapping(image_size, input_size, resize).to_image(boxes)
-    kept = _class_wise_nms_stand_in(boxes, scores[best], kind, nms_iou)
+    kept = _class_wise_nms_stand_in(boxes, kind, nms_iou)
     return Detections(boxes[kept], kind[kept], scores[best][kept])
 
 
-def _class_wise_nms_stand_in(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray,
-                             iou: float) -> np.ndarray:
-    """The indices of the boxes greedy NMS keeps within each class, best first; ``boxes``
-    come sorted best first. A stand-in for part D2's ``boxes.nms``, which replaces it."""
+def _class_wise_nms_stand_in(boxes: np.ndarray, classes: np.ndarray, iou: float) -> np.ndarray:
+    """The indices of the boxes greedy NMS keeps within each class, of ``boxes`` sorted best
+    first. A stand-in for part D2's ``boxes.nms``, which replaces it."""
     overlaps = iou_matrix(boxes, boxes) * (classes[:, None] == classes[None, :])
     kept: list[int] = []
     for index in range(len(boxes)):
