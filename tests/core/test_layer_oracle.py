@@ -295,6 +295,13 @@ def _dot(rng: random.Random, act: str) -> Case:
     return {"axes": axes, "normalize": rng.random() < 0.5}, [tuple(first), tuple(second)]
 
 
+def _detection_head(rng: random.Random, act: str) -> Case:
+    """The decoding settings change nothing in the layer; a sequence input is refused."""
+    shape = _image(rng) if rng.random() < 0.8 else _sequence(rng)
+    return {"classes": rng.randint(1, 12), "score_threshold": round(rng.random(), 2),
+            "nms_iou": round(rng.random(), 2), "max_boxes": rng.randint(1, 300)}, [shape]
+
+
 CASES: dict[str, Callable[[random.Random, str], Case]] = {
     "Dense": _dense,
     "Conv2D": _conv(2),
@@ -347,6 +354,7 @@ CASES: dict[str, Callable[[random.Random, str], Case]] = {
     "Maximum": _elementwise,
     "Minimum": _elementwise,
     "Dot": _dot,
+    "DetectionHead": _detection_head,
 }
 """Per layer type: random parameters and input shapes (they may still be invalid), from the
 random source and a random activation drawn first."""
@@ -436,6 +444,8 @@ def test_shapes_params_and_weight_shapes_match_keras(name):
         ("Bidirectional", {"layer": "SimpleRNN"}, (12,)),
         ("RepeatVector", {}, (4, 4)),
         ("TimeDistributed", {}, (4,)),
+        ("DetectionHead", {}, (12,)),
+        ("DetectionHead", {}, (4, 4, 4, 2)),
     ],
 )
 def test_what_we_reject_keras_rejects_too(name, params, shape):

@@ -57,7 +57,7 @@ def keras_layer(node: Node, inputs: Sequence[Shape] = ()) -> Any:
     if node.type == OPAQUE_TYPE:
         return _imported_layer(node)
     kwargs = {key: _nested_layer(value) for key, value in layer_kwargs(node, inputs).items()}
-    return getattr(keras.layers, node.type)(name=node.id, **kwargs)
+    return getattr(keras.layers, REGISTRY[node.type].keras_name)(name=node.id, **kwargs)
 
 
 def _nested_layer(value: Any) -> Any:

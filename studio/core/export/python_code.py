@@ -521,7 +521,7 @@ def _layer_call(graph: Graph, node: Node, names: dict[str, str], report: Analysi
         return _call(start, "keras.layers.deserialize",
                      [f"IMPORTED[{node.id!r}]", f"custom_objects={custom}"], called)
     shapes = [report.nodes[src].output_shape for src in sources]
-    return _call(start, f"keras.layers.{node.type}",
+    return _call(start, f"keras.layers.{calling_type(node).keras_name}",
                  _arguments((), {**layer_kwargs(node, shapes), "name": node.id}), called)
 
 

@@ -130,6 +130,9 @@ _DESCRIBERS = {
     "Softmax": _axis,
     "Permute": lambda p: f"to {', '.join(map(str, p['dims']))}",
     "Dot": lambda p: _join(f"axis {p['axes']}", "normalized" if p["normalize"] else ""),
+    "DetectionHead": lambda p: _join(f"{p['classes']} classes",
+                                     f"score ≥ {p['score_threshold']:g}",
+                                     f"NMS IoU {p['nms_iou']:g}"),
     "Application": _application,
     "Keras": lambda p: p.get("class_name", ""),
 }

@@ -115,6 +115,13 @@ def _attention(params: dict[str, Any], inputs: list[Shape], output: Shape, weigh
     return projections + heads * query_steps * value_steps * (4 * size + 1)
 
 
+def _detection_head(
+    params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int
+) -> int:
+    """A 1 × 1 convolution: a multiply-add per input channel and a bias per output value."""
+    return (2 * inputs[0][-1] + 1) * math.prod(output)
+
+
 def _free(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
     return 0
 
@@ -174,6 +181,7 @@ FLOPS_RULES: dict[str, FlopsRule] = {
     "Maximum": _merge(0),
     "Minimum": _merge(0),
     "Dot": _dot,
+    "DetectionHead": _detection_head,
     "Application": _application,  # scaled from the base's published count
     "Keras": _free,  # an imported layer: unknown without Keras, so not counted
 }

@@ -52,6 +52,7 @@ CATEGORY_COLOURS = {
     "Preprocessing": "#f3e8fd",
     "Sequence": "#e4f7fb",
     "Merge": "#fce8e6",
+    "Detection": "#fde7f3",
     "Transfer learning": "#e0f2f1",
 }
 PROBLEM_COLOUR = QColor("#c5221f")

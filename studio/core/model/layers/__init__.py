@@ -12,6 +12,7 @@ from studio.core.model.layers import (
     attention,
     convolution,
     core,
+    detection,
     imported,
     merge,
     pooling,
@@ -60,5 +61,6 @@ LAYER_TYPES: tuple[LayerType, ...] = (
     *sequence.TYPES,
     *attention.TYPES,
     *merge.TYPES,
+    *detection.TYPES,
     *imported.TYPES,
 )

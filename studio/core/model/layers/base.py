@@ -146,6 +146,14 @@ class LayerType:
     weights: WeightRule | None = no_weights
     """The names and shapes of its weights (see ``weight_shapes``); by default it has none,
     and None says they are not known without Keras (an imported or pre-trained layer)."""
+    keras_class: str | None = None
+    """The class in ``keras.layers`` its layer is, when not the one of its own name (a
+    DetectionHead is a Conv2D); see ``keras_name``."""
+
+    @property
+    def keras_name(self) -> str:
+        """The name of its Keras class in ``keras.layers``."""
+        return self.keras_class or self.name
 
     def weight_shapes(self, params: dict[str, Any], inputs: list[Shape]) -> Weights | None:
         """The names and shapes of the weights Keras gives this layer for ``params`` and
