@@ -16,8 +16,8 @@ from studio.core.model.flops import layer_flops
 from studio.core.model.graph import Graph, Node
 from studio.core.model.layers.detection import prior_logit
 from studio.core.model.registry import REGISTRY
-from studio.core.tasks.detection.boxes import iou_matrix
-from studio.core.tasks.detection.decode import Detections, decode
+from studio.core.tasks.detection.boxes import Detections, iou_matrix
+from studio.core.tasks.detection.decode import decode
 from studio.core.tasks.detection.loss import (
     PACKAGE,
     detection_loss,

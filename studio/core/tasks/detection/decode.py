@@ -10,35 +10,14 @@ per class, non-maximum suppression at the chosen IoU.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from studio.core.model.layers.detection import BOX_CHANNELS, MAX_BOXES, NMS_IOU, SCORE_THRESHOLD
-from studio.core.tasks.detection.boxes import ImageBoxes, iou_matrix
+from studio.core.tasks.detection.boxes import Detections, nms_by_class
 from studio.core.tasks.detection.fitting import Size, box_mapping
 
 _LOG_SIZE_LIMIT = 20.0
 """Log sizes are clipped to ±this before ``exp``: an untrained head may say anything."""
-
-
-@dataclass(frozen=True, eq=False)
-class Detections(ImageBoxes):
-    """The boxes found in one image, best first: ``boxes`` and ``classes`` as ``ImageBoxes``
-    (pixels of the image as stored), and each one's ``scores`` (float32, 0 to 1)."""
-
-    scores: np.ndarray = field(default_factory=lambda: np.zeros((0,), np.float32))
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        scores = np.asarray(self.scores, np.float32).reshape(-1)
-        if len(scores) != len(self.classes):
-            raise ValueError(f"{len(self.classes)} boxes but {len(scores)} scores")
-        object.__setattr__(self, "scores", scores)
-
-    def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Detections) and super().__eq__(other)
-                and np.array_equal(self.scores, other.scores))
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
@@ -87,16 +66,6 @@ def decode(output: np.ndarray, stride: int, input_size: Size, image_size: Size,
     boxes = np.stack([centre_x - half[:, 0], centre_y - half[:, 1],
                       centre_x + half[:, 0], centre_y + half[:, 1]], axis=1)
     boxes = box_mapping(image_size, input_size, resize).to_image(boxes)
-    kept = _class_wise_nms_stand_in(boxes, kind, nms_iou)
+    kept = nms_by_class(boxes, scores[best], kind, nms_iou)
     return Detections(boxes[kept], kind[kept], scores[best][kept])
 
-
-def _class_wise_nms_stand_in(boxes: np.ndarray, classes: np.ndarray, iou: float) -> np.ndarray:
-    """The indices of the boxes greedy NMS keeps within each class, of ``boxes`` sorted best
-    first. A stand-in for part D2's ``boxes.nms``, which replaces it."""
-    overlaps = iou_matrix(boxes, boxes) * (classes[:, None] == classes[None, :])
-    kept: list[int] = []
-    for index in range(len(boxes)):
-        if all(overlaps[index, k] <= iou for k in kept):
-            kept.append(index)
-    return np.asarray(kept, np.int64)
