@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import runpy
-import subprocess
-import sys
+from dataclasses import dataclass
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -29,6 +28,7 @@ from tests.core.test_layer_oracle import TESTED
 from tests.core.test_layer_oracle import _case as oracle_case
 from tests.helpers import tiny_project, two_tower_project
 from tests.keras_models import branched_model, imported_branched, lambda_model, random_batch
+from tests.script_runs import Job, Ran, run_jobs
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +41,86 @@ def imported_project(tmp_path_factory):
     return project
 
 
-def run_script(path, *args, timeout=120):
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    return subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, check=False)
+def settings_project() -> Project:
+    project = tiny_project(epochs=1)
+    project.training.optimizer, project.training.learning_rate = "sgd", 0.05
+    project.training.batch_size = 500
+    return project
+
+
+def cosine_project() -> Project:
+    project = tiny_project(epochs=2)
+    training = project.training
+    training.optimizer, training.learning_rate, training.nesterov = "sgd", 0.1, True
+    training.schedule = Schedule(kind="cosine", warmup_epochs=1, min_learning_rate=0.001)
+    return project
+
+
+def plateau_project() -> Project:
+    project = cosine_project()
+    training = project.training
+    training.optimizer, training.schedule = "adamw", Schedule(kind="plateau", patience=1)
+    training.weight_decay, training.batch_size = 0.004, 500
+    return project
+
+
+def towers_project() -> Project:
+    project = two_tower_project()
+    project.training.batch_size = 500
+    return project
+
+
+PREDICT = """
+import json, runpy, sys
+import numpy as np
+script = runpy.run_path(sys.argv[1], run_name="exported")
+model = script["build_model"]()
+script["load_start_weights"](model)
+print(json.dumps(model.predict(np.load(sys.argv[2]), verbose=0).tolist()))
+"""
+
+
+@dataclass(frozen=True)
+class Script:
+    """An exported script, and what its run printed (with its error, "" if none)."""
+
+    path: Path
+    ran: Ran
+    expected: np.ndarray | None = None
+    """What the script's printout must be (the predictions of the model it exports)."""
+
+    @property
+    def stdout(self) -> str:
+        assert self.ran.error == "", self.ran.error
+        return self.ran.stdout
+
+
+@pytest.fixture(scope="module")
+def scripts(tmp_path_factory, imported_project) -> dict[str, Script]:
+    """The scripts that run in a process of their own, all run in one: the demo's and the
+    imported model's with --build-only, the project settings', the plateau's (one epoch: the
+    callback reports the rate after each), the two towers' and the fine-tuned model's
+    predicting from its start weights."""
+    root = tmp_path_factory.mktemp("scripts")
+    (root / "tuned").mkdir()
+    tuned, model = imported_branched(root / "tuned")
+    tuned.dataset.image_size, tuned.dataset.color = [8, 8], "rgb"
+    batch = random_batch(model)[0]
+    np.save(root / "x.npy", batch)
+    projects = {"demo": demo_project(), "imported": imported_project,
+                "settings": settings_project(), "plateau": plateau_project(),
+                "towers": towers_project(), "tuned": tuned}
+    paths = {name: root / ("tuned" if name == "tuned" else "") / f"{name}.py"
+             for name in projects}
+    for name, project in projects.items():  # only the fine-tuned one knows where it goes
+        paths[name].write_text(export_code(project, *[paths[name]] * (name == "tuned")))
+    jobs = {name: Job([paths[name], "--build-only"], root) for name in ("demo", "imported")}
+    jobs |= {name: Job([paths[name]], root) for name in ("settings", "towers")}
+    jobs["plateau"] = Job([paths["plateau"], "--epochs", 1], root)
+    jobs["tuned"] = Job(["-c", paths["tuned"], root / "x.npy"], root, code=PREDICT)
+    ran = run_jobs(jobs, root / "outputs")
+    return {name: Script(paths[name], ran[name], model.predict(batch, verbose=0)
+                         if name == "tuned" else None) for name in projects}
 
 
 def summary(model) -> dict:
@@ -53,38 +129,27 @@ def summary(model) -> dict:
 
 
 @pytest.mark.parametrize("which", ["demo", "imported"])
-def test_the_script_builds_the_same_model(tmp_path, imported_project, which):
+def test_the_script_builds_the_same_model(imported_project, scripts, which):
     project = demo_project() if which == "demo" else imported_project
-    path = tmp_path / "model.py"
-    path.write_text(export_code(project))
-    result = run_script(path, "--build-only")
-    assert result.returncode == 0, result.stderr
-    printed = json.loads(result.stdout.strip().splitlines()[-1])
+    printed = json.loads(scripts[which].stdout.strip().splitlines()[-1])
     assert printed == summary(build_keras_model(project.graph))
     if which == "imported":
         assert {"ReLU", "DepthwiseConv2D", "Add", "Multiply", "Average"} <= set(printed["layers"])
 
 
-def test_the_script_trains_with_the_project_settings(tmp_path):
-    project = tiny_project(epochs=1)
-    project.training.optimizer, project.training.learning_rate = "sgd", 0.05
-    project.training.batch_size = 500
-    path = tmp_path / "tiny.py"
-    text = export_code(project)
+def test_the_script_trains_with_the_project_settings(scripts):
+    script = scripts["settings"]
+    text = script.path.read_text()
+    assert text == export_code(settings_project())
     assert "return keras.optimizers.SGD(learning_rate=0.05, momentum=0.9, nesterov=False)" in text
     assert "losses = [keras.losses.SparseCategoricalCrossentropy(from_logits=False)]" in text
-    path.write_text(text)
-    result = run_script(path)
-    assert result.returncode == 0, result.stderr
-    assert f"Reading {data.dataset_path(data.MNIST_10K)}" in result.stdout
-    assert "16/16" in result.stdout and "val_accuracy" in result.stdout  # 8,000 / 500 steps
+    assert f"Reading {data.dataset_path(data.MNIST_10K)}" in script.stdout
+    assert "16/16" in script.stdout and "val_accuracy" in script.stdout  # 8,000 / 500 steps
 
 
-def test_the_script_builds_the_projects_optimizer_and_schedule(tmp_path):
-    project = tiny_project(epochs=2)
+def test_the_script_builds_the_projects_optimizer_and_schedule(tmp_path, scripts):
+    project = cosine_project()
     training = project.training
-    training.optimizer, training.learning_rate, training.nesterov = "sgd", 0.1, True
-    training.schedule = Schedule(kind="cosine", warmup_epochs=1, min_learning_rate=0.001)
     text = export_code(project)
     assert ("learning_rate = keras.optimizers.schedules.CosineDecay(\n"
             "        initial_learning_rate=0.0, decay_steps=steps_per_epoch, alpha=0.01, "
@@ -96,15 +161,12 @@ def test_the_script_builds_the_projects_optimizer_and_schedule(tmp_path):
     script = runpy.run_path(str(path), run_name="exported")
     exported, ours = script["make_optimizer"](63), make_optimizer(training, 63)
     assert exported.get_config() == {**ours.get_config(), "name": exported.name}
-    training.optimizer, training.schedule = "adamw", Schedule(kind="plateau", patience=1)
-    training.weight_decay, training.batch_size = 0.004, 500
-    text = export_code(project)
+    script = scripts["plateau"]
+    text = script.path.read_text()
+    assert text == export_code(plateau_project())
     assert ("callbacks = [keras.callbacks.ReduceLROnPlateau(monitor='val_loss', factor=0.5, "
             "patience=1, min_lr=0.0)]") in text
-    path.write_text(text)
-    result = run_script(path)
-    assert result.returncode == 0, result.stderr
-    assert "learning_rate: 0.1000" in result.stdout  # the callback reports the rate
+    assert "learning_rate: 0.1000" in script.stdout  # the callback reports the rate
 
 
 @pytest.mark.parametrize(("normalization", "low", "high"), [("unit", 0.0, 1.0),
@@ -205,14 +267,9 @@ def test_a_model_that_cannot_be_built_is_not_exported(tmp_path):
         export_code(import_model(path, trust=True))
 
 
-def test_a_script_with_two_inputs_and_two_outputs_trains(tmp_path):
-    project = two_tower_project()
-    project.training.batch_size = 500
-    path = tmp_path / "towers.py"
-    path.write_text(export_code(project))
-    result = run_script(path)
-    assert result.returncode == 0, result.stderr
-    assert "val_main_accuracy" in result.stdout and "val_aux_accuracy" in result.stdout
+def test_a_script_with_two_inputs_and_two_outputs_trains(scripts):
+    stdout = scripts["towers"].stdout
+    assert "val_main_accuracy" in stdout and "val_aux_accuracy" in stdout
 
 
 def model_from_code(project: Project):
@@ -313,16 +370,6 @@ def test_a_layer_type_says_how_its_layer_is_called(monkeypatch):
     assert "name='add_1')(query, value, use_causal_mask=False)" in model_code(graph, "m")
 
 
-PREDICT = """
-import json, runpy, sys
-import numpy as np
-script = runpy.run_path(sys.argv[1], run_name="exported")
-model = script["build_model"]()
-script["load_start_weights"](model)
-print(json.dumps(model.predict(np.load(sys.argv[2]), verbose=0).tolist()))
-"""
-
-
 @pytest.fixture
 def fine_tuned(tmp_path):
     """The branched model imported with its weights beside the project, training from them."""
@@ -331,22 +378,14 @@ def fine_tuned(tmp_path):
     return project, model
 
 
-def test_the_script_starts_from_the_imported_weights(tmp_path, fine_tuned):
-    project, model = fine_tuned
-    path = tmp_path / "model.py"
-    path.write_text(export_code(project, path))
-    text = path.read_text()
+def test_the_script_starts_from_the_imported_weights(scripts):
+    script = scripts["tuned"]
+    text = script.path.read_text()
     assert "START_WEIGHTS = HERE / 'm.weights.h5'" in text
     assert "    model = build_model()\n    load_start_weights(model)\n" in text  # before fit
-    batch = random_batch(model)[0]
-    np.save(tmp_path / "x.npy", batch)
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    result = subprocess.run([sys.executable, "-c", PREDICT, str(path), str(tmp_path / "x.npy")],
-                            capture_output=True, text=True, timeout=120, env=env, check=False)
-    assert result.returncode == 0, result.stderr
-    assert "Starting from the imported weights" in result.stdout
-    predicted = np.array(json.loads(result.stdout.strip().splitlines()[-1]))
-    np.testing.assert_allclose(predicted, model.predict(batch, verbose=0), atol=1e-5)
+    assert "Starting from the imported weights" in script.stdout
+    predicted = np.array(json.loads(script.stdout.strip().splitlines()[-1]))
+    np.testing.assert_allclose(predicted, script.expected, atol=1e-5)
 
 
 def test_a_layer_whose_shapes_changed_keeps_its_random_start(tmp_path, fine_tuned, capsys):

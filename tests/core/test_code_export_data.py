@@ -5,16 +5,16 @@ train to the same first-epoch loss as the app's own run."""
 from __future__ import annotations
 
 import json
-import os
 import runpy
-import subprocess
-import sys
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import keras
 import numpy as np
 import pytest
 
+from studio.core.base.paths import workspace
 from studio.core.data.builtin import cache_path
 from studio.core.data.sources import load
 from studio.core.export.python_code import export_code
@@ -23,6 +23,7 @@ from studio.core.project.document import DatasetChoice, Project, Schedule
 from studio.core.runs.folders import MODEL_FILE
 from studio.core.training.trainer import train
 from tests.helpers import digit_folder
+from tests.script_runs import Job, run_jobs
 
 LOSS_TOLERANCE = 1e-4
 """Relative: the script feeds the same batches in the same order to the same model, so only
@@ -123,46 +124,9 @@ PROJECTS = {"folder": big_folder_project, "builtin": builtin_project, "table": t
             "text": text_project, "bfloat16": bfloat16_table_project}
 
 
-def run_exported(project: Project, folder: Path, epochs: int = 1) -> dict:
-    """Export ``project`` into ``folder`` (where its data lies, so the script names it from
-    its own folder), run the script from elsewhere and return its summary."""
-    script = folder / "exported.py"
-    script.write_text(export_code(project, script), encoding="utf-8")
-    summary = folder / "summary.json"
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    result = subprocess.run(
-        [sys.executable, str(script), "--epochs", str(epochs), "--summary", str(summary)],
-        capture_output=True, text=True, timeout=300, env=env, check=False, cwd=folder.parent)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(summary.read_text(encoding="utf-8"))
-
-
-def run_app(project: Project, root: Path, epochs: int = 1):
-    result = train(project, root, epochs=epochs)
-    assert result.status == "finished", result
-    return result
-
-
-def model_summary(model) -> dict:
-    return {"layers": [type(layer).__name__ for layer in model.layers],
-            "params": model.count_params()}
-
-
-@pytest.mark.parametrize("kind", list(PROJECTS))
-def test_the_script_trains_like_the_app(tmp_path, kind):
-    project = PROJECTS[kind](tmp_path)
-    project.training.batch_size, project.training.seed = 8, 5
-    exported = run_exported(project, tmp_path)
-    ours = run_app(project, tmp_path / "runs")
-    model = keras.saving.load_model(ours.run_dir / MODEL_FILE)  # the model the app trained
-    assert {k: exported[k] for k in ("layers", "params")} == model_summary(model)
-    assert exported["history"]["loss"][0] == pytest.approx(ours.epochs[0]["loss"],
-                                                           rel=LOSS_TOLERANCE)
-    assert exported["history"]["val_loss"][0] == pytest.approx(ours.epochs[0]["val_loss"],
-                                                               rel=LOSS_TOLERANCE)
-
-
-def test_augmentation_class_weights_schedule_early_stopping_and_checkpoints(tmp_path):
+def augmented_project(tmp_path: Path) -> Project:
+    """The folder with one image fewer, augmented, with class weights, a halving rate,
+    early stopping and the best checkpoint kept."""
     project = folder_project(tmp_path)
     project.dataset.class_weights = True
     (tmp_path / "digits" / "1" / "0.png").unlink()  # unequal classes: the weights matter
@@ -176,6 +140,85 @@ def test_augmentation_class_weights_schedule_early_stopping_and_checkpoints(tmp_
     training.early_stopping.enabled, training.early_stopping.patience = True, 1
     training.early_stopping.monitor = "val_accuracy"
     training.checkpoints.keep_best_only = True
+    return project
+
+
+@dataclass(frozen=True)
+class Exported:
+    """A project exported into ``folder`` (where its data lies, so the script names it from
+    its own folder), and what its script, run from elsewhere, wrote: the summary or the
+    error."""
+
+    project: Project
+    folder: Path
+    workspace: Path
+    summary: dict | None
+    error: str
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> dict[str, Exported]:
+    """Every project of this file exported, and all their scripts run in one process, one
+    epoch each (the augmented one its project's epochs)."""
+    root = tmp_path_factory.mktemp("exported")
+    workspace, projects, jobs = root / "workspace", {}, {}
+    with pytest.MonkeyPatch.context() as patch:  # where the built-in data's copy goes
+        patch.setenv("LAYER_STUDIO_HOME", str(workspace))
+        for kind, make in {**PROJECTS, "augmented": augmented_project}.items():
+            folder = root / kind
+            folder.mkdir()
+            project = projects[kind] = make(folder)
+            if kind != "augmented":
+                project.training.batch_size, project.training.seed = 8, 5
+            script = folder / "exported.py"
+            script.write_text(export_code(project, script), encoding="utf-8")
+            epochs = project.training.epochs if kind == "augmented" else 1
+            jobs[kind] = Job([script, "--epochs", epochs, "--summary", folder / "summary.json"],
+                             cwd=root)
+    ran = run_jobs(jobs, root / "outputs", timeout=900)
+    return {kind: Exported(
+        project, root / kind, workspace, json.loads(summary.read_text(encoding="utf-8"))
+        if (summary := root / kind / "summary.json").is_file() else None, ran[kind].error)
+        for kind, project in projects.items()}
+
+
+def script_summary(case: Exported) -> dict:
+    assert case.error == "", case.error
+    assert case.summary is not None
+    return case.summary
+
+
+def run_app(case: Exported, root: Path, epochs: int = 1):
+    """The app's own run of the exported project, on the data its script read."""
+    datasets = case.workspace / "datasets"
+    if datasets.is_dir():
+        shutil.copytree(datasets, workspace() / "datasets")
+    result = train(case.project, root, epochs=epochs)
+    assert result.status == "finished", result
+    return result
+
+
+def model_summary(model) -> dict:
+    return {"layers": [type(layer).__name__ for layer in model.layers],
+            "params": model.count_params()}
+
+
+@pytest.mark.parametrize("kind", list(PROJECTS))
+def test_the_script_trains_like_the_app(tmp_path, exported, kind):
+    case = exported[kind]
+    summary = script_summary(case)
+    ours = run_app(case, tmp_path / "runs")
+    model = keras.saving.load_model(ours.run_dir / MODEL_FILE)  # the model the app trained
+    assert {k: summary[k] for k in ("layers", "params")} == model_summary(model)
+    assert summary["history"]["loss"][0] == pytest.approx(ours.epochs[0]["loss"],
+                                                          rel=LOSS_TOLERANCE)
+    assert summary["history"]["val_loss"][0] == pytest.approx(ours.epochs[0]["val_loss"],
+                                                              rel=LOSS_TOLERANCE)
+
+
+def test_augmentation_class_weights_schedule_early_stopping_and_checkpoints(tmp_path, exported):
+    case = exported["augmented"]
+    project, training = case.project, case.project.training
     text = export_code(project)
     for expected in ("keras.layers.RandomFlip(mode='horizontal', seed=0)",
                      "RandomCropResize(fraction=0.2, seed=1)",
@@ -185,16 +228,15 @@ def test_augmentation_class_weights_schedule_early_stopping_and_checkpoints(tmp_
                      "EARLY_STOPPING = {'monitor': 'val_accuracy', 'patience': 1, 'mode': 'max'}",
                      "CHECKPOINT_BEST_ONLY = True"):
         assert expected in text
-    text = export_code(project, tmp_path / "exported.py")
-    assert "DATA = HERE / 'digits'" in text
-    exported = run_exported(project, tmp_path, epochs=training.epochs)
-    ours = run_app(project, tmp_path / "runs", epochs=training.epochs)
+    assert "DATA = HERE / 'digits'" in export_code(project, case.folder / "exported.py")
+    summary = script_summary(case)
+    ours = run_app(case, tmp_path / "runs", epochs=training.epochs)
     assert ours.note.startswith("Stopped early"), ours.note  # so early stopping is tested
     losses = [row["loss"] for row in ours.epochs]
     assert len(losses) < training.epochs
     # Every epoch's loss, so the halving rate and the augmentation's draws match too.
-    assert exported["history"]["loss"] == pytest.approx(losses, rel=LOSS_TOLERANCE)
-    kept = sorted(p.name for p in (tmp_path / "checkpoints").iterdir())
+    assert summary["history"]["loss"] == pytest.approx(losses, rel=LOSS_TOLERANCE)
+    kept = sorted(p.name for p in (case.folder / "checkpoints").iterdir())
     best = 1 + int(np.argmin([row["val_loss"] for row in ours.epochs]))
     assert kept == [f"epoch-{best:04d}.keras"]
 
