@@ -22,7 +22,7 @@ TRIAL = re.compile(r"^trial (?P<number>\d+)  (?P<status>\w+)  val_accuracy \d\.\
 @pytest.fixture
 def project_file(tmp_path, private_workspace) -> Path:
     path = tmp_path / "table.studio.json"
-    save_project(searched(table_project(tmp_path), "grid", LEARNING_RATES, workers=2), path)
+    save_project(searched(table_project(tmp_path), "grid", LEARNING_RATES, workers=1), path)
     return path
 
 
@@ -40,7 +40,7 @@ def test_search_prints_a_line_per_trial_then_the_best(project_file, capsys):
 
 def test_options_override_the_project_and_json_tells_everything(project_file, capsys):
     code = main(["search", str(project_file), "--strategy", "random", "--trials", "1",
-                 "--workers", "1", "--json"])
+                 "--workers", "2", "--json"])
     assert code == 0
     document = json.loads(capsys.readouterr().out)
     assert not document["stopped"] and document["metric"] == "val_accuracy"
