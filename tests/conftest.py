@@ -15,13 +15,13 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import pytest  # noqa: E402
 
 TESTS = Path(__file__).parent
-LONGEST_FILES = ("core/test_search_ray.py", "core/test_code_export_data.py",
-                 "core/test_code_export.py", "core/test_search.py", "core/test_keras_import.py",
-                 "gui/test_search_panel.py", "core/test_image_pipeline.py")
+LONGEST_FILES = ("core/test_search_ray.py",)
 """The test files that take longest, longest first. ``make test`` hands whole files to its two
 workers in collection order (``--dist loadfile --no-loadscope-reorder``): these go first, so
-that the many short files fill in at the end and both workers finish together, instead of one
-working through a long file alone while the other has nothing left."""
+that the short files fill in at the end and both workers finish together, instead of one
+working through a long file alone while the other has nothing left. Only the longest: the
+other long files start processes of their own too (exported scripts, search workers), which
+beside Ray's actors would crowd the two cores."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -1,8 +1,8 @@
 """Exported scripts run as programs, several in one separate Python process (which imports
 TensorFlow once, not once per script). Each runs as its own program would: as ``__main__``
 in a fresh namespace, with its own ``sys.argv`` and its own standard output, after Keras's
-session is cleared and its dtype policy is float32 again; the process imports no Layer Studio
-code, so a script that needs any fails."""
+session is cleared and its dtype policy is float32 again. The runner itself imports no Layer
+Studio code, so nothing of the app is loaded unless a script imports it."""
 
 from __future__ import annotations
 
