@@ -89,6 +89,17 @@ def _tuned(epochs: int, cosine: bool = False) -> Callable[[], TrainingSettings]:
                                     schedule=Schedule(kind="cosine") if cosine else Schedule())
 
 
+def small_detector(shape: Sequence[int] = (128, 128, 1), classes: int = 10) -> Graph:
+    """A small detector from scratch for images of ``shape`` (height, width, channels), as
+    for the detection demo set: three stride-2 3 × 3 convolutions with batch normalization
+    and ReLU (a stride of 8), a 3 × 3 convolution, then a DetectionHead of ``classes``."""
+    layers: list[Layer] = [("Input", {"shape": list(shape)})]
+    for filters in (16, 32, 64):
+        layers += _conv_bn(filters, 3, strides=2)
+    layers += [_conv(64, activation="relu"), ("DetectionHead", {"classes": classes})]
+    return _chain(*layers)()
+
+
 def _vgg_block(filters: int) -> list[Layer]:
     return [_conv(filters), _conv(filters), _POOL]
 
