@@ -5,6 +5,7 @@ a dataset of the other kind."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import jsonschema
 import numpy as np
@@ -14,9 +15,16 @@ from studio.core.build.analysis import analyze
 from studio.core.data import sources
 from studio.core.data.detection import demo
 from studio.core.data.detection import source as detection_source
+from studio.core.data.pipelines import make_pipelines
+from studio.core.data.splits import layout_splits
 from studio.core.data.types import DataError
 from studio.core.model.graph import Graph, Node
-from studio.core.project.document import DatasetChoice, Project, project_schema
+from studio.core.project.document import (
+    DatasetChoice,
+    Project,
+    SearchSettings,
+    project_schema,
+)
 from studio.core.project.migrations import migrate
 from studio.core.project.templates import small_detector
 from studio.core.tasks.detection.boxes import ImageBoxes
@@ -47,7 +55,14 @@ def detector(root, classes: int = 10) -> Project:
 
 
 def test_train_logs_the_loss_parts_and_map_and_resume_continues(yolo_set, tmp_path):
-    result = train(detector(yolo_set), tmp_path / "runs")
+    project = detector(yolo_set)
+    # The best checkpoint by val_map50 is written only if the score reaches the epoch's logs
+    # before the checkpoint callback reads them; resuming needs it.
+    project.training.checkpoints.keep_best_only = True
+    project.training.checkpoints.monitor = "val_map50"
+    project.training.early_stopping.enabled = True
+    project.training.early_stopping.monitor = "val_map50"
+    result = train(project, tmp_path / "runs")
     assert result.status == "finished", result
     (epoch,) = result.epochs
     for name in ("loss", "heatmap_loss", "size_loss", "offset_loss", "val_loss",
@@ -67,6 +82,24 @@ def test_train_logs_the_loss_parts_and_map_and_resume_continues(yolo_set, tmp_pa
     assert again.status == "finished"
     assert [row["epoch"] for row in again.epochs] == [1, 2]
     assert "val_map50" in again.epochs[1] and again.epochs[0] == epoch
+
+
+def test_the_pipeline_maps_boxes_to_the_input_and_targets_their_centres(yolo_set):
+    choice = detector(yolo_set).dataset
+    choice.augmentation.flip_horizontal = True
+    loaded = sources.load(choice)
+    head = {"grid": [8, 8], "score_threshold": 0.3, "nms_iou": 0.5, "max_boxes": 100}
+    pipes = make_pipelines(loaded, choice, 4, 0, output=head)
+    x, y = next(iter(pipes.validation))
+    assert x.shape == (4, SIDE, SIDE, 3) and y.shape == (4, 8, 8, 15)
+    _, truths = pipes.scoring
+    first = loaded.labels.image(loaded.splits["validation"][0])
+    expected = first.boxes * SIDE / demo.SIDE  # squashed from 128 to 64 pixels
+    np.testing.assert_allclose(truths[0].boxes, expected, rtol=1e-6)
+    centres = {(int(r), int(c)) for c, r in (expected[:, :2] + expected[:, 2:]) / 2 / 8}
+    assert set(zip(*np.nonzero(y[0, ..., -1].numpy()), strict=True)) == centres
+    _, flipped = next(iter(pipes.train))  # augmented: still one heatmap peak per taught box
+    assert (flipped[..., :10].numpy() == 1).sum() >= flipped[..., -1].numpy().sum() > 0
 
 
 def test_map_of_outputs_that_match_the_truth_is_one():
@@ -106,6 +139,10 @@ def test_the_output_check_names_the_class_counts_and_fixes_them(yolo_set):
     (fix,) = problem.fixes
     fix.apply(graph)
     assert analyze(graph, info).problems == []
+    odd = replace(info, sample_shape=(60, 60, 3))  # halved three times: 30, 15, 8 cells
+    (problem,) = analyze(small_detector((60, 60, 3)), odd).problems
+    assert problem.message.startswith("The DetectionHead's grid of 8 × 8 cells does not divide "
+                                      "the 60 × 60 input evenly")
 
 
 def test_a_classifier_on_boxes_and_a_head_on_classes_are_said_plainly(yolo_set):
@@ -145,12 +182,14 @@ def test_boxes_split_by_the_layout_or_at_random_and_count_per_class(yolo_set):
     assert sum(loaded.class_counts("validation")) == validation.counts.sum() > 0
     assert loaded.report["total_images"] == 12
     assert loaded.fingerprint() == sources.load(choice).fingerprint()
-    no_layout = [None] * 10
-    first = detection_source.splits(no_layout, DatasetChoice(validation_split=0.3, seed=1))
+    again = sources.resplit(loaded, replace(choice, validation_split=0.5, seed=3))
+    assert again.splits["validation"].tolist() == loaded.splits["validation"].tolist()
+    no_layout = [None] * 9 + ["test"]
+    first = layout_splits(no_layout, 0.3, 0.2, seed=1)
+    assert first["test"].tolist() == [9] and len(first["validation"]) == 3
     assert sorted(np.concatenate(list(first.values()))) == list(range(10))
-    assert len(first["validation"]) == 3
-    assert detection_source.splits(no_layout, DatasetChoice(validation_split=0.3, seed=1)
-                                   )["validation"].tolist() == first["validation"].tolist()
+    assert layout_splits(no_layout, 0.3, 0.2, seed=1)["validation"].tolist() == \
+        first["validation"].tolist()
 
 
 def test_box_labels_index_like_an_array():
@@ -177,6 +216,9 @@ def test_the_demo_set_is_a_detection_source(monkeypatch):
 def test_project_files_keep_the_detection_choice(yolo_set, tmp_path):
     project = detector(yolo_set)
     project.dataset.label_format = "yolo"
+    project.training.early_stopping.monitor = "val_map50"
+    project.search = SearchSettings(metric="val_map50")
+    assert not project.search.minimize
     document = project.to_dict()
     jsonschema.validate(document, project_schema())
     assert Project.from_dict(json.loads(json.dumps(document))).dataset == project.dataset

@@ -20,7 +20,7 @@ from studio.core.data.bundled import DATASETS as DATASETS
 from studio.core.data.bundled import MNIST_10K as MNIST_10K
 from studio.core.data.bundled import bundled_info, load_arrays
 from studio.core.data.bundled import dataset_path as dataset_path
-from studio.core.data.splits import stratified_split
+from studio.core.data.splits import layout_splits, stratified_split
 from studio.core.data.tables import read_table, table_info
 from studio.core.data.types import (
     DEFAULT_IMAGE_SIZE,
@@ -187,7 +187,11 @@ def _splits(choice: DatasetChoice, labels: np.ndarray, info: DatasetInfo,
 
 def resplit(loaded: LoadedData, choice: DatasetChoice) -> LoadedData:
     """``loaded`` split again by the choice's fractions and seed, without reading it again."""
-    splits = _splits(choice, loaded.labels, loaded.info, loaded.validation_start)
+    if loaded.named_splits is not None:
+        splits = layout_splits(loaded.named_splits, choice.validation_split, choice.test_split,
+                               choice.seed)
+    else:
+        splits = _splits(choice, loaded.labels, loaded.info, loaded.validation_start)
     again = replace(loaded, splits=splits, validation_split=choice.validation_split)
     if loaded.report is not None and "duplicates" in loaded.report:
         again.report = {**loaded.report, "duplicates": {**loaded.report["duplicates"],

@@ -29,3 +29,21 @@ def stratified_split(labels: np.ndarray, validation: float, test: float, seed: i
         parts["train"].append(order[n_val + n_test:])
     return {name: np.sort(np.concatenate(chunks)).astype(np.int64)
             for name, chunks in parts.items()}
+
+
+def layout_splits(named: list[str | None], validation: float, test: float, seed: int
+                  ) -> dict[str, np.ndarray]:
+    """Indices of each split of samples whose layout names theirs (``train``, ``validation``,
+    ``test`` or None): the layout's own if it names a validation split (its other samples
+    train), else a seeded random split by these fractions of the samples it puts in no test
+    split (its test samples stay there)."""
+    words = np.asarray([split or "" for split in named])
+    tests = np.flatnonzero(words == "test")
+    if (words == "validation").any():
+        return {"train": np.flatnonzero((words != "validation") & (words != "test")),
+                "validation": np.flatnonzero(words == "validation"), "test": tests}
+    free = np.flatnonzero(words != "test")
+    inner = stratified_split(np.zeros(len(free)), validation, 0.0 if len(tests) else test,
+                             seed, stratify=False)
+    return {"train": free[inner["train"]], "validation": free[inner["validation"]],
+            "test": tests if len(tests) else free[inner["test"]]}

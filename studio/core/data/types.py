@@ -115,6 +115,9 @@ class LoadedData:
     """Samples from this index on come from a separate validation folder."""
     validation_split: float = 0.0
     """The fraction of each class the choice asked to keep for validation."""
+    named_splits: list[str | None] | None = None
+    """The split each sample's layout puts it in (``train``, ``validation``, ``test`` or
+    None), for a dataset whose layout names them (a detection dataset's folders)."""
 
     def size(self, split: str) -> int:
         """How many samples a split holds."""

@@ -56,8 +56,9 @@ def _v6_to_v7(document: Document) -> Document:
 
 
 def _v7_to_v8(document: Document) -> Document:
-    """Format 8 adds detection datasets (source ``detection``, with a ``label_format``); a v7
-    project has none."""
+    """Format 8 adds detection datasets (source ``detection``, with a ``label_format``) and
+    their scores (``val_map50``, ``val_map``) to what early stopping, checkpoints and search
+    watch; a v7 project has none."""
     return {**document, "format_version": 8}
 
 

@@ -21,6 +21,7 @@ class DatasetFacts(Protocol):
     """What a task needs to know of a dataset (``DatasetInfo`` has it)."""
 
     title: str
+    sample_shape: tuple[int, ...]
     num_classes: int
     class_names: tuple[str, ...]
 

@@ -34,6 +34,7 @@ from studio.core.tasks.detection.targets import (
     TARGET_CHANNELS_AFTER_CLASSES,
     detection_targets,
 )
+from studio.core.tasks.detection.task import head_stride, uneven_grid
 
 
 def input_boxes(labels: BoxLabels, form: ImageForm) -> list[ImageBoxes]:
@@ -66,11 +67,10 @@ def decoding(form: ImageForm, output: Mapping[str, Any], class_names: list[str]
     settings; DataError if the head's grid does not divide the input."""
     rows, cols = output["grid"]
     height, width = form.size
-    if not rows or height % rows or width % cols or height // rows != width // cols:
-        raise DataError(f"The DetectionHead's grid of {rows} × {cols} cells does not divide "
-                        f"the {height} × {width} input evenly: choose an input size that is "
-                        "a multiple of the head's stride.")
-    return {"stride": height // rows, "input_size": [height, width], "grid": [rows, cols],
+    stride = head_stride(form.size, (rows, cols))
+    if stride is None:
+        raise DataError(uneven_grid(form.size, (rows, cols)))
+    return {"stride": stride, "input_size": [height, width], "grid": [rows, cols],
             "resize": form.resize, "class_names": class_names,
             "score_threshold": output["score_threshold"], "nms_iou": output["nms_iou"],
             "max_boxes": output["max_boxes"]}

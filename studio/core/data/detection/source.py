@@ -24,7 +24,7 @@ from studio.core.data.detection import demo
 from studio.core.data.detection.formats import read_detection
 from studio.core.data.detection.health import DetectionHealth
 from studio.core.data.detection.record import DetectionSet
-from studio.core.data.splits import stratified_split
+from studio.core.data.splits import layout_splits
 from studio.core.data.types import ArraySamples, DataError, DatasetInfo, FileSamples, LoadedData
 from studio.core.project.document import DatasetChoice
 from studio.core.tasks.detection.labels import BoxLabels
@@ -102,23 +102,6 @@ def describe(choice: DatasetChoice) -> DatasetInfo:
                  dataset.root.name or str(dataset.root), len(dataset))
 
 
-def splits(named: list[str | None], choice: DatasetChoice) -> dict[str, np.ndarray]:
-    """Indices of each split: the layout's own if it names a validation split (its other
-    images train), else a seeded random split by the choice's fractions of the images it puts
-    in no test split."""
-    words = np.asarray([split or "" for split in named])
-    test = np.flatnonzero(words == "test")
-    if (words == "validation").any():
-        return {"train": np.flatnonzero((words != "validation") & (words != "test")),
-                "validation": np.flatnonzero(words == "validation"), "test": test}
-    free = np.flatnonzero(words != "test")
-    inner = stratified_split(np.zeros(len(free)), choice.validation_split,
-                             0.0 if len(test) else choice.test_split, choice.seed,
-                             stratify=False)
-    return {"train": free[inner["train"]], "validation": free[inner["validation"]],
-            "test": test if len(test) else free[inner["test"]]}
-
-
 def load(choice: DatasetChoice, on_progress: Progress, stop: threading.Event) -> LoadedData:
     """Read the chosen detection dataset (drawing the demo set on first use) and split it;
     DataError in one line if it cannot be used."""
@@ -133,8 +116,10 @@ def load(choice: DatasetChoice, on_progress: Progress, stop: threading.Event) ->
         info = _info(choice, read, "detection-demo", DEMO_TITLE, len(made))
         return LoadedData(info, ArraySamples(made.images[..., np.newaxis]),
                           BoxLabels.of(made.labels, [(demo.SIDE, demo.SIDE)] * len(made)),
-                          splits(read.named_splits, choice),
-                          report=health.to_dict(), validation_split=choice.validation_split)
+                          layout_splits(read.named_splits, choice.validation_split,
+                                        choice.test_split, choice.seed),
+                          report=health.to_dict(), validation_split=choice.validation_split,
+                          named_splits=read.named_splits)
     dataset = read_detection(Path(choice.path), _format_name(choice), on_progress, stop)
     blocking = dataset.health.blocking()
     if blocking:
@@ -143,6 +128,8 @@ def load(choice: DatasetChoice, on_progress: Progress, stop: threading.Event) ->
                  dataset.root.name or str(dataset.root), len(dataset))
     labels = BoxLabels.of(dataset.labels, [(h, w) for w, h in dataset.sizes])
     return LoadedData(info, FileSamples(list(dataset.images)), labels,
-                      splits(dataset.splits, choice), dataset.health.problems(),
-                      dataset.health.to_dict(), validation_split=choice.validation_split)
+                      layout_splits(dataset.splits, choice.validation_split, choice.test_split,
+                                    choice.seed),
+                      dataset.health.problems(), dataset.health.to_dict(),
+                      validation_split=choice.validation_split, named_splits=dataset.splits)
 

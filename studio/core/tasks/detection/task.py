@@ -81,11 +81,16 @@ class Detection(Task):
                 f"with {classes} classes on a feature map."
                 + (" (Every layer that feeds nothing is an output of the model.)" if several
                    else ""))]
+        problems = []
         wanted = node.resolved_params()["classes"]
-        if wanted == classes:
-            return []
-        return [Problem(out, f"The head expects {wanted} classes; the dataset has {classes}. "
-                             f"Set classes to {classes}.", (set_classes(out, classes),))]
+        if wanted != classes:
+            problems.append(Problem(out, f"The head expects {wanted} classes; the dataset has "
+                                         f"{classes}. Set classes to {classes}.",
+                                    (set_classes(out, classes),)))
+        grid, size = tuple((shapes.get(out) or (0, 0))[:2]), tuple(dataset.sample_shape[:2])
+        if head_stride(size, grid) is None:
+            problems.append(Problem(out, uneven_grid(size, grid)))
+        return problems
 
     def output_settings(self, graph: Graph, out: str, shapes: Mapping[str, Shape | None]
                         ) -> dict[str, Any]:
@@ -162,6 +167,23 @@ class Detection(Task):
         classes = channels - BOX_CHANNELS
         return np.zeros((size, rows, cols, classes + TARGET_CHANNELS_AFTER_CLASSES),
                         np.float32)
+
+
+def head_stride(input_size: Sequence[int], grid: Sequence[int]) -> int | None:
+    """The input pixels per cell of a head's ``grid`` (rows, cols) on an input of
+    ``input_size`` (height, width), or None unless the grid divides it evenly, alike across
+    and down."""
+    (height, width), (rows, cols) = input_size, grid
+    if not rows or not cols or height % rows or width % cols or height // rows != width // cols:
+        return None
+    return height // rows
+
+
+def uneven_grid(input_size: Sequence[int], grid: Sequence[int]) -> str:
+    """Why a head whose ``grid`` does not divide ``input_size`` evenly cannot be trained."""
+    return (f"The DetectionHead's grid of {grid[0]} × {grid[1]} cells does not divide the "
+            f"{input_size[0]} × {input_size[1]} input evenly: choose an input size that is a "
+            "multiple of the head's stride (8 after three halvings, for example).")
 
 
 def _decoded(output: np.ndarray) -> Detections:
