@@ -5,11 +5,13 @@ a dataset of the other kind."""
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 
 import jsonschema
 import numpy as np
 import pytest
+from PIL import Image
 
 from studio.core.build.analysis import analyze
 from studio.core.data import sources
@@ -45,8 +47,16 @@ def yolo_set(tmp_path_factory):
     return root
 
 
-def detector(root, classes: int = 10) -> Project:
-    project = Project(name="Digits", graph=small_detector((SIDE, SIDE, 3), classes))
+def detector(root) -> Project:
+    """Two strided convolutions (a stride of 8) and a DetectionHead, on the set at 64 × 64."""
+    graph = Graph.from_chain([
+        Node("input_1", "Input", {"shape": [SIDE, SIDE, 3]}),
+        Node("conv2d_1", "Conv2D", {"filters": 8, "kernel_size": 3, "strides": 4,
+                                    "padding": "same", "activation": "relu"}),
+        Node("conv2d_2", "Conv2D", {"filters": 8, "kernel_size": 3, "strides": 2,
+                                    "padding": "same", "activation": "relu"}),
+        Node("head", "DetectionHead", {"classes": 10})])
+    project = Project(name="Digits", graph=graph)
     project.dataset = DatasetChoice(source="detection", path=str(root), task="detection",
                                     image_size=[SIDE, SIDE], cache="memory")
     project.training.epochs = 1
@@ -100,6 +110,22 @@ def test_the_pipeline_maps_boxes_to_the_input_and_targets_their_centres(yolo_set
     assert set(zip(*np.nonzero(y[0, ..., -1].numpy()), strict=True)) == centres
     _, flipped = next(iter(pipes.train))  # augmented: still one heatmap peak per taught box
     assert (flipped[..., :10].numpy() == 1).sum() >= flipped[..., -1].numpy().sum() > 0
+
+
+def test_a_cached_split_keeps_its_boxes_when_images_are_added_before_it(yolo_set, tmp_path):
+    root = tmp_path / "digits"
+    shutil.copytree(yolo_set, root)
+    choice = replace(detector(root).dataset, cache="disk")
+    head = {"grid": [8, 8], "score_threshold": 0.3, "nms_iou": 0.5, "max_boxes": 100}
+
+    def validation_targets():
+        pipes = make_pipelines(sources.load(choice), choice, 4, 0, output=head)
+        return np.concatenate([y.numpy() for _, y in pipes.validation.take(1)])
+
+    before = validation_targets()  # writes the validation images' disk cache
+    Image.fromarray(np.full((128, 128), 200, np.uint8)).save(root / "images/train/0.png")
+    (root / "labels/train/0.txt").write_text("3 0.5 0.5 0.25 0.25\n")  # sorts first
+    np.testing.assert_array_equal(validation_targets(), before)
 
 
 def test_map_of_outputs_that_match_the_truth_is_one():
@@ -207,6 +233,7 @@ def test_the_demo_set_is_a_detection_source(monkeypatch):
     choice = DatasetChoice(source="detection", task="detection")
     info = sources.describe(choice)
     assert (info.sample_shape, info.num_classes, info.task) == ((128, 128, 1), 10, "detection")
+    assert analyze(small_detector(), info).ok  # the small detector is made for it
     monkeypatch.setattr(detection_source, "DEMO_IMAGES", {"train": 4, "validation": 2})
     loaded = sources.load(choice)
     assert loaded.samples.x.shape == (6, 128, 128, 1)

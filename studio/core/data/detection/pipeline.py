@@ -1,8 +1,8 @@
 """Detection datasets for Keras: images read, resized, cached and normalised as the image
 pipeline does (``data.image_pipeline``), each batch with the target maps of its boxes.
 
-The image pipeline streams each image with its index in the dataset in place of a label; the
-index then gathers the image's boxes, already mapped to the network's input (as
+The image pipeline streams each image with its place in its split in place of a label; that
+then gathers the image's boxes, already mapped to the network's input (as
 ``fitting.box_mapping`` maps them) and padded to the most boxes any image has. Training batches
 are augmented with their boxes (``augment.box_augmentation``); every batch's boxes then become
 ``targets.detection_targets`` at the head's stride (input size / the head's grid).
@@ -93,7 +93,6 @@ def detection_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size: in
     rows, cols = decode["grid"]
     classes = loaded.info.num_classes
     truths = input_boxes(loaded.labels, form)
-    all_boxes, all_classes = (tf.constant(a) for a in _padded(truths))
     augment = box_augmentation(choice.augmentation, seed)
     options = tf.data.Options()
     options.autotune.enabled = False
@@ -105,9 +104,9 @@ def detection_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size: in
                          fn_output_signature=tf.TensorSpec(
                              [rows, cols, classes + TARGET_CHANNELS_AFTER_CLASSES], tf.float32))
 
-    def batch(images, index, train: bool):
+    def batch(images, index, table, train: bool):
         x = tf.cast(images, tf.float32)
-        boxes, labels = tf.gather(all_boxes, index), tf.gather(all_classes, index)
+        boxes, labels = tf.gather(table[0], index), tf.gather(table[1], index)
         if train and augment is not None:
             moved = augment({"images": x, "bounding_boxes": {"boxes": boxes,
                                                              "labels": labels}})
@@ -116,11 +115,14 @@ def detection_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size: in
         return normalised(x, scale, offset), targets(boxes, labels)
 
     def split(name: str):
+        # Each image comes with its place in the split, which a cache of the split's files
+        # (keyed by those files, in order) keeps right whatever else the dataset holds.
         indices = loaded.splits[name]
         train = name == "train"
+        table = [tf.constant(a) for a in _padded([truths[i] for i in indices])]
         batches = split_batches(loaded, indices, form, cache, batch_size,
-                                seed if train else None, indices.astype(np.int32))
-        return batches.map(lambda x, i: batch(x, i, train)).with_options(options)
+                                seed if train else None, np.arange(len(indices), dtype=np.int32))
+        return batches.map(lambda x, i: batch(x, i, table, train)).with_options(options)
 
     test = split("test") if loaded.size("test") else None
     validation = split("validation")
