@@ -277,7 +277,7 @@ def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Pro
         on_event({
             "type": "start",
             "run_dir": str(folder.path),
-            "task": project.dataset.task,
+            "task": loaded.info.task,
             "epochs": plan.epochs,
             "initial_epoch": plan.initial_epoch,
             "steps": pipes.steps,
