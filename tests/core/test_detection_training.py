@@ -15,7 +15,7 @@ from PIL import Image
 
 from studio.core.build.analysis import analyze
 from studio.core.data import sources
-from studio.core.data.detection import demo
+from studio.core.data.detection import demo, formats
 from studio.core.data.detection import source as detection_source
 from studio.core.data.pipelines import make_pipelines
 from studio.core.data.splits import layout_splits
@@ -186,13 +186,20 @@ def test_a_classifier_on_boxes_and_a_head_on_classes_are_said_plainly(yolo_set):
     assert "MNIST-10k is a classification dataset" in problem.message
 
 
-def test_a_folder_of_the_other_kind_fails_in_one_line(yolo_set, tmp_path):
+def test_a_folder_of_the_other_kind_fails_in_one_line(yolo_set, tmp_path, monkeypatch):
     with pytest.raises(DataError) as caught:
         sources.describe(DatasetChoice(source="folder", path=str(yolo_set)))
     assert str(caught.value) == (f"{yolo_set} is a detection dataset (YOLO labels), not a "
                                  "folder of images per class: choose it as a detection "
                                  "dataset.")
     classes = digit_folder(tmp_path / "digits")
+
+    def walk(path):
+        raise AssertionError(f"{path} was searched for labels")
+
+    with monkeypatch.context() as patched:  # class folders hint at no labels: none searched
+        patched.setattr(formats, "looks_like_detection", walk)
+        assert sources.describe(DatasetChoice(source="folder", path=str(classes))).num_classes == 2
     with pytest.raises(DataError, match="is a classification folder") as caught:
         sources.describe(DatasetChoice(source="detection", path=str(classes), task="detection"))
     assert "\n" not in str(caught.value)

@@ -7,6 +7,7 @@ pipelines that stream them to Keras live in ``studio.core.data.pipelines``.
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -32,6 +33,12 @@ from studio.core.data.types import (
 )
 from studio.core.project.document import DatasetChoice, absolute_data_path
 from studio.core.tasks.registry import task_for
+
+DETECTION_FOLDERS = frozenset({"labels", "annotations", "label_2", "train", "training", "val",
+                               "valid", "validation", "test"})
+DETECTION_FILES = frozenset({".json", ".yaml", ".yml", ".txt", ".xml"})
+"""Entries of a folder that hint at detection labels in it (the folders and files of the YOLO,
+Pascal VOC, COCO and KITTI layouts, and split folders, where COCO exports keep their JSON)."""
 
 # ASSETS_DIR, DATASETS, MNIST_10K and dataset_path are read from here by the window and the
 # exports; they live in ``bundled`` so that the detection demo set can use MNIST-10k.
@@ -84,13 +91,22 @@ def _folder_info(choice: DatasetChoice) -> DatasetInfo:
     )
 
 
+def _may_hold_boxes(path: Path) -> bool:
+    """Whether ``path``'s own entries hint at detection labels (a labels or annotations
+    folder, a label, list or JSON file): only then is the folder searched for them, since a
+    search walks every file and describing a folder must stay cheap."""
+    with os.scandir(path) as entries:
+        return any(entry.name.lower() in DETECTION_FOLDERS
+                   or Path(entry.name).suffix.lower() in DETECTION_FILES for entry in entries)
+
+
 def _refuse_detection_folder(path: Path) -> None:
     """DataError in one line if ``path`` holds a detection dataset rather than a subfolder of
     images per class."""
     from studio.core.data.detection.formats import looks_like_detection
 
     try:
-        found = looks_like_detection(path)
+        found = _may_hold_boxes(path) and looks_like_detection(path)
     except OSError:
         return  # an unreadable folder is explained by the folder reader
     if found:
