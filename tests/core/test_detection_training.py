@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from studio.core.build.analysis import analyze
+from studio.core.build.analysis import analyze, output_settings
 from studio.core.data import sources
 from studio.core.data.detection import demo, formats
 from studio.core.data.detection import source as detection_source
@@ -98,7 +98,10 @@ def test_the_pipeline_maps_boxes_to_the_input_and_targets_their_centres(yolo_set
     choice = detector(yolo_set).dataset
     choice.augmentation.flip_horizontal = True
     loaded = sources.load(choice)
-    head = {"grid": [8, 8], "score_threshold": 0.3, "nms_iou": 0.5, "max_boxes": 100}
+    with pytest.raises(DataError, match="Streaming boxes needs the model's DetectionHead"):
+        make_pipelines(loaded, choice, 4, 0)
+    head = output_settings(detector(yolo_set).graph, loaded.info)
+    assert head == {"grid": [8, 8], "score_threshold": 0.3, "nms_iou": 0.5, "max_boxes": 100}
     pipes = make_pipelines(loaded, choice, 4, 0, output=head)
     x, y = next(iter(pipes.validation))
     assert x.shape == (4, SIDE, SIDE, 3) and y.shape == (4, 8, 8, 15)

@@ -21,7 +21,7 @@ from studio.core.base.events import OnEvent, progress_events
 from studio.core.base.messages import first_line, unwritable
 from studio.core.base.runtime import start_tensorflow
 from studio.core.base.versions import package_versions
-from studio.core.build.analysis import analyze
+from studio.core.build.analysis import output_settings
 from studio.core.build.estimate import estimate, oom_advice
 from studio.core.build.imported_weights import apply_imported_weights, apply_model_weights
 from studio.core.build.keras_model import build_model, compile_model, model_endpoints
@@ -250,19 +250,10 @@ def _prepare(session: _Session, folder: RunFolder, project: Project, plan: _Plan
     apply_precision(settings.device.precision)
     inputs, outputs = model_endpoints(project.graph)
     pipes = make_pipelines(loaded, project.dataset, plan.batch_size, settings.seed,
-                           len(inputs), len(outputs),
-                           _output_settings(project, loaded.info, outputs[0]))
+                           len(inputs), len(outputs), output_settings(project.graph, loaded.info))
     folder.write_config(_config(project, plan, loaded, names, folder.path.parent))
     folder.write_preprocessing(pipes.preprocessing)
     return _Prepared(loaded, pipes, names)
-
-
-def _output_settings(project: Project, info: DatasetInfo, out: str) -> dict[str, Any]:
-    """What the task needs to know of the model's output to read it (a detector's grid and
-    decoding settings)."""
-    shapes = {node: report.output_shape for node, report
-              in analyze(project.graph, info).nodes.items()}
-    return task_for(info.task).output_settings(project.graph, out, shapes)
 
 
 def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Project,

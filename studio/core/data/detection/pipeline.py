@@ -65,6 +65,9 @@ def decoding(form: ImageForm, output: Mapping[str, Any], class_names: list[str]
     """What turning the head's output into boxes takes: its stride (input pixels per cell of
     its grid), the input size, the resize mode, the class names and the head's decoding
     settings; DataError if the head's grid does not divide the input."""
+    if not output.get("grid"):
+        raise DataError("Streaming boxes needs the model's DetectionHead: its grid says where "
+                        "each box is taught.")
     rows, cols = output["grid"]
     height, width = form.size
     stride = head_stride(form.size, (rows, cols))
