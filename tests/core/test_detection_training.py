@@ -19,7 +19,7 @@ from studio.core.data.detection import demo, formats
 from studio.core.data.detection import source as detection_source
 from studio.core.data.pipelines import make_pipelines
 from studio.core.data.splits import layout_splits
-from studio.core.data.types import DataError
+from studio.core.data.types import DataError, DataPending
 from studio.core.model.graph import Graph, Node
 from studio.core.project.document import (
     DatasetChoice,
@@ -206,6 +206,19 @@ def test_a_folder_of_the_other_kind_fails_in_one_line(yolo_set, tmp_path, monkey
     with pytest.raises(DataError, match="is a classification folder") as caught:
         sources.describe(DatasetChoice(source="detection", path=str(classes), task="detection"))
     assert "\n" not in str(caught.value)
+
+
+def test_a_folder_is_described_without_reading_it_again_until_it_changes(yolo_set, tmp_path):
+    root = tmp_path / "digits"
+    shutil.copytree(yolo_set, root)
+    choice = detector(root).dataset
+    with pytest.raises(DataPending, match="digits is being read"):
+        sources.describe(choice, read=False)  # a window does not wait for the labels
+    sources.load(choice)
+    assert sources.describe(choice, read=False).num_samples == 12
+    (root / "notes.md").write_text("A new file changes the folder.\n")
+    with pytest.raises(DataPending):
+        sources.describe(choice, read=False)
 
 
 def test_boxes_split_by_the_layout_or_at_random_and_count_per_class(yolo_set):

@@ -138,7 +138,7 @@ def describe(choice: DatasetChoice, read: bool = True) -> DatasetInfo:
     if choice.source == "detection":
         from studio.core.data.detection import source as detection  # it reads this module
 
-        return detection.describe(choice)
+        return detection.describe(choice, read)
     raise DataError(f"Unknown kind of dataset source {choice.source!r}.")
 
 

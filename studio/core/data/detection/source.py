@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +25,14 @@ from studio.core.data.detection.formats import read_detection
 from studio.core.data.detection.health import DetectionHealth
 from studio.core.data.detection.record import DetectionSet
 from studio.core.data.splits import layout_splits
-from studio.core.data.types import ArraySamples, DataError, DatasetInfo, FileSamples, LoadedData
+from studio.core.data.types import (
+    ArraySamples,
+    DataError,
+    DataPending,
+    DatasetInfo,
+    FileSamples,
+    LoadedData,
+)
 from studio.core.project.document import DatasetChoice
 from studio.core.tasks.detection.labels import BoxLabels
 from studio.core.tasks.detection.task import Detection
@@ -51,20 +58,41 @@ def _format_name(choice: DatasetChoice) -> str | None:
     return None if choice.label_format == "auto" else choice.label_format
 
 
-@lru_cache(maxsize=2)
-def _read_folder(path: str, format_name: str | None, changed: int) -> DetectionSet:
-    """The folder read (``changed``: its modification time, so an edited folder is read
-    again)."""
-    return read_detection(Path(path), format_name)
+_sets: OrderedDict[tuple[Any, ...], DetectionSet] = OrderedDict()
+"""The folders read last (at most CACHED_SETS), by path, modification time and format."""
+_sets_lock = threading.Lock()
+CACHED_SETS = 2
 
 
-def _folder_set(choice: DatasetChoice) -> DetectionSet:
+def _key(choice: DatasetChoice) -> tuple[Any, ...]:
     path = Path(choice.path)
     try:
         changed = os.stat(path).st_mtime_ns
     except OSError:
-        changed = 0  # read_detection explains it
-    return _read_folder(str(path), _format_name(choice), changed)
+        changed = None  # read_detection explains it
+    return str(path.resolve()), changed, choice.label_format
+
+
+def _remember(key: tuple[Any, ...], dataset: DetectionSet) -> DetectionSet:
+    with _sets_lock:
+        _sets[key] = dataset
+        _sets.move_to_end(key)
+        while len(_sets) > CACHED_SETS:
+            _sets.popitem(last=False)
+    return dataset
+
+
+def _folder_set(choice: DatasetChoice, read: bool) -> DetectionSet:
+    """The chosen folder as read last since it changed, else read now (with ``read``) or
+    DataPending (without: a window must not wait for a large set's labels)."""
+    key = _key(choice)
+    with _sets_lock:
+        dataset = _sets.get(key)
+    if dataset is not None:
+        return dataset
+    if not read:
+        raise DataPending(f"{Path(choice.path).name} is being read…")
+    return _remember(key, read_detection(Path(choice.path), _format_name(choice)))
 
 
 def _demo_read() -> _Read:
@@ -92,12 +120,13 @@ def _set_read(dataset: DetectionSet) -> _Read:
     return _Read(dataset.sizes, tuple(dataset.class_names), 3, dataset.splits)
 
 
-def describe(choice: DatasetChoice) -> DatasetInfo:
-    """What the chosen detection dataset holds; DataError in one line if it is unusable."""
+def describe(choice: DatasetChoice, read: bool = True) -> DatasetInfo:
+    """What the chosen detection dataset holds; DataError in one line if it is unusable.
+    A folder is read once per change (``read`` False: DataPending until ``load`` read it)."""
     if not choice.path:
         return _info(choice, _demo_read(), "detection-demo", DEMO_TITLE,
                      sum(DEMO_IMAGES.values()))
-    dataset = _folder_set(choice)
+    dataset = _folder_set(choice, read)
     return _info(choice, _set_read(dataset), str(dataset.root),
                  dataset.root.name or str(dataset.root), len(dataset))
 
@@ -120,7 +149,10 @@ def load(choice: DatasetChoice, on_progress: Progress, stop: threading.Event) ->
                                         choice.test_split, choice.seed),
                           report=health.to_dict(), validation_split=choice.validation_split,
                           named_splits=read.named_splits)
+    key = _key(choice)
     dataset = read_detection(Path(choice.path), _format_name(choice), on_progress, stop)
+    if not dataset.health.cancelled:
+        _remember(key, dataset)
     blocking = dataset.health.blocking()
     if blocking:
         raise DataError(f"{dataset.root.name}: {blocking[0]}")
