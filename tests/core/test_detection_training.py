@@ -203,6 +203,11 @@ def test_a_folder_of_the_other_kind_fails_in_one_line(yolo_set, tmp_path, monkey
     with monkeypatch.context() as patched:  # class folders hint at no labels: none searched
         patched.setattr(formats, "looks_like_detection", walk)
         assert sources.describe(DatasetChoice(source="folder", path=str(classes))).num_classes == 2
+    table = tmp_path / "rows.csv"
+    table.write_text("a,label\n1,x\n2,y\n")
+    with pytest.raises(DataError, match="A CSV's labels are classes or numbers, so it cannot "
+                                        "train detection: choose classification"):
+        sources.describe(DatasetChoice(source="csv", path=str(table), task="detection"))
     with pytest.raises(DataError, match="is a classification folder") as caught:
         sources.describe(DatasetChoice(source="detection", path=str(classes), task="detection"))
     assert "\n" not in str(caught.value)
