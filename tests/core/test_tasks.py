@@ -55,14 +55,23 @@ def dense_graph(units: int) -> Graph:
 COUNTS = DatasetInfo("counts.csv", "counts.csv", (3,), 0, (), 50, kind="table", task="counting")
 
 
+def example_outputs(name: str) -> np.ndarray:
+    """Two samples' outputs for two classes, as the task's models give them."""
+    if name != "detection":
+        return np.array([[0.2, 0.8], [0.9, 0.1]])
+    outputs = np.full((2, 4, 4, 6), -5.0)  # a DetectionHead's grid: 2 classes + 4
+    outputs[0, 1, 2, 1] = outputs[1, 3, 0, 0] = 5.0  # one confident box in each image
+    return outputs
+
+
 @pytest.mark.parametrize("name", list(TASKS))
 def test_every_task_answers_the_seams_questions(name):
     task = task_for(name)
-    assert task.label_kind in ("classes", "numbers") and task.title
-    labels = task.synthetic_labels(4)
+    assert task.label_kind in ("classes", "numbers", "boxes") and task.title
+    outputs = example_outputs(name)
+    labels = task.synthetic_labels(4, outputs.shape[1:])
     assert len(labels) == 4 and labels.dtype == task.label_dtype
     assert len(task.losses([True, False])) == 2
-    outputs = np.array([[0.2, 0.8], [0.9, 0.1]])
     answers = task.answers(outputs, ("cat", "dog"), top_k=1)
     assert len(answers) == 2 and all(answers)
     line = task.answer_text(Prediction("a.png", **answers[0]))
@@ -76,7 +85,7 @@ def test_every_task_scores_an_evaluation_or_says_why_not(name):
     task, labels = task_for(name), np.array([1, 0, 1])
     outputs = np.array([[0.2, 0.8], [0.9, 0.1], [0.6, 0.4]], np.float32)
     if task.evaluation_refusal:
-        with pytest.raises(NotImplementedError, match="regression"):
+        with pytest.raises(NotImplementedError, match="regression|detector"):
             task.score_batch(labels, outputs, False, ("cat", "dog"))
         return
     answers, losses = task.score_batch(labels, outputs, False, ("cat", "dog"))

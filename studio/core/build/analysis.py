@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from studio.core.base.messages import plural
 from studio.core.data.sources import describe
@@ -212,6 +213,15 @@ def _check_output(graph: Graph, dataset: DatasetInfo, out: str, result: Analysis
     shapes = {node_id: report.output_shape for node_id, report in result.nodes.items()}
     result.problems.extend(
         task_for(dataset.task).check_output(graph, out, shapes, dataset, several))
+
+
+def output_settings(graph: Graph, dataset: DatasetInfo) -> dict[str, Any]:
+    """What the dataset's task needs to know of the model's (first) output to read its
+    answers (a detector's grid and decoding settings; nothing for most tasks), for the
+    pipelines and the run's record."""
+    shapes = {node: report.output_shape for node, report in analyze(graph, dataset).nodes.items()}
+    out = graph.sinks()[0] if graph.sinks() else None
+    return {} if out is None else task_for(dataset.task).output_settings(graph, out, shapes)
 
 
 def analyze_project(project: Project,

@@ -370,13 +370,14 @@ def _micro_fit(project: Project, info: DatasetInfo, batch_size: int, device_name
 
     inputs, outputs = model_endpoints(project.graph)
     x = _synthetic_inputs(info, batch_size, np)
-    y = task_for(info.task).synthetic_labels(batch_size)
-    batch = (tuple([x] * len(inputs)) if len(inputs) > 1 else x,
-             tuple([y] * len(outputs)) if len(outputs) > 1 else y)
     apply_precision(project.training.device.precision)
     try:
         with device_scope(device_names):
             model = build_model(project.graph, info, project.name)
+            y = task_for(info.task).synthetic_labels(batch_size,
+                                                     tuple(model.outputs[0].shape[1:]))
+            batch = (tuple([x] * len(inputs)) if len(inputs) > 1 else x,
+                     tuple([y] * len(outputs)) if len(outputs) > 1 else y)
             compile_model(model, project.graph, project.training, info.task,
                           steps_per_epoch=steps_per_epoch)
             dataset = tf.data.Dataset.from_tensors(batch).repeat()

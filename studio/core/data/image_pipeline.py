@@ -339,10 +339,12 @@ def _array_batches(x: np.ndarray, labels: np.ndarray, form: ImageForm, batch_siz
                   num_parallel_calls=DECODE_CALLS, deterministic=True)
 
 
-def _split_batches(loaded: LoadedData, indices: np.ndarray, form: ImageForm, cache: str,
-                   batch_size: int, shuffle_seed: int | None):
-    labels = loaded.labels[indices]
-    labels = labels.astype(task_for(loaded.info.task).label_dtype)
+def split_batches(loaded: LoadedData, indices: np.ndarray, form: ImageForm, cache: str,
+                  batch_size: int, shuffle_seed: int | None, labels: np.ndarray | None = None):
+    """Batches of (standard-form images, labels) of the samples at ``indices``: their own
+    labels, or ``labels`` (one per index) in their place."""
+    if labels is None:
+        labels = loaded.labels[indices].astype(task_for(loaded.info.task).label_dtype)
     samples = loaded.samples
     if isinstance(samples, ArraySamples):
         return _array_batches(samples.x[indices], labels, form, batch_size, shuffle_seed)
@@ -379,7 +381,7 @@ def _channel_stats(batches, channels: int) -> tuple[list[float], list[float]]:
     return mean.tolist(), std.tolist()
 
 
-def _normalisation(loaded: LoadedData, choice: DatasetChoice, form: ImageForm, seed: int
+def normalisation(loaded: LoadedData, choice: DatasetChoice, form: ImageForm, seed: int
                    ) -> dict[str, Any]:
     """``scale``, ``offset`` and, for ``standardize``, the statistics they come from."""
     c = form.channels
@@ -391,7 +393,7 @@ def _normalisation(loaded: LoadedData, choice: DatasetChoice, form: ImageForm, s
     if len(train) > STATS_IMAGES:
         pick = np.random.default_rng(seed).choice(len(train), STATS_IMAGES, replace=False)
         train = train[np.sort(pick)]
-    batches = _split_batches(loaded, train, form, "none", READ_BATCH, None)
+    batches = split_batches(loaded, train, form, "none", READ_BATCH, None, train)
     mean, std = _channel_stats(batches, c)
     std = [s if s > 1e-6 else 1.0 for s in std]
     return {
@@ -415,7 +417,7 @@ def image_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size: int, s
 
     form = ImageForm.of(loaded.info, choice)
     cache = resolved_cache(choice.cache, loaded, form)
-    norm = _normalisation(loaded, choice, form, seed)
+    norm = normalisation(loaded, choice, form, seed)
     scale, offset = norm["scale"], norm["offset"]
     augment = augmentation_layers(choice.augmentation, seed)
     options = tf.data.Options()
@@ -431,13 +433,21 @@ def image_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size: int, s
     def split(name: str):
         indices = loaded.splits[name]
         train = name == "train"
-        batches = _split_batches(loaded, indices, form, cache, batch_size,
-                                 seed if train else None)
+        batches = split_batches(loaded, indices, form, cache, batch_size,
+                                seed if train else None)
         finish = training_batch if train and augment is not None else plain_batch
         return batches.map(finish).with_options(options)
 
     test = split("test") if loaded.size("test") else None
-    prep = {
+    return (split("train"), split("validation"), test,
+            image_preprocessing(loaded, choice, form, norm))
+
+
+def image_preprocessing(loaded: LoadedData, choice: DatasetChoice, form: ImageForm,
+                        norm: dict[str, Any]) -> dict[str, Any]:
+    """The record of how images of ``form`` become the model's input, normalised as ``norm``
+    (from ``normalisation``) says: ``prep``, which inference reads."""
+    return {
         "kind": "image",
         "task": loaded.info.task,
         "class_names": list(loaded.info.class_names),
@@ -450,7 +460,6 @@ def image_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size: int, s
         **norm,
         "augmentation": asdict(choice.augmentation),
     }
-    return split("train"), split("validation"), test, prep
 
 
 def preprocess_images(prep: dict[str, Any], images: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ from studio.core.data.image_pipeline import image_datasets
 from studio.core.data.table_pipeline import table_datasets
 from studio.core.data.types import ArraySamples, FileSamples, LoadedData
 from studio.core.project.document import DatasetChoice
+from studio.core.tasks.registry import task_for
 
 PREFETCH_BATCHES = 2
 
@@ -32,6 +33,9 @@ class Pipelines:
     class_weight: dict[int, float] | None
     steps: int
     validation_steps: int
+    scoring: Any = None
+    """What the task's training callbacks score at epoch ends (a detector's validation
+    images and true boxes), None if it scores nothing beyond Keras's metrics."""
 
     def fit_arguments(self) -> dict[str, Any]:
         """What ``keras.Model.fit`` needs to read these datasets."""
@@ -41,16 +45,25 @@ class Pipelines:
 
 
 def make_pipelines(loaded: LoadedData, choice: DatasetChoice, batch_size: int, seed: int,
-                   inputs: int = 1, outputs: int = 1) -> Pipelines:
+                   inputs: int = 1, outputs: int = 1,
+                   output: dict[str, Any] | None = None) -> Pipelines:
     """The ``tf.data`` pipelines for ``loaded``, read and augmented as ``choice`` says, in
     batches of ``batch_size`` (validation and test too).
 
     A model with several inputs gets the samples on each; one with several outputs learns
-    the labels on each.
+    the labels on each. ``output``: the task's ``output_settings`` for the model's output,
+    which boxes need (the head's grid and decoding settings).
     """
-    datasets = (image_datasets if isinstance(loaded.samples, ArraySamples | FileSamples)
-                else table_datasets)
-    train, validation, test, prep = datasets(loaded, choice, batch_size, seed)
+    scoring = None
+    if task_for(loaded.info.task).label_kind == "boxes":
+        from studio.core.data.detection.pipeline import detection_datasets
+
+        train, validation, test, prep, scoring = detection_datasets(
+            loaded, choice, batch_size, seed, output or {})
+    else:
+        datasets = (image_datasets if isinstance(loaded.samples, ArraySamples | FileSamples)
+                    else table_datasets)
+        train, validation, test, prep = datasets(loaded, choice, batch_size, seed)
     if not loaded.size("validation"):  # else Keras reads nothing from it, and warns
         validation = None
 
@@ -66,7 +79,10 @@ def make_pipelines(loaded: LoadedData, choice: DatasetChoice, batch_size: int, s
             dataset = dataset.map(fan_out)
         return dataset.prefetch(PREFETCH_BATCHES)
 
-    weights = loaded.class_weights() if choice.class_weights and outputs == 1 else None
+    weights = (loaded.class_weights() if choice.class_weights and outputs == 1
+               and task_for(loaded.info.task).has_classes else None)
+    if validation is None:
+        scoring = None
     return Pipelines(finish(train, True), finish(validation, True), finish(test, False), prep,
                      weights, math.ceil(loaded.size("train") / batch_size),
-                     math.ceil(loaded.size("validation") / batch_size))
+                     math.ceil(loaded.size("validation") / batch_size), scoring)

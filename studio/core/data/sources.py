@@ -7,20 +7,24 @@ pipelines that stream them to Keras live in ``studio.core.data.pipelines``.
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import replace
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 
 from studio.core.base.events import Progress
-from studio.core.base.messages import look_up
 from studio.core.data.builtin import builtin_info, load_builtin
+from studio.core.data.bundled import ASSETS_DIR as ASSETS_DIR
+from studio.core.data.bundled import DATASETS as DATASETS
+from studio.core.data.bundled import MNIST_10K as MNIST_10K
+from studio.core.data.bundled import bundled_info, load_arrays
+from studio.core.data.bundled import dataset_path as dataset_path
+from studio.core.data.splits import layout_splits, stratified_split
 from studio.core.data.tables import read_table, table_info
 from studio.core.data.types import (
     DEFAULT_IMAGE_SIZE,
-    SPLITS,
     ArraySamples,
     DataError,
     DatasetInfo,
@@ -30,24 +34,14 @@ from studio.core.data.types import (
 from studio.core.project.document import DatasetChoice, absolute_data_path
 from studio.core.tasks.registry import task_for
 
-ASSETS_DIR = Path(__file__).resolve().parents[3] / "assets"
+DETECTION_FOLDERS = frozenset({"labels", "annotations", "label_2", "train", "training", "val",
+                               "valid", "validation", "test"})
+DETECTION_FILES = frozenset({".json", ".yaml", ".yml", ".txt", ".xml"})
+"""Entries of a folder that hint at detection labels in it (the folders and files of the YOLO,
+Pascal VOC, COCO and KITTI layouts, and split folders, where COCO exports keep their JSON)."""
 
-MNIST_10K = DatasetInfo(
-    name="mnist-10k",
-    title="MNIST-10k",
-    sample_shape=(28, 28, 1),
-    num_classes=10,
-    class_names=tuple(str(i) for i in range(10)),
-    num_samples=10_000,
-    credit="MNIST by Y. LeCun, C. Cortes and C. J. C. Burges, CC BY-SA 3.0.",
-)
-
-DATASETS: dict[str, DatasetInfo] = {MNIST_10K.name: MNIST_10K}
-"""The bundled datasets, by name."""
-
-
-def _bundled_info(choice: DatasetChoice) -> DatasetInfo:
-    return look_up(DATASETS, choice.name, "dataset", DataError)
+# ASSETS_DIR, DATASETS, MNIST_10K and dataset_path are read from here by the window and the
+# exports; they live in ``bundled`` so that the detection demo set can use MNIST-10k.
 
 
 def _builtin_info(choice: DatasetChoice) -> DatasetInfo:
@@ -85,6 +79,7 @@ def _folder_info(choice: DatasetChoice) -> DatasetInfo:
         raise DataError("No image folder is chosen yet: pick a folder with one subfolder "
                         "per class.")
     classes = _folder_classes(path)
+    _refuse_detection_folder(path)
     size = tuple(choice.image_size) if choice.image_size else DEFAULT_IMAGE_SIZE
     return DatasetInfo(
         name=str(path),
@@ -94,6 +89,29 @@ def _folder_info(choice: DatasetChoice) -> DatasetInfo:
         class_names=tuple(classes),
         num_samples=None,
     )
+
+
+def _may_hold_boxes(path: Path) -> bool:
+    """Whether ``path``'s own entries hint at detection labels (a labels or annotations
+    folder, a label, list or JSON file): only then is the folder searched for them, since a
+    search walks every file and describing a folder must stay cheap."""
+    with os.scandir(path) as entries:
+        return any(entry.name.lower() in DETECTION_FOLDERS
+                   or Path(entry.name).suffix.lower() in DETECTION_FILES for entry in entries)
+
+
+def _refuse_detection_folder(path: Path) -> None:
+    """DataError in one line if ``path`` holds a detection dataset rather than a subfolder of
+    images per class."""
+    from studio.core.data.detection.formats import looks_like_detection
+
+    try:
+        found = _may_hold_boxes(path) and looks_like_detection(path)
+    except OSError:
+        return  # an unreadable folder is explained by the folder reader
+    if found:
+        raise DataError(f"{path} is a detection dataset ({found} labels), not a folder of "
+                        "images per class: choose it as a detection dataset.")
 
 
 def _csv_info(choice: DatasetChoice, read: bool = True) -> DatasetInfo:
@@ -110,64 +128,18 @@ def describe(choice: DatasetChoice, read: bool = True) -> DatasetInfo:
     DataPending says so until ``load`` has read it.
     """
     if choice.source == "bundled":
-        return _image_info(choice, _bundled_info(choice))
+        return _image_info(choice, bundled_info(choice))
     if choice.source == "keras":
         return _image_info(choice, _builtin_info(choice))
     if choice.source == "folder":
         return _folder_info(choice)
     if choice.source == "csv":
         return _csv_info(choice, read)
+    if choice.source == "detection":
+        from studio.core.data.detection import source as detection  # it reads this module
+
+        return detection.describe(choice, read)
     raise DataError(f"Unknown kind of dataset source {choice.source!r}.")
-
-
-@cache
-def _load_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    with np.load(path, allow_pickle=False) as archive:
-        x, y = archive["x"], archive["y"]
-    if x.ndim == 3:
-        x = x[..., np.newaxis]
-    x = np.ascontiguousarray(x)
-    x.setflags(write=False)
-    y = y.astype(np.int32)
-    y.setflags(write=False)
-    return x, y
-
-
-def dataset_path(info: DatasetInfo) -> Path:
-    """The bundled ``.npz`` file holding the dataset: arrays ``x`` (N × H × W, uint8) and ``y``."""
-    return ASSETS_DIR / f"{info.name}.npz"
-
-
-def load_arrays(choice: DatasetChoice) -> tuple[np.ndarray, np.ndarray]:
-    """All samples (uint8, N × H × W × C) and integer labels of a bundled dataset."""
-    path = dataset_path(_bundled_info(choice))
-    if not path.exists():
-        raise DataError(f"The dataset file {path} is missing; reinstall Layer Studio.")
-    return _load_npz(path)
-
-
-def stratified_split(labels: np.ndarray, validation: float, test: float, seed: int,
-                     stratify: bool = True) -> dict[str, np.ndarray]:
-    """Seeded indices for training, validation and test.
-
-    With ``stratify``, each class is split by the same fractions (at least one validation
-    sample per class that has two or more); otherwise the samples are split as one group.
-    Each split's indices are sorted.
-    """
-    rng = np.random.default_rng(seed)
-    groups = ([np.flatnonzero(labels == c) for c in np.unique(labels)] if stratify
-              else [np.arange(len(labels))])
-    parts: dict[str, list[np.ndarray]] = {name: [] for name in SPLITS}
-    for group in groups:
-        order = rng.permutation(group)
-        n = len(order)
-        n_val = min(max(1, round(n * validation)), n - 1) if n > 1 and validation > 0 else 0
-        n_test = min(round(n * test), n - n_val - 1) if test > 0 else 0
-        parts["validation"].append(order[:n_val])
-        parts["test"].append(order[n_val:n_val + n_test])
-        parts["train"].append(order[n_val + n_test:])
-    return {name: np.sort(np.concatenate(chunks)).astype(np.int64)
-            for name, chunks in parts.items()}
 
 
 def _load_in_memory(choice: DatasetChoice, info: DatasetInfo, x: np.ndarray, y: np.ndarray
@@ -231,7 +203,11 @@ def _splits(choice: DatasetChoice, labels: np.ndarray, info: DatasetInfo,
 
 def resplit(loaded: LoadedData, choice: DatasetChoice) -> LoadedData:
     """``loaded`` split again by the choice's fractions and seed, without reading it again."""
-    splits = _splits(choice, loaded.labels, loaded.info, loaded.validation_start)
+    if loaded.named_splits is not None:
+        splits = layout_splits(loaded.named_splits, choice.validation_split, choice.test_split,
+                               choice.seed)
+    else:
+        splits = _splits(choice, loaded.labels, loaded.info, loaded.validation_start)
     again = replace(loaded, splits=splits, validation_split=choice.validation_split)
     if loaded.report is not None and "duplicates" in loaded.report:
         again.report = {**loaded.report, "duplicates": {**loaded.report["duplicates"],
@@ -260,7 +236,7 @@ def load(choice: DatasetChoice, on_progress: Progress | None = None,
     stop = stop or threading.Event()
     if choice.source == "bundled":
         x, y = load_arrays(choice)
-        return _load_in_memory(choice, _image_info(choice, _bundled_info(choice)), x, y)
+        return _load_in_memory(choice, _image_info(choice, bundled_info(choice)), x, y)
     if choice.source == "keras":
 
         x, y = load_builtin(choice.name, on_progress, stop)
@@ -269,6 +245,10 @@ def load(choice: DatasetChoice, on_progress: Progress | None = None,
         return _load_folder(choice, on_progress, stop)
     if choice.source == "csv":
         return _load_csv(choice, on_progress, stop)
+    if choice.source == "detection":
+        from studio.core.data.detection import source as detection  # it reads this module
+
+        return detection.load(choice, on_progress, stop)
     raise DataError(f"Unknown kind of dataset source {choice.source!r}.")
 
 

@@ -608,6 +608,10 @@ def table_info(choice: DatasetChoice, read: bool = True) -> DatasetInfo:
     With ``read`` False a file not read yet is not read here: DataPending is raised instead,
     for callers that read it in the background (``read_table``) and ask again.
     """
+    if task_for(choice.task).label_kind not in ("classes", "numbers"):
+        raise DataError(f"A CSV's labels are classes or numbers, so it cannot train "
+                        f"{task_for(choice.task).title.lower()}: choose classification or "
+                        "regression, or a detection dataset.")
     table = read_table(choice) if read else cached_table(choice)
     if table is None:
         raise DataPending(f"{_csv_path(choice).name} is being read…")

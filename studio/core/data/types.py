@@ -103,7 +103,9 @@ class LoadedData:
 
     info: DatasetInfo
     samples: Samples
-    labels: np.ndarray
+    labels: Any
+    """An array (classes or numbers), or a task's record that indexes like one (the boxes of
+    ``BoxLabels``)."""
     splits: dict[str, np.ndarray]
     notes: list[str] = field(default_factory=list)
     report: dict[str, Any] | None = None
@@ -113,17 +115,19 @@ class LoadedData:
     """Samples from this index on come from a separate validation folder."""
     validation_split: float = 0.0
     """The fraction of each class the choice asked to keep for validation."""
+    named_splits: list[str | None] | None = None
+    """The split each sample's layout puts it in (``train``, ``validation``, ``test`` or
+    None), for a dataset whose layout names them (a detection dataset's folders)."""
 
     def size(self, split: str) -> int:
         """How many samples a split holds."""
         return len(self.splits[split])
 
     def class_counts(self, split: str) -> list[int]:
-        """Samples per class in a split (empty for regression)."""
-        if not task_for(self.info.task).has_classes:
-            return []
-        counts = np.bincount(self.labels[self.splits[split]], minlength=self.info.num_classes)
-        return [int(n) for n in counts]
+        """Samples per class in a split (boxes per class for detection, empty for
+        regression)."""
+        return task_for(self.info.task).class_counts(self.labels[self.splits[split]],
+                                                     self.info.num_classes)
 
     def leaks(self) -> list[list[int]]:
         """Groups of samples with identical files that fall in more than one split."""
@@ -192,7 +196,7 @@ class LoadedData:
         for part in parts:
             digest.update(len(part).to_bytes(8, "little"))
             digest.update(part)
-        digest.update(np.ascontiguousarray(self.labels).tobytes())
+        digest.update(self.labels.tobytes())  # an array, or a task's record of labels
         for name in sorted(self.splits):
             digest.update(name.encode())
             digest.update(np.ascontiguousarray(self.splits[name], dtype=np.int64).tobytes())

@@ -70,6 +70,8 @@ class Prediction:
     labels: list[str] = field(default_factory=list)
     probabilities: list[float] = field(default_factory=list)
     value: list[float] | None = None
+    boxes: list[list[float]] | None = None
+    """A detector's boxes (x_min, y_min, x_max, y_max), one per label, best first."""
     seconds: float = 0.0
     error: str | None = None
     thumbnail: np.ndarray | None = field(default=None, repr=False)

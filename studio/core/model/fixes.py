@@ -50,6 +50,11 @@ def set_units(node_id: str, units: int) -> Fix:
     return _set_param(node_id, "units", units, f"Set units to {units}")
 
 
+def set_classes(node_id: str, classes: int) -> Fix:
+    """Have the head ``node_id`` find ``classes`` classes."""
+    return _set_param(node_id, "classes", classes, f"Set classes to {classes}")
+
+
 def _insert_before(node_id: str, layer: str, params: dict[str, Any] | None = None) -> Fix:
     def apply(graph: Graph) -> None:
         src = graph.inputs_of(node_id)[0]

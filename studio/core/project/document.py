@@ -25,7 +25,7 @@ from studio.core.tasks.registry import DEFAULT_TASK, TASKS
 if TYPE_CHECKING:
     import jsonschema
 
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 SUFFIX = ".studio.json"
 SCHEMA_PATH = Path(__file__).with_name("project.schema.json")
 MAX_FILE_BYTES = 64 * 2**20
@@ -102,7 +102,10 @@ class DatasetChoice:
 
     ``source`` is ``bundled`` or ``keras`` (``name`` says which), ``folder`` (``path`` holds
     one subfolder per class, ``validation_path`` an optional separate validation folder) or
-    ``csv`` (``path``; ``label_column``, and ``text_column`` for text). Image options apply
+    ``csv`` (``path``; ``label_column``, and ``text_column`` for text) or ``detection`` (a
+    detection dataset: the folder ``path`` with its labels in ``label_format``, ``auto`` to
+    find which, or with no path the bundled demo set; ``task`` is then ``detection``).
+    Image options apply
     to every image source: ``image_size`` is ``[height, width]`` (None keeps the native size
     of in-memory datasets); ``color`` ``auto`` keeps their channels and reads folders as RGB.
     ``validation_split`` and ``test_split`` are fractions of the samples, split per class.
@@ -126,6 +129,7 @@ class DatasetChoice:
     task: str = DEFAULT_TASK
     max_tokens: int = 10_000
     sequence_length: int = 100
+    label_format: str = "auto"
     augmentation: Augmentation = field(default_factory=Augmentation)
 
     @staticmethod

@@ -55,8 +55,16 @@ def _v6_to_v7(document: Document) -> Document:
     return {**document, "format_version": 7}
 
 
+def _v7_to_v8(document: Document) -> Document:
+    """Format 8 adds detection datasets (source ``detection``, with a ``label_format``) and
+    their scores (``val_map50``, ``val_map``) to what early stopping, checkpoints and search
+    watch; a v7 project has none."""
+    return {**document, "format_version": 8}
+
+
 STEPS: dict[int, Callable[[Document], Document]] = {
-    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
+    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7,
+    7: _v7_to_v8}
 """Format version -> the step that turns such a document into the next version."""
 
 

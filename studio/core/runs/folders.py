@@ -40,7 +40,7 @@ UNSAVED = "unsaved"
 """The workspace's folder of unsaved projects' scratch folders."""
 STATUSES = ("running", "finished", "stopped", "failed", "interrupted")
 BEST = {"val_loss": min, "val_accuracy": max, "loss": min, "accuracy": max,
-        "val_mae": min, "mae": min}
+        "val_mae": min, "mae": min, "val_map50": max, "val_map": max}
 """Metrics whose best value a run records, and which way is better."""
 
 

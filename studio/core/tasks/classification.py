@@ -43,6 +43,11 @@ class Classification(Task):
         shape = shapes[out]
         params = graph.node(out).resolved_params()
         classes = dataset.num_classes
+        if graph.node(out).type == "DetectionHead":
+            return [Problem(out, f"The model ends in a DetectionHead, which finds boxes, but "
+                                 f"{dataset.title} is a classification dataset (one class per "
+                                 f"sample): choose a detection dataset, or end the model with "
+                                 f"Dense({classes}, softmax).")]
         if params.get("activation") == "softmax" and shape and shape[-1] != classes:
             return [Problem(
                 out,
@@ -121,7 +126,7 @@ class Classification(Task):
         """Accuracy and loss, the per-class scores and the confusion matrix."""
         return evaluation_text(evaluation)
 
-    def synthetic_labels(self, size: int) -> np.ndarray:
+    def synthetic_labels(self, size: int, output_shape: Shape | None = None) -> np.ndarray:
         return np.zeros(size, np.int32)
 
 

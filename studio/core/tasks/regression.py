@@ -69,5 +69,5 @@ class Regression(Task):
     def agreement(self, outputs: np.ndarray, expected: np.ndarray) -> float | None:
         return None
 
-    def synthetic_labels(self, size: int) -> np.ndarray:
+    def synthetic_labels(self, size: int, output_shape: Shape | None = None) -> np.ndarray:
         return np.zeros((size, 1), np.float32)

@@ -21,6 +21,7 @@ class DatasetFacts(Protocol):
     """What a task needs to know of a dataset (``DatasetInfo`` has it)."""
 
     title: str
+    sample_shape: tuple[int, ...]
     num_classes: int
     class_names: tuple[str, ...]
 
@@ -35,8 +36,9 @@ class Task(ABC):
     description: str
     """What the model learns, in a few words, for a tooltip."""
     label_kind: str
-    """What a label is, for the data readers: ``classes`` (an index into the class names) or
-    ``numbers`` (a value per sample)."""
+    """What a label is, for the data readers: ``classes`` (an index into the class names),
+    ``numbers`` (a value per sample) or ``boxes`` (an image's boxes with their classes, held
+    for a dataset as one ``BoxLabels`` record)."""
     evaluation_refusal: str | None = None
     """Why a run of this task cannot be evaluated, or None if it can (``score_batch`` and
     ``evaluation`` then say how)."""
@@ -68,6 +70,31 @@ class Task(ABC):
     def label_dtype(self) -> type[np.generic]:
         """The dtype the labels are fed to Keras in."""
         return np.int32 if self.has_classes else np.float32
+
+    def class_counts(self, labels: Any, num_classes: int) -> list[int]:
+        """How often each class occurs in ``labels`` (some of a dataset's labels); empty for
+        labels that are not classes."""
+        if not self.has_classes:
+            return []
+        return [int(n) for n in np.bincount(labels, minlength=num_classes)]
+
+    def register_keras_objects(self) -> None:
+        """Make the Keras objects a compiled model of this task saves (a custom loss)
+        known to Keras, before such a model is loaded. Most tasks use Keras's own."""
+        return None
+
+    def output_settings(self, graph: Graph, out: str, shapes: Mapping[str, Shape | None]
+                        ) -> dict[str, Any]:
+        """What reading the answers of output layer ``out`` takes beyond the data's
+        preprocessing (``shapes``: every analysed layer's output shape), recorded with a run
+        and given to its pipelines and ``training_callbacks``; none for most tasks."""
+        return {}
+
+    def training_callbacks(self, scoring: Any, preprocessing: Mapping[str, Any]) -> list[Any]:
+        """Keras callbacks training adds for this task, run first at each epoch's end so that
+        what they log reaches the run's history, early stopping and checkpoints; ``scoring``
+        is what the pipelines made for them (None when the task asks for none)."""
+        return []
 
     @abstractmethod
     def loss_specs(self, probabilities: Sequence[bool]) -> list[tuple[str, dict[str, Any]]]:
@@ -126,5 +153,6 @@ class Task(ABC):
         raise NotImplementedError(self.evaluation_refusal)
 
     @abstractmethod
-    def synthetic_labels(self, size: int) -> np.ndarray:
-        """``size`` labels of the right type, for a timing run on made-up data."""
+    def synthetic_labels(self, size: int, output_shape: Shape | None = None) -> np.ndarray:
+        """``size`` labels of the right type for a model whose output (one sample's) is
+        ``output_shape``, for a timing run on made-up data."""

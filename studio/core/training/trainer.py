@@ -21,6 +21,7 @@ from studio.core.base.events import OnEvent, progress_events
 from studio.core.base.messages import first_line, unwritable
 from studio.core.base.runtime import start_tensorflow
 from studio.core.base.versions import package_versions
+from studio.core.build.analysis import output_settings
 from studio.core.build.estimate import estimate, oom_advice
 from studio.core.build.imported_weights import apply_imported_weights, apply_model_weights
 from studio.core.build.keras_model import build_model, compile_model, model_endpoints
@@ -52,6 +53,7 @@ from studio.core.runs.folders import (
 )
 from studio.core.runs.history import effective_status
 from studio.core.runs.lock import RunLock
+from studio.core.tasks.registry import task_for
 from studio.core.training.callbacks import (
     checkpoint_callback,
     early_stopping_callback,
@@ -248,7 +250,7 @@ def _prepare(session: _Session, folder: RunFolder, project: Project, plan: _Plan
     apply_precision(settings.device.precision)
     inputs, outputs = model_endpoints(project.graph)
     pipes = make_pipelines(loaded, project.dataset, plan.batch_size, settings.seed,
-                           len(inputs), len(outputs))
+                           len(inputs), len(outputs), output_settings(project.graph, loaded.info))
     folder.write_config(_config(project, plan, loaded, names, folder.path.parent))
     folder.write_preprocessing(pipes.preprocessing)
     return _Prepared(loaded, pipes, names)
@@ -266,7 +268,7 @@ def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Pro
         on_event({
             "type": "start",
             "run_dir": str(folder.path),
-            "task": project.dataset.task,
+            "task": loaded.info.task,
             "epochs": plan.epochs,
             "initial_epoch": plan.initial_epoch,
             "steps": pipes.steps,
@@ -282,10 +284,12 @@ def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Pro
         session.stopper = stopper = early_stopping_callback(settings.early_stopping,
                                                             folder.rows)
         checkpointer = checkpoint_callback(settings.checkpoints, folder, on_event)
-        callbacks = [live, *_schedule_callbacks(settings), checkpointer,
+        scores = task_for(loaded.info.task).training_callbacks(pipes.scoring,
+                                                               pipes.preprocessing)
+        callbacks = [*scores, live, *_schedule_callbacks(settings), checkpointer,
                      tensorboard_callback(folder.path / LOGS)]
         if stopper is not None:
-            callbacks.insert(1, stopper)
+            callbacks.insert(len(scores) + 1, stopper)
         started = not stop.is_set()  # a run stopped while fitting keeps its model
         if started and plan.epochs > plan.initial_epoch:
             try:
@@ -344,6 +348,7 @@ def _model(project: Project, info: DatasetInfo, plan: _Plan, steps: int,
     from the imported weights or a run's model if the project says so."""
     import keras
 
+    task_for(info.task).register_keras_objects()
     if plan.checkpoint is not None:
         model = keras.saving.load_model(plan.checkpoint, safe_mode=True)
         reduce_only_across_devices(model.optimizer)

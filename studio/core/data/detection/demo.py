@@ -25,10 +25,10 @@ from PIL import Image
 from studio.core.base.events import Progress
 from studio.core.base.files import atomic_file
 from studio.core.data.builtin import datasets_dir
+from studio.core.data.bundled import MNIST_10K, load_arrays
 from studio.core.data.detection.formats import write_detection
 from studio.core.data.detection.record import LabelledImage
 from studio.core.data.image_folder import PROGRESS_EVERY
-from studio.core.data.sources import MNIST_10K, load_arrays
 from studio.core.data.types import DataError
 from studio.core.project.document import DatasetChoice
 from studio.core.tasks.detection.boxes import ImageBoxes, iou_matrix

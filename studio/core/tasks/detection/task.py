@@ -1,0 +1,208 @@
+"""Detection: the model finds the objects in an image, each as a box with its class and score,
+through a DetectionHead (CenterNet, see ``studio.core.model.layers.detection``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from studio.core.model.fixes import Problem, set_classes
+from studio.core.model.graph import Graph
+from studio.core.model.layers import Shape
+from studio.core.model.layers.detection import BOX_CHANNELS, MAX_BOXES, NMS_IOU, SCORE_THRESHOLD
+from studio.core.model.params import format_shape
+from studio.core.tasks.detection.boxes import Detections, iou_matrix
+from studio.core.tasks.detection.decode import decode
+from studio.core.tasks.detection.labels import BoxLabels
+from studio.core.tasks.detection.targets import TARGET_CHANNELS_AFTER_CLASSES
+from studio.core.tasks.task import DatasetFacts, Task
+
+HEAD = "DetectionHead"
+AGREEMENT_IOU = 0.9
+"""An export's box agrees with the Keras model's when it has its class and overlaps it by at
+least this IoU."""
+NO_EVALUATION = ("Evaluating a detector here (mAP per class, precision-recall curves) is not "
+                 "there yet: its val_map50 and val_map per epoch are in the run's metrics.")
+
+
+class Detection(Task):
+    """Boxes with classes, learnt with CenterNet's focal heatmap, offset and size losses."""
+
+    name = "detection"
+    title = "Detection"
+    description = "Find objects: a box and a class for each"
+    label_kind = "boxes"
+    evaluation_refusal = NO_EVALUATION
+    summary_metrics = ("val_map50", "val_map", "val_loss")
+
+    def score_text(self, name: str, value: float) -> str:
+        """mAP in percent (``val map50 91.2%``), losses as numbers."""
+        if name.removeprefix("val_") in ("map50", "map"):
+            return f"{name.replace('_', ' ')} {value * 100:.1f}%"
+        return super().score_text(name, value)
+
+    def class_counts(self, labels: BoxLabels, num_classes: int) -> list[int]:
+        """Boxes per class."""
+        return labels.class_counts(num_classes)
+
+    def register_keras_objects(self) -> None:
+        from studio.core.tasks.detection.loss import loss_class
+
+        loss_class()
+
+    def loss_specs(self, probabilities: Sequence[bool]) -> list[tuple[str, dict[str, Any]]]:
+        return [("LayerStudio>DetectionLoss", {}) for _ in probabilities]
+
+    def losses(self, probabilities: Sequence[bool]) -> list[Any]:
+        from studio.core.tasks.detection.loss import detection_loss
+
+        return [detection_loss() for _ in probabilities]
+
+    def metrics(self, chosen: Sequence[str]) -> list[Any]:
+        """The loss's heatmap, size and offset parts, each logged as its own metric."""
+        from studio.core.tasks.detection.loss import part_metrics
+
+        return part_metrics()
+
+    def check_output(self, graph: Graph, out: str, shapes: Mapping[str, Shape | None],
+                     dataset: DatasetFacts, several: bool) -> list[Problem]:
+        """A detector ends in a DetectionHead finding the dataset's classes."""
+        node = graph.node(out)
+        classes = dataset.num_classes
+        if node.type != HEAD:
+            shape = shapes.get(out)
+            return [Problem(
+                out,
+                f"The model ends in {node.type} with output {format_shape(shape or ())}, which "
+                f"answers one thing per image, but {dataset.title} is a detection dataset "
+                f"(boxes in each image): end the model with a DetectionHead (group Detection) "
+                f"with {classes} classes on a feature map."
+                + (" (Every layer that feeds nothing is an output of the model.)" if several
+                   else ""))]
+        problems = []
+        wanted = node.resolved_params()["classes"]
+        if wanted != classes:
+            problems.append(Problem(out, f"The head expects {wanted} classes; the dataset has "
+                                         f"{classes}. Set classes to {classes}.",
+                                    (set_classes(out, classes),)))
+        grid, size = tuple((shapes.get(out) or (0, 0))[:2]), tuple(dataset.sample_shape[:2])
+        if head_stride(size, grid) is None:
+            problems.append(Problem(out, uneven_grid(size, grid)))
+        return problems
+
+    def output_settings(self, graph: Graph, out: str, shapes: Mapping[str, Shape | None]
+                        ) -> dict[str, Any]:
+        """The head's grid (rows, cols) and decoding settings (score threshold, NMS IoU,
+        most boxes per image)."""
+        node = graph.node(out)
+        params = node.resolved_params() if node.type == HEAD else {}
+        shape = shapes.get(out) or ()
+        return {"grid": list(shape[:2]),
+                "score_threshold": params.get("score_threshold", SCORE_THRESHOLD),
+                "nms_iou": params.get("nms_iou", NMS_IOU),
+                "max_boxes": params.get("max_boxes", MAX_BOXES)}
+
+    def training_callbacks(self, scoring: Any, preprocessing: Mapping[str, Any]) -> list[Any]:
+        """The mAP of the validation split at epoch ends (see ``map_callback``)."""
+        if scoring is None:
+            return []
+        from studio.core.tasks.detection.map_callback import map_callback
+
+        images, truths = scoring
+        return [map_callback(images, truths, preprocessing["decoding"])]
+
+    def answers(self, outputs: np.ndarray, class_names: Sequence[str], top_k: int,
+                settings: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Each image's boxes, best first, with their classes and scores. ``settings``: a
+        run's ``decoding`` record, to give boxes in input pixels (``image_size`` in it, if
+        given, in the image's own); without it, boxes are in cells of the head's grid."""
+        settings = settings or {}
+        grid = tuple(outputs.shape[1:3])
+        size = tuple(settings.get("input_size", grid))
+        image = tuple(settings.get("image_size", size))
+        answers = []
+        for output in outputs:
+            found = decode(output, settings.get("stride", 1), size, image,
+                           settings.get("resize", "squash"),
+                           settings.get("score_threshold", SCORE_THRESHOLD),
+                           settings.get("nms_iou", NMS_IOU),
+                           settings.get("max_boxes", MAX_BOXES))
+            answers.append({
+                "labels": [class_names[k] if k < len(class_names) else str(k)
+                           for k in found.classes],
+                "probabilities": [float(s) for s in found.scores],
+                "boxes": [[float(v) for v in box] for box in found.boxes]})
+        return answers
+
+    def answer_text(self, answer: Any) -> str:
+        """Each box with its class and score: ``7 97.0% at (12, 30)-(40, 64)``; ``no boxes``."""
+        boxes = getattr(answer, "boxes", [])
+        if not boxes:
+            return "no boxes"
+        return "  ".join(
+            f"{label} {p:.1%} at ({x0:.0f}, {y0:.0f})-({x1:.0f}, {y1:.0f})"
+            for label, p, (x0, y0, x1, y1) in zip(answer.labels, answer.probabilities, boxes,
+                                                   strict=True))
+
+    def agreement(self, outputs: np.ndarray, expected: np.ndarray) -> float | None:
+        """The share of the Keras model's boxes (decoded as ``answers`` does) that the
+        export's outputs find too: same class, IoU at least AGREEMENT_IOU (100 when neither
+        finds any)."""
+        matched = total = 0
+        for ours, theirs in zip(outputs, expected, strict=True):
+            found, wanted = _decoded(ours), _decoded(theirs)
+            total += len(wanted)
+            matched += _matches(wanted, found)
+        if total == 0:
+            return 100.0 if all(len(_decoded(o)) == 0 for o in outputs) else 0.0
+        return matched / total * 100
+
+    def synthetic_labels(self, size: int, output_shape: Shape | None = None) -> np.ndarray:
+        """Empty target maps (no objects) for a head of ``output_shape``."""
+        if output_shape is None or len(output_shape) != 3:
+            raise ValueError("A detector's made-up labels need its head's output shape.")
+        rows, cols, channels = output_shape
+        classes = channels - BOX_CHANNELS
+        return np.zeros((size, rows, cols, classes + TARGET_CHANNELS_AFTER_CLASSES),
+                        np.float32)
+
+
+def head_stride(input_size: Sequence[int], grid: Sequence[int]) -> int | None:
+    """The input pixels per cell of a head's ``grid`` (rows, cols) on an input of
+    ``input_size`` (height, width), or None unless the grid divides it evenly, alike across
+    and down."""
+    (height, width), (rows, cols) = input_size, grid
+    if not rows or not cols or height % rows or width % cols or height // rows != width // cols:
+        return None
+    return height // rows
+
+
+def uneven_grid(input_size: Sequence[int], grid: Sequence[int]) -> str:
+    """Why a head whose ``grid`` does not divide ``input_size`` evenly cannot be trained."""
+    return (f"The DetectionHead's grid of {grid[0]} × {grid[1]} cells does not divide the "
+            f"{input_size[0]} × {input_size[1]} input evenly: choose an input size that is a "
+            "multiple of the head's stride (8 after three halvings, for example).")
+
+
+def _decoded(output: np.ndarray) -> Detections:
+    rows, cols = output.shape[:2]
+    return decode(output, 1, (rows, cols), (rows, cols))
+
+
+def _matches(wanted: Detections, found: Detections) -> int:
+    """How many of ``wanted``'s boxes have a box of ``found`` of their class at IoU ≥
+    AGREEMENT_IOU, each box of ``found`` matching one at most (best scores first)."""
+    if not len(wanted) or not len(found):
+        return 0
+    close = (iou_matrix(wanted.boxes, found.boxes) >= AGREEMENT_IOU) & (
+        wanted.classes[:, None] == found.classes[None, :])
+    taken = np.zeros(len(found), bool)
+    count = 0
+    for row in close:
+        free = np.flatnonzero(row & ~taken)
+        if len(free):
+            taken[free[0]] = True
+            count += 1
+    return count
