@@ -70,10 +70,10 @@ class Prediction:
     labels: list[str] = field(default_factory=list)
     probabilities: list[float] = field(default_factory=list)
     value: list[float] | None = None
-    boxes: list[list[float]] | None = None
-    """A detector's boxes (x_min, y_min, x_max, y_max), one per label, best first."""
     seconds: float = 0.0
     error: str | None = None
+    boxes: list[list[float]] | None = None
+    """A detector's boxes (x_min, y_min, x_max, y_max), one per label, best first."""
     thumbnail: np.ndarray | None = field(default=None, repr=False)
     """The image as the model saw it (uint8, at most THUMBNAIL_SIDE a side), for showing."""
     image: np.ndarray | None = field(default=None, repr=False)
