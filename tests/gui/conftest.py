@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 
 import pytest
 from PySide6.QtCore import QThread, QUrl
@@ -33,9 +34,14 @@ def private_settings(tmp_path):
 
 @pytest.fixture(autouse=True)
 def collect_after_each_test(garbage_collected_on_the_main_thread):
-    """Free each test's garbage on the main thread once its windows are closed."""
+    """Free each test's garbage on the main thread once its windows are closed; then, the
+    first time Keras is loaded, freeze what is left out of later collections, as the app's
+    ``GuiCollector`` does (each collection walked Keras's and TensorFlow's hundreds of
+    thousands of objects: about half a second per test)."""
     yield
     gc.collect()
+    if "keras" in sys.modules and not gc.get_freeze_count():
+        gc.freeze()
 
 
 @pytest.fixture(autouse=True)

@@ -27,7 +27,9 @@ def unreachable_cycle() -> weakref.ref:
 
 @pytest.fixture
 def unfrozen():
-    """Objects the collector froze are handed back to the collector after the test."""
+    """The test starts with nothing frozen (conftest freezes what is left once Keras has
+    loaded), and objects the collector froze are handed back to the collector after it."""
+    gc.unfreeze()
     yield
     gc.unfreeze()
 
