@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from studio.core.base.events import Progress
 from studio.core.base.messages import count, quoted
 from studio.core.data.detection.reading import (
     Entry,
@@ -31,11 +29,10 @@ from studio.core.data.detection.reading import (
     LabelError,
     RawBoxes,
     Size,
-    assemble,
     read_text,
     relative_name,
 )
-from studio.core.data.detection.record import DetectionSet, LabelledImage, split_named
+from studio.core.data.detection.record import LabelledImage, split_named
 from studio.core.data.detection.writing import save_image, split_folder, writing_folder
 from studio.core.data.image_folder import is_image_name
 from studio.core.data.types import DataError
@@ -227,16 +224,6 @@ def _note_unlisted(found: Found, root: Path, folders: set[Path], listed: set[Pat
         found.notes.append(f"{count(len(unlisted), 'image file', 'image files')} in the images' "
                            f"folders {'is' if len(unlisted) == 1 else 'are'} listed in no COCO "
                            f"file (e.g. {quoted(relative_name(root, unlisted[0]))}): not used.")
-
-
-def read(root: Path, on_progress: Progress | None = None,
-         stop: threading.Event | None = None) -> DetectionSet:
-    """Read the COCO dataset in ``root``; raise DataError if it holds none or a file is
-    inconsistent."""
-    why = misfit(root)
-    if why:
-        raise DataError(why)
-    return assemble(root, NAME, find(root), on_progress, stop)
 
 
 def instances(items: list[tuple[LabelledImage, str]], class_names: list[str],

@@ -10,12 +10,12 @@ from types import ModuleType
 from studio.core.base.events import Progress
 from studio.core.base.messages import look_up
 from studio.core.data.detection import coco, kitti, voc, yolo
-from studio.core.data.detection.reading import image_files
+from studio.core.data.detection.reading import assemble, image_files
 from studio.core.data.detection.record import DetectionSet, LabelledImage
 from studio.core.data.types import DataError
 
 FORMATS: dict[str, ModuleType] = {module.NAME: module for module in (voc, coco, yolo, kitti)}
-"""Each format's module (``misfit``, ``read``, ``write``, ``TITLE``), in the order
+"""Each format's module (``NAME``, ``TITLE``, ``misfit``, ``find``, ``write``), in the order
 ``detect_format`` tries them: the most particular layouts first; YOLO before KITTI, which may
 share the images and labels folders (their lines tell them apart)."""
 LABEL_SUFFIXES = frozenset({".txt", ".xml", ".json"})
@@ -76,9 +76,12 @@ def read_detection(root: Path, format_name: str | None = None,
     DataError in one line if it cannot be read as one (a format that does not fit says so)."""
     root = Path(root)
     _check_folder(root)
-    name = format_name or detect_format(root)
+    module = _format(format_name or detect_format(root))
     try:
-        return _format(name).read(root, on_progress, stop)
+        why = module.misfit(root)
+        if why:
+            raise DataError(why)
+        return assemble(root, module.NAME, module.find(root), on_progress, stop)
     except OSError as exc:
         raise DataError(f"{root} cannot be read ({exc.strerror or exc}).") from None
 

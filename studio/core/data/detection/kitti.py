@@ -10,13 +10,11 @@ there is one (the writer leaves one, to keep the order), else the types found, s
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from studio.core.base.events import Progress
 from studio.core.base.messages import quoted
 from studio.core.data.detection.reading import (
     CLASS_LIST,
@@ -24,7 +22,6 @@ from studio.core.data.detection.reading import (
     LabelError,
     RawBoxes,
     Size,
-    assemble,
     class_list,
     first_label_fields,
     number,
@@ -32,7 +29,7 @@ from studio.core.data.detection.reading import (
     paired_folders,
     read_text,
 )
-from studio.core.data.detection.record import DetectionSet, LabelledImage
+from studio.core.data.detection.record import LabelledImage
 from studio.core.data.detection.writing import save_image, split_folder, writing_folder
 from studio.core.data.types import DataError
 
@@ -106,15 +103,6 @@ def find(root: Path) -> Found:
     found = paired_entries(root, _pairs(root), ".txt", _load_for)
     found.class_names = class_list(root / CLASS_LIST)
     return found
-
-
-def read(root: Path, on_progress: Progress | None = None,
-         stop: threading.Event | None = None) -> DetectionSet:
-    """Read the KITTI dataset in ``root``; raise DataError if it holds none."""
-    why = misfit(root)
-    if why:
-        raise DataError(why)
-    return assemble(root, NAME, find(root), on_progress, stop)
 
 
 def label_text(boxes: np.ndarray, classes: np.ndarray, class_names: list[str]) -> str:

@@ -12,21 +12,18 @@ one (the writer leaves one, to keep the order), else the names found, sorted.
 
 from __future__ import annotations
 
-import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from studio.core.base.events import Progress
 from studio.core.data.detection.reading import (
     CLASS_LIST,
     Found,
     LabelError,
     RawBoxes,
     Size,
-    assemble,
     class_list,
     image_files,
     labelled,
@@ -35,7 +32,7 @@ from studio.core.data.detection.reading import (
     relative_name,
     visible_files,
 )
-from studio.core.data.detection.record import SPLIT_FOLDERS, DetectionSet, LabelledImage
+from studio.core.data.detection.record import SPLIT_FOLDERS, LabelledImage
 from studio.core.data.detection.writing import save_image, writing_folder
 from studio.core.data.types import DataError
 from studio.core.tasks.detection.boxes import ImageBoxes
@@ -116,15 +113,6 @@ def find(root: Path) -> Found:
     found.no_image = [(relative_name(root, path), f"no image {stem}.* in {IMAGES}")
                       for stem, path in labels.items()]
     return found
-
-
-def read(root: Path, on_progress: Progress | None = None,
-         stop: threading.Event | None = None) -> DetectionSet:
-    """Read the Pascal VOC dataset in ``root``; raise DataError if it holds none."""
-    why = misfit(root)
-    if why:
-        raise DataError(why)
-    return assemble(root, NAME, find(root), on_progress, stop)
 
 
 def annotation(item: LabelledImage, boxes: ImageBoxes, file_name: str, class_names: list[str]

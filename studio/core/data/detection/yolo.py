@@ -10,7 +10,6 @@ Layouts, as Ultralytics reads them: ``images/`` and ``labels/`` side by side (wi
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,6 @@ from typing import Any
 import numpy as np
 import yaml
 
-from studio.core.base.events import Progress
 from studio.core.base.messages import quoted
 from studio.core.data.detection.kitti import is_kitti_line
 from studio.core.data.detection.reading import (
@@ -27,7 +25,6 @@ from studio.core.data.detection.reading import (
     LabelError,
     RawBoxes,
     Size,
-    assemble,
     class_list,
     first_label_fields,
     folder_split,
@@ -40,7 +37,7 @@ from studio.core.data.detection.reading import (
     relative_name,
     visible_files,
 )
-from studio.core.data.detection.record import DetectionSet, LabelledImage
+from studio.core.data.detection.record import LabelledImage
 from studio.core.data.detection.writing import save_image, split_folder, writing_folder
 from studio.core.data.types import DataError
 
@@ -172,15 +169,6 @@ def find(root: Path) -> Found:
              else _side_by_side_entries(root))
     found.class_names = class_names(root, [labels for _, labels, _ in pairs])
     return found
-
-
-def read(root: Path, on_progress: Progress | None = None,
-         stop: threading.Event | None = None) -> DetectionSet:
-    """Read the YOLO dataset in ``root``; raise DataError if it holds none."""
-    why = misfit(root)
-    if why:
-        raise DataError(why)
-    return assemble(root, NAME, find(root), on_progress, stop)
 
 
 def label_text(boxes: np.ndarray, classes: np.ndarray, size: Size) -> str:
