@@ -64,10 +64,12 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("--trust", action="store_true",
                      help="accept Lambda layers, which hold Python code: only for files you trust")
     imp.add_argument("--force", action="store_true", help="overwrite an existing file")
-    data = sub.add_parser("data", help="check an image folder (one subfolder per class) or a "
-                          "CSV file and print its health report",
+    data = sub.add_parser("data", help="check an image folder (one subfolder per class), a "
+                          "detection dataset or a CSV file and print its health report",
                           description="Print the health report of an image folder (one "
-                          "subfolder per class) or a CSV file.",
+                          "subfolder per class), a detection dataset (images with YOLO, "
+                          "Pascal VOC, COCO or KITTI box labels, found by themselves) or a "
+                          "CSV file.",
                           epilog="Exit code 0 when the data can be trained on (warnings may "
                           "be printed), 1 when a problem blocks training, 2 for a path or "
                           "arguments that cannot be used.")
@@ -77,6 +79,9 @@ def _parser() -> argparse.ArgumentParser:
     data.add_argument("--text", default="", help="CSV: the column holding texts")
     data.add_argument("--regression", action="store_true",
                       help="CSV: the label is a number to predict, not a class")
+    data.add_argument("--format", choices=("yolo", "voc", "coco", "kitti"), default=None,
+                      help="a folder: read it as a detection dataset in this label format "
+                      "(default: found by itself)")
     history = sub.add_parser("runs", help="list a project's runs: status, start, duration, "
                              "epochs and best validation scores")
     history.add_argument("project", type=Path)
@@ -445,30 +450,56 @@ def _table_text(report: dict) -> str:
     return "\n".join(lines)
 
 
-def _scan_report(path: Path) -> dict:
+def _scan_report(path: Path, label_format: str | None) -> tuple[dict, Callable[[dict], str]]:
+    """The health report of the folder ``path`` and how to print it: a detection dataset's if
+    it holds box labels (or ``label_format`` says it does), else an image folder's."""
+    from studio.core.data.detection.formats import looks_like_detection, read_detection
+    from studio.core.data.detection.record import describe_dict
     from studio.core.data.image_folder import health_report, scan_folder
+    from studio.core.data.types import DataError
 
     stop = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
-        return health_report(scan_folder(path, stop=stop))
+        if label_format or looks_like_detection(path):
+            return describe_dict(read_detection(path, label_format, stop=stop)), _detection_text
+        return health_report(scan_folder(path, stop=stop)), _report_text
+    except DataError as exc:
+        raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"{path} cannot be read: {exc.strerror or exc}") from None
     finally:
         signal.signal(signal.SIGINT, previous)
 
 
+def _detection_text(report: dict) -> str:
+    boxes = report["boxes_per_image"]
+    splits = ", ".join(f"{name} {n}" for name, n in report["splits"].items())
+    lines = [f"{report['root']}: {report['format']} detection dataset, "
+             f"{count(report['total_images'], 'image')} ({report['background_images']:,} "
+             f"without boxes), {count(report['total_boxes'], 'box', 'boxes')} in "
+             f"{count(len(report['classes']), 'class', 'classes')}; {splits}"]
+    lines += [f"  {c['name']}: {count(c['boxes'], 'box', 'boxes')} in "
+              f"{count(c['images'], 'image')}" for c in report["classes"]]
+    lines.append(f"Boxes per image: {boxes['min']} to {boxes['max']}, mean {boxes['mean']}")
+    lines.append("Box side / image side: " + ", ".join(
+        f"{b['relative_side']} {b['boxes']}" for b in report["box_sizes"] if b["boxes"]))
+    lines += [f"Problem: {p}" for p in report["problems"]]
+    if not report["problems"]:
+        lines.append("No problems found.")
+    return "\n".join(lines)
+
+
 def cmd_data(args: argparse.Namespace) -> int:
-    """Print the health report of an image folder or a CSV file; exit 1 if a problem blocks
-    training."""
+    """Print the health report of an image folder, a detection dataset or a CSV file; exit 1
+    if a problem blocks training."""
     from studio.core.data.tables import table_report
     from studio.core.data.types import DataError
     from studio.core.project.document import DatasetChoice
 
     path: Path = args.path
     if path.is_dir():
-        report = _scan_report(path)
-        text = _report_text
+        report, text = _scan_report(path, args.format)
     elif path.is_file():
         choice = DatasetChoice(source="csv", path=str(path), label_column=args.label,
                                text_column=args.text,

@@ -219,7 +219,8 @@ class DetectionHealth:
                         for name, boxes, images in zip(self.class_names, self.class_boxes,
                                                        self.class_images, strict=True)],
             "boxes_per_image": {
-                "min": int(per_image.min(initial=0)), "max": int(per_image.max(initial=0)),
+                "min": int(per_image.min()) if len(per_image) else 0,
+                "max": int(per_image.max(initial=0)),
                 "mean": round(float(per_image.mean()), 3) if len(per_image) else 0.0,
                 "histogram": [{"boxes": label, "images": n} for label, n in zip(
                     PER_IMAGE_LABELS, _histogram(per_image, PER_IMAGE_BINS, PER_IMAGE_LABELS),
