@@ -117,21 +117,27 @@ def detection_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size: in
             labels = moved["bounding_boxes"]["labels"]
         return normalised(x, scale, offset), targets(boxes, labels)
 
-    def split(name: str):
+    def images(name: str, train: bool = False):
         # Each image comes with its place in the split, which a cache of the split's files
         # (keyed by those files, in order) keeps right whatever else the dataset holds.
         indices = loaded.splits[name]
+        return split_batches(loaded, indices, form, cache, batch_size, seed if train else None,
+                             np.arange(len(indices), dtype=np.int32))
+
+    def split(name: str):
         train = name == "train"
-        table = [tf.constant(a) for a in _padded([truths[i] for i in indices])]
-        batches = split_batches(loaded, indices, form, cache, batch_size,
-                                seed if train else None, np.arange(len(indices), dtype=np.int32))
-        return batches.map(lambda x, i: batch(x, i, table, train)).with_options(options)
+        table = [tf.constant(a) for a in _padded([truths[i] for i in loaded.splits[name]])]
+        return images(name, train).map(lambda x, i: batch(x, i, table, train)
+                                       ).with_options(options)
 
     test = split("test") if loaded.size("test") else None
     validation = split("validation")
+    # The mAP callback reads the validation images alone: no target maps made to be dropped.
     # A known length lets Keras's predict end without warning that the data ran out.
     batches = math.ceil(loaded.size("validation") / batch_size)
-    scoring = (validation.map(lambda x, y: x).apply(tf.data.experimental.assert_cardinality(
-        batches)), [truths[i] for i in loaded.splits["validation"]])
+    scoring = (images("validation").map(
+        lambda x, i: normalised(tf.cast(x, tf.float32), scale, offset)).with_options(options)
+        .apply(tf.data.experimental.assert_cardinality(batches)),
+        [truths[i] for i in loaded.splits["validation"]])
     prep = {**image_preprocessing(loaded, choice, form, norm), "decoding": decode}
     return split("train"), validation, test, prep, scoring
