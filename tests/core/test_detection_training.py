@@ -5,6 +5,7 @@ a dataset of the other kind."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import replace
 
@@ -211,6 +212,24 @@ def test_a_folder_of_the_other_kind_fails_in_one_line(yolo_set, tmp_path, monkey
     with pytest.raises(DataError, match="is a classification folder") as caught:
         sources.describe(DatasetChoice(source="detection", path=str(classes), task="detection"))
     assert "\n" not in str(caught.value)
+
+
+def test_a_class_folder_that_hints_at_labels_is_searched_once_until_it_changes(
+        tmp_path, monkeypatch):
+    classes = digit_folder(tmp_path / "digits")
+    (classes / "README.txt").write_text("digits")  # a .txt file hints at YOLO labels
+    searches = []
+    real = formats.looks_like_detection
+    monkeypatch.setattr(formats, "looks_like_detection",
+                        lambda path: searches.append(path) or real(path))
+    choice = DatasetChoice(source="folder", path=str(classes))
+    for _ in range(3):  # as on every edit
+        assert sources.describe(choice).num_classes == 2
+    assert searches == [classes]
+    (classes / "NOTES.txt").write_text("more")
+    os.utime(classes, ns=(0, classes.stat().st_mtime_ns + 1))  # a coarse clock may not move
+    assert sources.describe(choice).num_classes == 2
+    assert searches == [classes, classes]
 
 
 def test_a_folder_is_described_without_reading_it_again_until_it_changes(yolo_set, tmp_path):
