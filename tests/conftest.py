@@ -51,6 +51,15 @@ def cnn_run(tmp_path_factory):
     return result.run_dir
 
 
+@pytest.fixture(scope="session")
+def detection_run(tmp_path_factory):
+    """A finished one-epoch run of a tiny detector (``tests.detection_runs``; trained once per
+    session; treat as read-only)."""
+    from tests.detection_runs import trained_detection_run
+
+    return trained_detection_run(tmp_path_factory.mktemp("detection-run"))
+
+
 @pytest.fixture
 def gate(monkeypatch):
     """A closed :class:`~tests.gate.Gate`, opened when the test ends so nothing stays held.

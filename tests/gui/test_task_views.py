@@ -9,6 +9,7 @@ from studio.core.inference.predictor import Prediction
 from studio.gui.inference.prediction_table import COLUMNS, PredictionTableModel
 from studio.gui.inference.result_card import ResultCard
 from studio.gui.tasks.classification import ProbabilityBars
+from studio.gui.tasks.detection import DetectionAnswer
 from studio.gui.tasks.registry import VIEWS
 from studio.gui.tasks.views import AnswerCells
 
@@ -29,6 +30,13 @@ def test_each_task_draws_its_answer(qtbot):
     assert valued.answer.text() == "Predicted value: 1.5, 20.25"
     unreadable = card(qtbot, Prediction("c.png", error="not an image"))
     assert unreadable.answer is None
+    found = card(qtbot, Prediction("d.png", labels=["7", "1"], probabilities=[0.98, 0.5],
+                                   boxes=[[1, 2, 10, 20], [5, 5, 9, 9]], task="detection"))
+    assert isinstance(found.answer, DetectionAnswer)
+    assert found.answer.picture.boxes == [[1, 2, 10, 20], [5, 5, 9, 9]]
+    assert found.answer.summary.text() == "2 boxes"
+    # An answer that kept no head output (read from elsewhere) cannot be decoded again
+    assert not found.answer.score_slider.isEnabled()
 
 
 def table_row(prediction: Prediction) -> list[str]:
@@ -43,6 +51,10 @@ def test_each_task_fills_the_folder_table(qtbot):
                      ) == ["a.png", "dog", "75.0%", "cat 20.0%, cow 5.0%", "2.0 ms", ""]
     assert table_row(Prediction("b.png", value=[1.5], task="regression"))[1:4] == [
         "1.5", "", ""]
+    assert table_row(Prediction("d.png", labels=["7", "1", "7", "3"], task="detection",
+                                probabilities=[0.98, 0.91, 0.6, 0.4], boxes=[[0, 0, 1, 1]] * 4)
+                     )[1:4] == ["4 boxes: 7 (0.98), 1 (0.91), 7 (0.60), …", "98.0%", ""]
+    assert table_row(Prediction("e.png", task="detection"))[1] == "no boxes"
     assert table_row(Prediction("c.png", error="not an image"))[1:] == [
         "", "", "", "0.0 ms", "not an image"]
 

@@ -28,6 +28,7 @@ from studio.core.inference.predictor import (
 )
 from studio.core.project.document import ProjectFileError, load_project
 from studio.core.runs import folders as runs
+from studio.core.tasks.registry import DEFAULT_TASK, task_for
 
 BATCH = 128
 """Images read and answered at once."""
@@ -96,7 +97,8 @@ def predict_folder(predictor: Predictor, paths: Sequence[Path], top_k: int = DEF
         read, images, errors = predictor.read_checked([paths[i] for i in batch])
         problems.update({batch[j]: error for j, error in errors.items()})
         outputs = predictor.outputs(predictor.normalised(images))
-        for j, image, answer in zip(read, images, predictor.answers(outputs, top_k),
+        sizes = predictor.image_sizes([paths[batch[j]] for j in read])
+        for j, image, answer in zip(read, images, predictor.answers(outputs, top_k, sizes),
                                     strict=True):
             answers[batch[j]] = Prediction(str(paths[batch[j]]), **answer,
                                            thumbnail=thumbnail_of(image) if thumbnails else None)
@@ -184,17 +186,16 @@ def predict_csv(predictor: Predictor, path: Path, top_k: int = DEFAULT_TOP_K,
 
 
 def write_predictions_csv(predictions: Sequence[Prediction], path: Path) -> None:
-    """Save answers as CSV (atomically): file, answer, probability, the next classes,
+    """Save answers as CSV (atomically): file, the answer's columns as its task writes them
+    (the top class, its probability and the next classes; a detector's boxes one row each),
     seconds and any problem."""
+    answered = next((p.task for p in predictions if p.task), DEFAULT_TASK)
+    task = task_for(answered)
+    blank = [""] * len(task.csv_columns)
     text = io.StringIO()
     writer = csv.writer(text)
-    writer.writerow(["file", "answer", "probability", "next", "seconds", "problem"])
+    writer.writerow(["file", *task.csv_columns, "seconds", "problem"])
     for p in predictions:
-        answer = (";".join(f"{v:.6g}" for v in p.value) if p.value is not None
-                  else (p.labels[0] if p.labels else ""))
-        probability = f"{p.probabilities[0]:.6f}" if p.probabilities else ""
-        rest = ";".join(f"{label}:{q:.6f}" for label, q in
-                        zip(p.labels[1:], p.probabilities[1:], strict=True))
-        writer.writerow([p.source, answer, probability, rest, f"{p.seconds:.6f}",
-                         p.error or ""])
+        for cells in ([blank] if p.error is not None else task.csv_rows(p)):
+            writer.writerow([p.source, *cells, f"{p.seconds:.6f}", p.error or ""])
     atomic_write_text(Path(path), text.getvalue())

@@ -11,7 +11,7 @@ import warnings
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -82,11 +82,16 @@ class Prediction:
     task: str = ""
     """The task of the model that answered, which says how to draw the answer (empty for an
     input that could not be read)."""
+    output: np.ndarray | None = field(default=None, repr=False)
+    """A detector's head output for this image, kept so that ``redecoded`` gives boxes for
+    other settings without running the model again."""
+    decoding: dict[str, Any] | None = field(default=None, repr=False)
+    """The settings the boxes were decoded with (the run's, with the image's own size)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The answer as JSON-ready values (without what is only for showing it)."""
         return {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name not in ("thumbnail", "image", "task")}
+                if f.name not in ("thumbnail", "image", "task", "output", "decoding")}
 
 
 def _shape_text(shape: Sequence[int | None]) -> str:
@@ -249,6 +254,20 @@ def image_problem(path: Path) -> str | None:
     return None
 
 
+def redecoded(prediction: Prediction, **settings: Any) -> Prediction:
+    """``prediction`` (a detector's answer) with its boxes decoded again from the head output
+    it keeps, with ``settings`` (``score_threshold``, ``nms_iou``) in place of those it was
+    decoded with: the model is not run again. ValueError for an answer that keeps none."""
+    if prediction.output is None or prediction.decoding is None:
+        raise ValueError(f"The answer for {prediction.source} keeps no model output to "
+                         f"decode again.")
+    decoding = {**prediction.decoding, **settings}
+    (answer,) = task_for(prediction.task).image_answers(
+        prediction.output[np.newaxis], decoding.get("class_names") or [], 0,
+        {"decoding": decoding}, [tuple(decoding["image_size"])])
+    return replace(prediction, **{**answer, "output": prediction.output})
+
+
 def thumbnail_of(image: np.ndarray) -> np.ndarray:
     """``image`` (uint8 H × W × C) at most THUMBNAIL_SIDE pixels a side."""
     height, width = image.shape[:2]
@@ -330,19 +349,35 @@ class Predictor:
         if all(shape):
             self.outputs(np.zeros((1, *shape), self.prep.get("input_dtype") or "float32"))
 
-    def answers(self, outputs: np.ndarray, top_k: int) -> list[dict[str, Any]]:
-        """Each output row as labels and probabilities (top ``top_k``) or values."""
+    def answers(self, outputs: np.ndarray, top_k: int,
+                image_sizes: Sequence[tuple[int, int]] | None = None) -> list[dict[str, Any]]:
+        """Each output row as labels and probabilities (top ``top_k``), values or boxes;
+        ``image_sizes``: the images' own (height, width), where a detector's boxes go (else
+        the boxes are in the model's input pixels)."""
         if not len(outputs):  # nothing was readable: no row to answer
             return []
-        return [{**answer, "task": self.task}
-                for answer in task_for(self.task).answers(outputs, self.class_names, top_k)]
+        found = task_for(self.task).image_answers(outputs, self.class_names, top_k, self.prep,
+                                                  image_sizes)
+        return [{**answer, "task": self.task} for answer in found]
 
     def _answered(self, sources: Sequence[str], x: np.ndarray, top_k: int, started: float,
-                  thumbnails: Sequence[np.ndarray | None]) -> list[Prediction]:
-        answers = self.answers(self.outputs(x), top_k)
+                  thumbnails: Sequence[np.ndarray | None],
+                  image_sizes: Sequence[tuple[int, int]] | None = None) -> list[Prediction]:
+        answers = self.answers(self.outputs(x), top_k, image_sizes)
         share = (time.perf_counter() - started) / max(1, len(sources))
         return [Prediction(source, seconds=share, thumbnail=thumbnail, **answer)
                 for source, answer, thumbnail in zip(sources, answers, thumbnails, strict=True)]
+
+    def image_sizes(self, paths: Sequence[Path]) -> list[tuple[int, int]] | None:
+        """The (height, width) of image files that passed ``image_problem``, if this model's
+        answers need them (see ``Task.answers_need_image_sizes``), else None."""
+        if not task_for(self.task).answers_need_image_sizes:
+            return None
+        sizes = []
+        for path in paths:
+            width, height = inspect_image(path).size
+            sizes.append((height, width))
+        return sizes
 
     def _need(self, kind: str) -> None:
         if self.kind != kind:
@@ -421,7 +456,8 @@ class Predictor:
         results.update({good[i]: Prediction(str(paths[good[i]]), error=error)
                         for i, error in errors.items()})
         answered = self._answered([str(paths[good[i]]) for i in read], self.normalised(images),
-                                  top_k, started, [thumbnail_of(image) for image in images])
+                                  top_k, started, [thumbnail_of(image) for image in images],
+                                  self.image_sizes([Path(paths[good[i]]) for i in read]))
         results.update(zip((good[i] for i in read), answered, strict=True))
         return [results[i] for i in range(len(paths))]
 
@@ -443,7 +479,7 @@ class Predictor:
                 continue
             standard = standard_images(pixels[None].astype(np.uint8), form).numpy()
             (answered,) = self._answered([name], self.normalised(standard), top_k, started,
-                                         [thumbnail_of(standard[0])])
+                                         [thumbnail_of(standard[0])], [pixels.shape[:2]])
             answered.image = standard[0]
             out.append(answered)
         return out

@@ -125,6 +125,33 @@ class Task(ABC):
         """Each row of model outputs as the answer a person reads (the fields of a
         ``Prediction``)."""
 
+    answers_need_image_sizes: bool = False
+    """Whether ``image_answers`` uses the images' own sizes (a detector's boxes are in their
+    pixels); where not, they are not read."""
+
+    def image_answers(self, outputs: np.ndarray, class_names: Sequence[str], top_k: int,
+                      preprocessing: Mapping[str, Any],
+                      image_sizes: Sequence[tuple[int, int]] | None = None
+                      ) -> list[dict[str, Any]]:
+        """``answers`` for images whose own sizes (height, width) are ``image_sizes`` (None:
+        the model's input size), read with ``preprocessing`` (the run's record); most
+        answers do not depend on the size."""
+        return self.answers(outputs, class_names, top_k)
+
+    csv_columns: tuple[str, ...] = ("answer", "probability", "next")
+    """The columns an answer fills in a predictions CSV file (beside file, seconds, problem)."""
+
+    def csv_rows(self, answer: Any) -> list[list[str]]:
+        """One answer (a ``Prediction``) as rows of cells under ``csv_columns``: the top class,
+        its probability and the next classes (or the values), in one row."""
+        if answer.value is not None:
+            return [[";".join(f"{v:.6g}" for v in answer.value), "", ""]]
+        top = answer.labels[0] if answer.labels else ""
+        probability = f"{answer.probabilities[0]:.6f}" if answer.probabilities else ""
+        rest = ";".join(f"{label}:{q:.6f}" for label, q in
+                        zip(answer.labels[1:], answer.probabilities[1:], strict=True))
+        return [[top, probability, rest]]
+
     @abstractmethod
     def answer_text(self, answer: Any) -> str:
         """One answer (a ``Prediction`` of this task) in one line of text."""

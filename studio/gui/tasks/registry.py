@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from studio.gui.tasks.classification import ClassificationViews
+from studio.gui.tasks.detection import DetectionViews
 from studio.gui.tasks.regression import RegressionViews
 from studio.gui.tasks.views import TaskViews
 
 VIEWS: dict[str, TaskViews] = {"classification": ClassificationViews(),
-                               "regression": RegressionViews()}
+                               "regression": RegressionViews(),
+                               "detection": DetectionViews()}
 
 
 def views_for(task: str) -> TaskViews:

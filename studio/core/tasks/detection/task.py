@@ -136,6 +136,34 @@ class Detection(Task):
                 "boxes": [[float(v) for v in box] for box in found.boxes]})
         return answers
 
+    answers_need_image_sizes = True
+
+    def image_answers(self, outputs: np.ndarray, class_names: Sequence[str], top_k: int,
+                      preprocessing: Mapping[str, Any],
+                      image_sizes: Sequence[tuple[int, int]] | None = None
+                      ) -> list[dict[str, Any]]:
+        """Each image's boxes in its own pixels (in the input's if ``image_sizes`` is None),
+        decoded with the run's ``decoding`` record; each answer keeps its head output and
+        settings, for ``predictor.redecoded``."""
+        decoding = preprocessing.get("decoding", {})
+        sizes = image_sizes or [decoding.get("input_size", output.shape[:2]) for output in outputs]
+        answers = []
+        for output, size in zip(outputs, sizes, strict=True):
+            settings = {**decoding, "image_size": [int(v) for v in size]}
+            (answer,) = self.answers(output[np.newaxis], class_names, top_k, settings)
+            answers.append({**answer, "output": output, "decoding": settings})
+        return answers
+
+    csv_columns = ("class", "score", "x_min", "y_min", "x_max", "y_max")
+
+    def csv_rows(self, answer: Any) -> list[list[str]]:
+        """One row per box (class, score, corners in the image's pixels); one empty row for
+        an image with none, so that every file is listed."""
+        rows = [[label, f"{p:.6f}", *(f"{v:.2f}" for v in box)]
+                for label, p, box in zip(answer.labels, answer.probabilities,
+                                         answer.boxes or [], strict=True)]
+        return rows or [[""] * len(self.csv_columns)]
+
     def answer_text(self, answer: Any) -> str:
         """Each box with its class and score: ``7 97.0% at (12, 30)-(40, 64)``; ``no boxes``."""
         boxes = getattr(answer, "boxes", [])
