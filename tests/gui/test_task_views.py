@@ -25,6 +25,7 @@ def test_each_task_draws_its_answer(qtbot):
                                         probabilities=[0.75, 0.25], task="classification"))
     assert isinstance(classified.answer, ProbabilityBars)
     assert classified.answer.labels == ["dog", "cat"]
+    assert classified.thumbnail is not None
     valued = card(qtbot, Prediction("b.png", value=[1.5, 20.25], task="regression"))
     assert isinstance(valued.answer, QLabel)
     assert valued.answer.text() == "Predicted value: 1.5, 20.25"
@@ -35,6 +36,7 @@ def test_each_task_draws_its_answer(qtbot):
     assert isinstance(found.answer, DetectionAnswer)
     assert found.answer.picture.boxes == [[1, 2, 10, 20], [5, 5, 9, 9]]
     assert found.answer.summary.text() == "2 boxes"
+    assert found.thumbnail is None  # the answer draws the image, with its boxes
     # An answer that kept no head output (read from elsewhere) cannot be decoded again
     assert not found.answer.score_slider.isEnabled()
 
@@ -60,6 +62,9 @@ def test_each_task_fills_the_folder_table(qtbot):
 
 
 class CountingViews:
+    shows_image = False
+    not_explained = ""
+
     def answer_widget(self, prediction: Prediction) -> QLabel:
         return QLabel(f"{prediction.value[0]:.0f} things")
 

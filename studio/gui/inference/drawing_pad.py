@@ -36,6 +36,8 @@ DRAWING = "Drawing"
 EMPTY_TEXT = "Draw in the box with the mouse or a pen: the model answers as you draw."
 NO_MODEL_TEXT = "The drawing is answered once a model is loaded (see above)."
 EXPLAIN_TEXT = "Press Explain to see where in the drawing the model found its answer."
+EXPLAIN_TIP = ("Show where in the drawing the model found its answer (Grad-CAM), and again "
+               "after each stroke")
 
 
 class PadCanvas(QWidget):
@@ -215,8 +217,6 @@ class DrawingPad(QWidget):
         self.clear_button.setToolTip("Wipe the pad")
         self.clear_button.clicked.connect(self.clear)
         self.explain_button = QPushButton("Explain")
-        self.explain_button.setToolTip("Show where in the drawing the model found its answer "
-                                       "(Grad-CAM), and again after each stroke")
         self.explain_button.clicked.connect(self.explain)
         tools = QHBoxLayout()
         for widget in (self.brush_box, self.dark_box, self.clear_button, self.explain_button):
@@ -248,7 +248,7 @@ class DrawingPad(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
         self.explain_view.reset(EXPLAIN_TEXT)
-        self._enable_explain()
+        self._offer_explain()
 
     def set_predictor(self, predictor: Predictor | None) -> None:
         """A model was loaded (or unloaded): draw at its input's size and colour mode, and
@@ -298,7 +298,7 @@ class DrawingPad(QWidget):
             self.answer_box.addWidget(answer_widget)
         answer_widget.show()  # at once: a layout shows a widget it is given only later
         self.answer = answer_widget
-        self._enable_explain()
+        self._offer_explain()
         self.answered.emit(prediction)
         if self._explaining and version == self.version and not self.canvas.pen_down():
             self._explain_current()
@@ -322,7 +322,7 @@ class DrawingPad(QWidget):
             self.answer.deleteLater()
             self.answer = None
         self.explain_view.reset(EXPLAIN_TEXT)
-        self._enable_explain()
+        self._offer_explain()
 
     def explain(self) -> None:
         """Explain the drawing now and after each stroke from now on."""
@@ -341,5 +341,12 @@ class DrawingPad(QWidget):
         if predictor is not None and self.prediction is not None:
             self.explain_view.show_prediction(predictor, self.prediction)
 
-    def _enable_explain(self) -> None:
-        self.explain_button.setEnabled(self.prediction is not None)
+    def _offer_explain(self) -> None:
+        """Offer Explain once the drawing is answered by a task whose answers it explains;
+        for one whose answers it does not, the button's tip and the explanation say why."""
+        prediction = self.prediction
+        not_explained = views_for(prediction.task).not_explained if prediction else ""
+        self.explain_button.setEnabled(prediction is not None and not not_explained)
+        self.explain_button.setToolTip(not_explained or EXPLAIN_TIP)
+        if not_explained:
+            self.explain_view.reset(not_explained)

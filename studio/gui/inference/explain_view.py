@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QFormLayout, QGridLayout, QLabel, QVBoxLayout, QWi
 
 from studio.core.inference.explain import Explanation, explain_image
 from studio.core.inference.predictor import Prediction, Predictor
+from studio.gui.tasks.registry import views_for
 from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.forms import hint, narrow_box
 from studio.gui.widgets.images import array_pixmap, mosaic
@@ -112,7 +113,12 @@ class ExplainView(QWidget):
         return label
 
     def show_prediction(self, predictor: Predictor, prediction: Prediction) -> None:
-        """Explain ``prediction`` (an answered image file) made by ``predictor``."""
+        """Explain ``prediction`` (an answered image file) made by ``predictor``; for a task
+        whose answers get no explanation, say why."""
+        not_explained = views_for(prediction.task).not_explained
+        if not_explained:
+            self.reset(not_explained)
+            return
         self.predictor, self.prediction = predictor, prediction
         name = Path(prediction.source).name
         self.title.setText(f"<b>Why {name} is “{prediction.labels[0]}”</b>"

@@ -31,17 +31,12 @@ class ResultCard(QFrame):
         self.setStyleSheet(PLAIN_STYLE)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
-        self.thumbnail = QLabel()
-        self.thumbnail.setFixedSize(THUMBNAIL, THUMBNAIL)
-        self.thumbnail.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.thumbnail.setStyleSheet("background: #f8f9fa;")
-        if prediction.thumbnail is not None:
-            self.thumbnail.setPixmap(array_pixmap(prediction.thumbnail).scaled(
-                THUMBNAIL, THUMBNAIL, Qt.AspectRatioMode.KeepAspectRatio,
-                Qt.TransformationMode.SmoothTransformation))
-        else:
-            self.thumbnail.setText("no image" if prediction.error else "")
-        layout.addWidget(self.thumbnail)
+        views = None if prediction.error else views_for(prediction.task)
+        self.thumbnail: QLabel | None = None
+        """The image, small; None where the answer draws the image itself."""
+        if views is None or not views.shows_image:
+            self.thumbnail = _thumbnail(prediction)
+            layout.addWidget(self.thumbnail)
         column = QVBoxLayout()
         self.title = QLabel(f"<b>{_name(prediction.source)}</b>")
         self.title.setToolTip(prediction.source)
@@ -54,7 +49,7 @@ class ResultCard(QFrame):
             detail.setWordWrap(True)
             column.addWidget(detail)
         else:
-            self.answer = views_for(prediction.task).answer_widget(prediction)
+            self.answer = views.answer_widget(prediction)
             column.addWidget(self.answer)
         self.time = QLabel(f"{prediction.seconds * 1000:.0f} ms")
         self.time.setToolTip("Time to read, prepare and answer this input")
@@ -71,6 +66,21 @@ class ResultCard(QFrame):
         if event.button() == Qt.MouseButton.LeftButton:
             self.clicked.emit(self)
         super().mousePressEvent(event)
+
+
+def _thumbnail(prediction: Prediction) -> QLabel:
+    """The answered image at most THUMBNAIL a side ("no image" for one not read)."""
+    label = QLabel()
+    label.setFixedSize(THUMBNAIL, THUMBNAIL)
+    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    label.setStyleSheet("background: #f8f9fa;")
+    if prediction.thumbnail is not None:
+        label.setPixmap(array_pixmap(prediction.thumbnail).scaled(
+            THUMBNAIL, THUMBNAIL, Qt.AspectRatioMode.KeepAspectRatio,
+            Qt.TransformationMode.SmoothTransformation))
+    else:
+        label.setText("no image" if prediction.error else "")
+    return label
 
 
 def _name(source: str) -> str:

@@ -66,6 +66,9 @@ class ProbabilityBars(QWidget):
 class ClassificationViews:
     """The classification task's widgets."""
 
+    shows_image = False
+    not_explained = ""
+
     def answer_widget(self, prediction: Prediction) -> QWidget:
         """The top classes of ``prediction`` as bars with their probabilities."""
         return ProbabilityBars(prediction.labels, prediction.probabilities)

@@ -21,6 +21,8 @@ COLORS = [QColor(c) for c in ("#d93025", "#1a73e8", "#188038", "#e37400", "#9334
 """A colour per class (cycled), so boxes of one class look alike."""
 TABLE_BOXES = 3
 """Boxes named in a folder table's cell before "…"."""
+NOT_EXPLAINED = ("Explanations (heat maps of where the model looked) are drawn for "
+                 "classifiers: a detector's boxes already show where it found each object.")
 
 
 def _picture(prediction: Prediction) -> QImage:
@@ -163,6 +165,9 @@ class DetectionAnswer(QWidget):
 
 class DetectionViews:
     """The detection task's widgets."""
+
+    shows_image = True
+    not_explained = NOT_EXPLAINED
 
     def answer_widget(self, prediction: Prediction) -> QWidget:
         """The image with ``prediction``'s boxes, and sliders to decode them again."""

@@ -11,6 +11,9 @@ from studio.gui.tasks.views import AnswerCells
 class RegressionViews:
     """The regression task's widgets."""
 
+    shows_image = False
+    not_explained = ""
+
     def answer_widget(self, prediction: Prediction) -> QWidget:
         """The values ``prediction`` holds."""
         return QLabel("Predicted value: " + ", ".join(f"{v:.4g}" for v in prediction.value or ()))

@@ -24,6 +24,13 @@ class AnswerCells:
 class TaskViews(Protocol):
     """What the window draws differently for each task."""
 
+    shows_image: bool
+    """Whether ``answer_widget`` draws the image itself (a detector's boxes on it), so a Try
+    card shows no thumbnail beside it."""
+    not_explained: str
+    """Why the Try view draws no explanation (a heat map of where the model looked) for this
+    task's answers, in words for the person; empty where it draws one."""
+
     def answer_widget(self, prediction: Prediction) -> QWidget:
         """A readable answer of the model, for a Try card."""
 
