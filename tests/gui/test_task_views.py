@@ -3,7 +3,7 @@ views plug in with one registration."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel
+from PySide6.QtWidgets import QLabel, QWidget
 
 from studio.core.inference.predictor import Prediction
 from studio.gui.inference.prediction_table import COLUMNS, PredictionTableModel
@@ -65,7 +65,8 @@ class CountingViews:
     shows_image = False
     not_explained = ""
 
-    def answer_widget(self, prediction: Prediction) -> QLabel:
+    def answer_widget(self, prediction: Prediction, replacing: QWidget | None = None
+                      ) -> QLabel:
         return QLabel(f"{prediction.value[0]:.0f} things")
 
     def table_cells(self, prediction: Prediction) -> AnswerCells:

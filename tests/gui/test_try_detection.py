@@ -163,9 +163,7 @@ def test_the_drawing_pad_answers_a_detector_with_boxes(qtbot, predictor):
     qtbot.waitExposed(pad)
     pad.set_predictor(predictor)
     qtbot.mouseClick(pad.dark_box, LEFT)  # the demo set's digits are dark on light paper
-    with qtbot.waitSignal(pad.answered, timeout=RUN_TIMEOUT_MS):
-        draw(qtbot, pad.canvas, SEVEN)
-    draw(qtbot, pad.canvas, BAR)
+    draw(qtbot, pad.canvas, SEVEN)
     qtbot.waitUntil(lambda: pad.answered_version == pad.version, timeout=RUN_TIMEOUT_MS)
     pixels = pad.canvas.pixels()
     assert pixels.shape == (64, 64, 3)
@@ -177,8 +175,17 @@ def test_the_drawing_pad_answers_a_detector_with_boxes(qtbot, predictor):
     assert answer.picture.labels == expected.labels
     assert answer.summary.text() == f"{len(expected.boxes)} boxes"
     assert answer.picture.image_size == (64, 64) and not answer.picture.picture.isNull()
-    assert answer.score_slider.isEnabled()
     # The pad's Explain is off for a detector, and says why
     assert not pad.explain_button.isEnabled()
     assert pad.explain_button.toolTip() == NOT_EXPLAINED
     assert pad.explain_view.note.text() == NOT_EXPLAINED
+    # A score threshold the person chose holds for the answers to the strokes that follow
+    above = math.floor(max(answer.picture.scores) * 100) + 1
+    slide(qtbot, answer.score_slider, above)
+    assert answer.summary.text() == "0 boxes"
+    draw(qtbot, pad.canvas, BAR)
+    qtbot.waitUntil(lambda: pad.answer is not answer and pad.answered_version == pad.version,
+                    timeout=RUN_TIMEOUT_MS)
+    assert pad.answer.score_slider.value() == above
+    assert len(pad.prediction.boxes) > 0  # at the run's threshold
+    assert_drawn_as_decoded(pad.answer, pad.prediction)

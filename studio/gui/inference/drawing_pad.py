@@ -290,7 +290,7 @@ class DrawingPad(QWidget):
             self._failed(prediction.error)
             return
         self.note.setText(f"Answered in {prediction.seconds * 1000:.0f} ms.")
-        answer_widget = views_for(prediction.task).answer_widget(prediction)
+        answer_widget = views_for(prediction.task).answer_widget(prediction, self.answer)
         if self.answer is not None:
             self.answer_box.replaceWidget(self.answer, answer_widget)
             self.answer.deleteLater()

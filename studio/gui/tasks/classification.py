@@ -69,7 +69,8 @@ class ClassificationViews:
     shows_image = False
     not_explained = ""
 
-    def answer_widget(self, prediction: Prediction) -> QWidget:
+    def answer_widget(self, prediction: Prediction, replacing: QWidget | None = None
+                      ) -> QWidget:
         """The top classes of ``prediction`` as bars with their probabilities."""
         return ProbabilityBars(prediction.labels, prediction.probabilities)
 

@@ -152,6 +152,13 @@ class DetectionAnswer(QWidget):
         self.iou_value.setText(f"{iou:.2f}")
         self._show(redecoded(self.original, score_threshold=threshold, nms_iou=iou))
 
+    def keep_settings(self, other: DetectionAnswer) -> None:
+        """Decode with ``other``'s slider settings: a drawing's next answer keeps those the
+        person chose."""
+        if self.score_slider.isEnabled():
+            self.score_slider.setValue(other.score_slider.value())
+            self.iou_slider.setValue(other.iou_slider.value())
+
     def _show(self, prediction: Prediction) -> None:
         self.prediction = prediction
         self.picture.set_boxes(prediction)
@@ -169,9 +176,14 @@ class DetectionViews:
     shows_image = True
     not_explained = NOT_EXPLAINED
 
-    def answer_widget(self, prediction: Prediction) -> QWidget:
-        """The image with ``prediction``'s boxes, and sliders to decode them again."""
-        return DetectionAnswer(prediction)
+    def answer_widget(self, prediction: Prediction, replacing: QWidget | None = None
+                      ) -> QWidget:
+        """The image with ``prediction``'s boxes, and sliders to decode them again, set as
+        ``replacing``'s are."""
+        answer = DetectionAnswer(prediction)
+        if isinstance(replacing, DetectionAnswer):
+            answer.keep_settings(replacing)
+        return answer
 
     def table_cells(self, prediction: Prediction) -> AnswerCells:
         """``3 boxes: 7 (0.98), 1 (0.91), …`` and the best score."""

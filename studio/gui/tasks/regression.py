@@ -14,7 +14,8 @@ class RegressionViews:
     shows_image = False
     not_explained = ""
 
-    def answer_widget(self, prediction: Prediction) -> QWidget:
+    def answer_widget(self, prediction: Prediction, replacing: QWidget | None = None
+                      ) -> QWidget:
         """The values ``prediction`` holds."""
         return QLabel("Predicted value: " + ", ".join(f"{v:.4g}" for v in prediction.value or ()))
 

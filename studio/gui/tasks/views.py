@@ -31,8 +31,10 @@ class TaskViews(Protocol):
     """Why the Try view draws no explanation (a heat map of where the model looked) for this
     task's answers, in words for the person; empty where it draws one."""
 
-    def answer_widget(self, prediction: Prediction) -> QWidget:
-        """A readable answer of the model, for a Try card."""
+    def answer_widget(self, prediction: Prediction, replacing: QWidget | None = None
+                      ) -> QWidget:
+        """A readable answer of the model, for a Try card; ``replacing``: the answer it takes
+        the place of (the drawing pad's, at each stroke), whose settings it keeps."""
 
     def table_cells(self, prediction: Prediction) -> AnswerCells:
         """The answer as cells of the folder table."""
