@@ -15,7 +15,7 @@ from studio.core.inference.batch import image_files
 from studio.core.inference.predictor import Prediction, Predictor, redecoded
 from studio.core.project.document import load_project
 from studio.core.runs import folders as runs
-from studio.gui.inference.drawing_pad import DrawingPad
+from studio.gui.inference.drawing_pad import EXPLAIN_TEXT, DrawingPad
 from studio.gui.inference.result_card import SELECTED_STYLE, ResultCard
 from studio.gui.shell.app import create_application
 from studio.gui.shell.main_window import MainWindow
@@ -95,7 +95,7 @@ def test_a_dropped_image_is_drawn_once_with_its_boxes_and_no_heat_map(
     assert card.styleSheet() == SELECTED_STYLE
     assert explain.note.text() == NOT_EXPLAINED
     assert explain.prediction is None and not explain.job.busy()
-    assert explain.heat.pixmap().isNull()
+    assert explain.heat.pixmap().isNull() and explain.body.isHidden()
     assert len(model_calls) == calls
     cells = views_for("detection").table_cells(prediction)
     first = ", ".join(f"{label} ({p:.2f})" for label, p in
@@ -179,6 +179,7 @@ def test_the_drawing_pad_answers_a_detector_with_boxes(qtbot, predictor):
     assert not pad.explain_button.isEnabled()
     assert pad.explain_button.toolTip() == NOT_EXPLAINED
     assert pad.explain_view.note.text() == NOT_EXPLAINED
+    assert pad.explain_view.body.isHidden()
     # A score threshold the person chose holds for the answers to the strokes that follow
     above = math.floor(max(answer.picture.scores) * 100) + 1
     slide(qtbot, answer.score_slider, above)
@@ -189,3 +190,6 @@ def test_the_drawing_pad_answers_a_detector_with_boxes(qtbot, predictor):
     assert pad.answer.score_slider.value() == above
     assert len(pad.prediction.boxes) > 0  # at the run's threshold
     assert_drawn_as_decoded(pad.answer, pad.prediction)
+    qtbot.mouseClick(pad.clear_button, LEFT)
+    assert pad.explain_view.note.text() == EXPLAIN_TEXT
+    assert not pad.explain_view.body.isHidden()

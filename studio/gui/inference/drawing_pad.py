@@ -349,4 +349,4 @@ class DrawingPad(QWidget):
         self.explain_button.setEnabled(prediction is not None and not not_explained)
         self.explain_button.setToolTip(not_explained or EXPLAIN_TIP)
         if not_explained:
-            self.explain_view.reset(not_explained)
+            self.explain_view.decline(not_explained)

@@ -90,16 +90,21 @@ class ExplainView(QWidget):
         pictures.addWidget(hint("Image"), 1, 0, Qt.AlignmentFlag.AlignHCenter)
         self.heat_caption = hint("Heat map")
         pictures.addWidget(self.heat_caption, 1, 1, Qt.AlignmentFlag.AlignHCenter)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.title)
-        layout.addLayout(form)
-        layout.addLayout(pictures)
+        self.body = QWidget()
+        """The heat map, activation maps and filters (hidden where there is no explanation)."""
+        body = QVBoxLayout(self.body)
+        body.setContentsMargins(0, 0, 0, 0)
+        body.addLayout(form)
+        body.addLayout(pictures)
         maps_form = QFormLayout()
         maps_form.addRow("Activations of", self.layer_box)
-        layout.addLayout(maps_form)
-        layout.addWidget(self.maps)
-        layout.addWidget(QLabel("<b>First-layer filters</b>"))
-        layout.addWidget(self.filters)
+        body.addLayout(maps_form)
+        body.addWidget(self.maps)
+        body.addWidget(QLabel("<b>First-layer filters</b>"))
+        body.addWidget(self.filters)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.title)
+        layout.addWidget(self.body)
         layout.addWidget(self.note)
         layout.addStretch(1)
 
@@ -117,8 +122,9 @@ class ExplainView(QWidget):
         whose answers get no explanation, say why."""
         not_explained = views_for(prediction.task).not_explained
         if not_explained:
-            self.reset(not_explained)
+            self.decline(not_explained)
             return
+        self.body.show()
         self.predictor, self.prediction = predictor, prediction
         name = Path(prediction.source).name
         self.title.setText(f"<b>Why {name} is “{prediction.labels[0]}”</b>"
@@ -134,8 +140,14 @@ class ExplainView(QWidget):
             return
         self._start()
 
+    def decline(self, text: str) -> None:
+        """Say ``text`` (why there is no explanation) in place of the pictures."""
+        self.reset(text)
+        self.body.hide()
+
     def reset(self, text: str) -> None:
         """Show nothing but ``text``, dropping any explanation under way."""
+        self.body.show()
         self.job.cancel()
         self.predictor = self.prediction = None
         self.title.setText("<b>Why</b>")
