@@ -105,8 +105,9 @@ def test_infer_json_gives_the_boxes(run, predictor, images, capsys):
     assert main(["infer", str(run), str(images[0]), "--json"]) == 0
     (printed,) = json.loads(capsys.readouterr().out)
     (answer,) = predictor.predict_files(images[:1])
-    assert printed["labels"] == answer.labels
+    assert printed["labels"] == answer.labels and len(printed["boxes"]) > 0
     np.testing.assert_allclose(printed["boxes"], answer.boxes, rtol=1e-5)
+    np.testing.assert_allclose(printed["probabilities"], answer.probabilities, rtol=1e-5)
     assert "output" not in printed and "decoding" not in printed
 
 
