@@ -4,6 +4,7 @@ and undo it, and preview a flip that moves the boxes."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +83,12 @@ def test_a_yolo_folder_shows_its_format_health_and_boxed_samples(window, qtbot, 
     assert window.doc.undo_stack.undoText() == "Use detection folder digits"
     assert panel.source.label_format.currentText() == "Auto: YOLO found"
     assert panel.source.label_format.isVisibleTo(panel)
+    assert panel.options.native.isChecked() and panel.options.height.value() == 128
+    formats = panel.source.label_format
+    assert [formats.itemData(i) for i in range(formats.count())] == [
+        "auto", "voc", "coco", "yolo", "kitti"]
+    assert all(formats.itemData(i, Qt.ItemDataRole.ToolTipRole)
+               for i in range(formats.count()))
     report = panel.loaded.report
     boxes = report["total_boxes"]
     assert f"Read 12 images with {boxes} boxes in 10 classes (YOLO labels)" in (
@@ -154,3 +161,33 @@ def test_a_flip_moves_the_boxes_of_the_augmentation_preview(window, qtbot, monke
                      for r in grid.drawn_boxes(row, column)]
             np.testing.assert_allclose(drawn, on_screen.reshape(-1, 4), atol=1e-3)
     assert any(flips) and not all(flips)
+
+
+def test_drawing_the_detection_demo_set_shows_progress_and_can_be_cancelled(
+        window, qtbot, monkeypatch):
+    gate = threading.Event()
+    real_progress = demo._progress
+
+    def held(on_progress, stop, done, total):
+        real_progress(on_progress, stop, done, total)
+        if done:  # the first images are drawn: hold the drawing until Cancel is pressed
+            gate.wait(LOAD_MS / 1000)
+
+    monkeypatch.setattr(demo, "_progress", held)
+    panel = open_data_view(qtbot, window)
+    box = panel.source.source
+    tip = box.itemData(box.findData("detection:demo"), Qt.ItemDataRole.ToolTipRole)
+    assert "works offline" in tip
+    choose_in_popup(qtbot, box, "detection:demo")
+    choice = window.doc.project.dataset
+    assert (choice.source, choice.path, choice.task) == ("detection", "", "detection")
+    assert not panel.source.label_format.isVisibleTo(panel)  # the demo set has one format
+    qtbot.waitUntil(lambda: panel.progress.format().startswith(
+        "Drawing the detection demo set: 200 of 4,500"), timeout=LOAD_MS)
+    assert panel.cancel.isVisible()
+    qtbot.mouseClick(panel.cancel, LEFT)
+    gate.set()
+    qtbot.waitUntil(lambda: not panel.loader.busy(), timeout=LOAD_MS)
+    assert "cancelled" in panel.status.text() and panel.retry.isVisible()
+    window.undo_action.trigger()
+    assert window.doc.project.dataset.source == "bundled"

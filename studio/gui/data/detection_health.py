@@ -7,7 +7,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QWidget
 
 from studio.core.base.messages import count
 from studio.core.data.detection.formats import FORMATS
@@ -80,6 +80,12 @@ def detection_html(report: dict[str, Any]) -> str:
     return _summary(report) + _checks_table(report)
 
 
+def used(bars: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    """The bars from the first to the last that is not empty (all of them if all are)."""
+    filled = [i for i, bar in enumerate(bars) if bar[key]]
+    return bars[filled[0]:filled[-1] + 1] if filled else bars
+
+
 def _chart(title: str, left: str) -> BarChart:
     chart = BarChart(left)
     chart.setTitle(title, color="#202124", size="10pt")
@@ -95,23 +101,24 @@ class BoxCharts(QWidget):
         self.classes.setObjectName("boxes-per-class")
         self.per_image = _chart("Boxes per image", "images")
         self.per_image.setObjectName("boxes-per-image")
-        self.sizes = _chart("Box size (side relative to the image's)", "boxes")
+        self.sizes = _chart("Box sizes (relative)", "boxes")
         self.sizes.setObjectName("box-sizes")
         self.sizes.setToolTip("The square root of a box's area over its image's: ≤1/8 means "
                               "a box about an eighth of the image across, or smaller")
-        column = QVBoxLayout(self)
-        column.setContentsMargins(0, 0, 0, 0)
-        for chart in (self.classes, self.per_image, self.sizes):
-            column.addWidget(chart)
+        grid = QGridLayout(self)  # two rows, as the image folder's two charts
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.addWidget(self.classes, 0, 0, 1, 2)
+        grid.addWidget(self.per_image, 1, 0)
+        grid.addWidget(self.sizes, 1, 1)
 
     def show_report(self, report: dict[str, Any]) -> None:
         """Chart ``report`` (``DetectionHealth.to_dict``)."""
         classes = report["classes"]
         self.classes.show_bars([c["name"] for c in classes],
                                {"boxes": ([c["boxes"] for c in classes], CLASS_COLOUR)})
-        bars = report["boxes_per_image"]["histogram"]
+        bars = used(report["boxes_per_image"]["histogram"], "images")
         self.per_image.show_bars([b["boxes"] for b in bars],
                                  {"images": ([b["images"] for b in bars], PER_IMAGE_COLOUR)})
-        sizes = report["box_sizes"]
+        sizes = used(report["box_sizes"], "boxes")
         self.sizes.show_bars([b["relative_side"] for b in sizes],
                              {"boxes": ([b["boxes"] for b in sizes], SIZE_COLOUR)})

@@ -11,7 +11,7 @@ from studio.core.base.messages import count
 from studio.core.data.types import LoadedData
 from studio.core.model.params import format_shape
 from studio.gui.data.charts import BarChart
-from studio.gui.data.detection_health import BoxCharts, detection_html
+from studio.gui.data.detection_health import BoxCharts, detection_html, used
 
 SIZE_COLOUR = "#1a73e8"
 MODE_COLOUR = "#9334e6"
@@ -135,7 +135,7 @@ class HealthView(QWidget):
         layout = QHBoxLayout(self)
         layout.addWidget(self.text, 3)
         layout.addWidget(self.charts, 2)
-        layout.addWidget(self.box_charts, 2)
+        layout.addWidget(self.box_charts, 3)
         self.clear("No data yet.")
 
     def clear(self, message: str) -> None:
@@ -156,9 +156,7 @@ class HealthView(QWidget):
             return
         self.charts.setVisible(bool(report.get("total_images")))
         if self.charts.isVisibleTo(self):
-            buckets = report["size_histogram"]
-            used = [i for i, bucket in enumerate(buckets) if bucket["count"]]
-            buckets = buckets[used[0]:used[-1] + 1]
+            buckets = used(report["size_histogram"], "count")
             self.sizes.show_bars([b["larger_side"] for b in buckets],
                                  {"images": ([b["count"] for b in buckets], SIZE_COLOUR)})
             modes = report["modes"]
