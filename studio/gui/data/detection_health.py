@@ -99,9 +99,10 @@ class BoxCharts(QWidget):
         super().__init__()
         self.classes = _chart("Boxes per class", "boxes")
         self.classes.setObjectName("boxes-per-class")
-        self.per_image = _chart("Boxes per image", "images")
+        self.per_image = _chart("Boxes / image", "images")  # short: it shares a row
+        self.per_image.setToolTip("How many images hold no box, 1 box, 2, 3 to 5, …")
         self.per_image.setObjectName("boxes-per-image")
-        self.sizes = _chart("Box sizes (relative)", "boxes")
+        self.sizes = _chart("Box sizes", "boxes")
         self.sizes.setObjectName("box-sizes")
         self.sizes.setToolTip("The square root of a box's area over its image's: ≤1/8 means "
                               "a box about an eighth of the image across, or smaller")
