@@ -12,6 +12,7 @@ from studio.core.data.types import LoadedData
 from studio.core.model.params import format_shape
 from studio.gui.data.charts import BarChart
 from studio.gui.data.detection_health import BoxCharts, detection_html, used
+from studio.gui.data.samples import has_boxes
 
 SIZE_COLOUR = "#1a73e8"
 MODE_COLOUR = "#9334e6"
@@ -101,7 +102,7 @@ def _table_summary(report: dict[str, Any]) -> str:
 def report_html(loaded: LoadedData) -> str:
     """The health report of ``loaded`` as HTML for a person."""
     report = loaded.report or {}
-    if "box_sizes" in report:
+    if has_boxes(loaded):
         parts = [detection_html(report)]
     elif "root" in report:
         parts = [_folder_summary(report), _skipped(report), _duplicates(report)]
@@ -148,7 +149,7 @@ class HealthView(QWidget):
         """Show the report of ``loaded``."""
         self.text.setHtml(report_html(loaded))
         report = loaded.report or {}
-        boxes = "box_sizes" in report
+        boxes = has_boxes(loaded)
         self.box_charts.setVisible(boxes)
         if boxes:
             self.charts.hide()

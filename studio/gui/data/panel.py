@@ -31,7 +31,7 @@ from studio.gui.data.charts import ClassesView
 from studio.gui.data.detection_health import format_title
 from studio.gui.data.health import HealthView
 from studio.gui.data.options import OptionsForm, estimated_counts
-from studio.gui.data.samples import SamplesView
+from studio.gui.data.samples import SamplesView, has_boxes
 from studio.gui.data.source import ERROR_STYLE, SourceForm
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.errors import note_error
@@ -319,12 +319,12 @@ class DataPanel(QWidget):
         info = loaded.info
         what = {"image": "image", "table": "row", "text": "text"}[info.kind]
         text = f"Read {count(len(loaded.labels), what)}"
-        report = loaded.report or {}
-        found = report.get("format", "") if "box_sizes" in report else ""
+        boxes = has_boxes(loaded)
+        found = (loaded.report or {}).get("format", "") if boxes else ""
         self.source.show_found_format(found)
-        if "box_sizes" in report:
-            text += f" with {count(report['total_boxes'], 'box', 'boxes')}"
-        if task_for(info.task).has_classes or "box_sizes" in report:
+        if boxes:
+            text += f" with {count(len(loaded.labels.boxes), 'box', 'boxes')}"
+        if task_for(info.task).has_classes or boxes:
             text += f" in {count(info.num_classes, 'class', 'classes')}"
         if found:
             text += f" ({format_title(found)} labels)"
