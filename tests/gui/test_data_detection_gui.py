@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QFileDialog
 from studio.core.data.detection import demo
 from studio.core.tasks.detection.labels import BoxLabels
 from studio.gui.data.boxes import box_colour
+from studio.gui.data.charts import balance_text
 from tests.gui.test_data_gui import LOAD_MS, PREVIEW_MS, open_data_view, show_data_tab
 
 LEFT = Qt.MouseButton.LeftButton
@@ -191,3 +192,10 @@ def test_drawing_the_detection_demo_set_shows_progress_and_can_be_cancelled(
     assert "cancelled" in panel.status.text() and panel.retry.isVisible()
     window.undo_action.trigger()
     assert window.doc.project.dataset.source == "bundled"
+
+
+def test_imbalanced_boxes_suggest_no_class_weights():
+    """Class weights balance samples; a detection dataset (no such option) is only told."""
+    assert balance_text(["a", "b"], [10, 1]).endswith("consider “Balance classes with weights”.")
+    assert balance_text(["a", "b"], [10, 1], "boxes") == (
+        "Largest class 'a': 10 boxes; smallest 'b': 1 (10.0 : 1). The classes are imbalanced.")

@@ -114,8 +114,9 @@ def balance_text(names: list[str], totals: list[int], what: str = "samples") -> 
     (small, small_name), (big, big_name) = min(present), max(present)
     text = (f"Largest class {big_name!r}: {big:,} {what}; smallest {small_name!r}: "
             f"{small:,} ({big / small:.1f} : 1).")
-    if big >= IMBALANCE_RATIO * small:
-        text += " The classes are imbalanced: consider “Balance classes with weights”."
+    if big >= IMBALANCE_RATIO * small:  # (class weights are for samples, not boxes)
+        text += " The classes are imbalanced" + (
+            ": consider “Balance classes with weights”." if what == "samples" else ".")
     return text
 
 
