@@ -20,10 +20,15 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.data.augmentation import augment_preview
+from studio.core.data.detection.augment import box_augment_preview
+from studio.core.data.detection.pipeline import input_boxes
+from studio.core.data.image_pipeline import ImageForm
 from studio.core.data.types import ArraySamples, FileSamples, LoadedData
 from studio.core.project.document import FILL_MODES, Augmentation, DatasetChoice
-from studio.gui.data.images import ImageGrid, fit, read_array
-from studio.gui.data.samples import pick
+from studio.core.tasks.detection.boxes import ImageBoxes
+from studio.gui.data.boxes import BoxGrid
+from studio.gui.data.images import fit, read_array
+from studio.gui.data.samples import has_boxes, pick
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.forms import delay, hint
@@ -91,9 +96,10 @@ KNOBS = (
 
 
 def model_images(loaded: LoadedData, indices: np.ndarray, shape: tuple[int, ...], resize: str
-                 ) -> np.ndarray:
-    """Samples as training reads them, before augmentation: uint8 N × H × W × C of ``shape``."""
-    out = []
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Samples as training reads them, before augmentation: uint8 N × H × W × C of ``shape``,
+    and the indices of those read (an unreadable file is left out)."""
+    out, kept = [], []
     for index in indices:
         if isinstance(loaded.samples, ArraySamples):
             image = loaded.samples.x[index]
@@ -102,20 +108,32 @@ def model_images(loaded: LoadedData, indices: np.ndarray, shape: tuple[int, ...]
             if image is None:
                 continue
         out.append(fit(image, shape[:2], resize, shape[2]))
-    return np.stack(out) if out else np.zeros((0, *shape), np.uint8)
+        kept.append(index)
+    return (np.stack(out) if out else np.zeros((0, *shape), np.uint8),
+            np.asarray(kept, np.int64))
+
+
+Preview = tuple[np.ndarray, list[list[ImageBoxes]] | None]
+"""R × N × H × W × C uint8 images, the first row unaugmented, and each image's boxes (None
+for data without boxes)."""
 
 
 def _preview_task(loaded: LoadedData, indices: np.ndarray, choice: DatasetChoice,
                   shape: tuple[int, ...], seed: int):
     aug = choice.augmentation
 
-    def task(on_event, stop):
-        images = model_images(loaded, indices, shape, choice.resize)
+    def task(on_event, stop) -> Preview:
+        images, kept = model_images(loaded, indices, shape, choice.resize)
+        if not has_boxes(loaded):
+            if not aug.active() or not len(images):
+                return images[np.newaxis], None
+            return np.concatenate([images[np.newaxis],
+                                   augment_preview(images, aug, REPEATS, seed)]), None
+        boxes = input_boxes(loaded.labels[kept], ImageForm(shape[:2], shape[2], choice.resize))
         if not aug.active() or not len(images):
-            return images[np.newaxis]
-
-        return np.concatenate([images[np.newaxis],
-                               augment_preview(images, aug, REPEATS, seed)])
+            return images[np.newaxis], [boxes]
+        moved_images, moved = box_augment_preview(images, boxes, aug, REPEATS, seed)
+        return np.concatenate([images[np.newaxis], moved_images]), [boxes, *moved]
 
     return task
 
@@ -189,7 +207,7 @@ class AugmentationView(QWidget):
         left.addWidget(self.note)
         left.addStretch(1)
 
-        self.picture = ImageGrid(first_gap=ROW_GAP)
+        self.picture = BoxGrid(first_gap=ROW_GAP)
         self.picture.setObjectName("augment-preview")
         self.caption = hint()
         self.status = QLabel()
@@ -213,6 +231,8 @@ class AugmentationView(QWidget):
         self.shape: tuple[int, ...] | None = None
         self.preview: np.ndarray | None = None
         """The images on screen: R × N × H × W × C, the first row unaugmented."""
+        self.boxes: list[list[ImageBoxes]] | None = None
+        """The boxes drawn on them (pixels of these images), row by row, for detection."""
         self.seed = 0
         self._gesture = 0
         self._data_version = 0
@@ -259,7 +279,7 @@ class AugmentationView(QWidget):
         """Show ``message`` instead of a preview."""
         self.job.cancel()
         self.timer.stop()
-        self.loaded, self.preview = None, None
+        self.loaded, self.preview, self.boxes = None, None, None
         self._wanted = self._started = None
         self.picture.set_images(None)
         self.caption.setText("")
@@ -315,9 +335,10 @@ class AugmentationView(QWidget):
                             if aug.active() and not self._tensorflow_used else "Working…")
         self._tensorflow_used |= aug.active()
 
-    def _show_preview(self, preview: np.ndarray) -> None:
-        self.preview = preview
-        self.picture.set_images(preview)
+    def _show_preview(self, result: Preview) -> None:
+        preview, boxes = result
+        self.preview, self.boxes = preview, boxes
+        self.picture.set_images(preview, boxes, self.loaded.info.class_names)
         if not preview.shape[1]:
             self.status.setText("No training image could be read for the preview.")
             return

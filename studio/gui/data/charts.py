@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from studio.core.data.types import SPLITS, LoadedData
 from studio.core.tasks.registry import task_for
-from studio.gui.data.samples import SPLIT_TITLES
+from studio.gui.data.samples import SPLIT_TITLES, has_boxes
 
 SPLIT_COLOURS = {"train": "#1a73e8", "validation": "#e8710a", "test": "#188038"}
 AXIS_ROOM = 70
@@ -106,16 +106,17 @@ def _numeric(value: int) -> QTableWidgetItem:
     return item
 
 
-def balance_text(names: list[str], totals: list[int]) -> str:
-    """A sentence on how evenly the samples spread over the classes."""
+def balance_text(names: list[str], totals: list[int], what: str = "samples") -> str:
+    """A sentence on how evenly the samples (or boxes, ``what``) spread over the classes."""
     present = [(n, name) for name, n in zip(names, totals, strict=True) if n]
     if len(present) < 2:
         return ""
     (small, small_name), (big, big_name) = min(present), max(present)
-    text = (f"Largest class {big_name!r}: {big:,} samples; smallest {small_name!r}: "
+    text = (f"Largest class {big_name!r}: {big:,} {what}; smallest {small_name!r}: "
             f"{small:,} ({big / small:.1f} : 1).")
-    if big >= IMBALANCE_RATIO * small:
-        text += " The classes are imbalanced: consider “Balance classes with weights”."
+    if big >= IMBALANCE_RATIO * small:  # (class weights are for samples, not boxes)
+        text += " The classes are imbalanced" + (
+            ": consider “Balance classes with weights”." if what == "samples" else ".")
     return text
 
 
@@ -161,7 +162,9 @@ class ClassesView(QWidget):
     def show_data(self, loaded: LoadedData) -> None:
         """Chart the classes of ``loaded`` (label values for regression)."""
         task = task_for(loaded.info.task)
-        classes = task.has_classes
+        classes = task.has_classes or has_boxes(loaded)
+        what = "boxes" if has_boxes(loaded) else "samples"
+        self.chart.setLabel("left", what)
         if classes:
             names = list(loaded.info.class_names)
             counts = {s: loaded.class_counts(s) for s in SPLITS}
@@ -175,7 +178,7 @@ class ClassesView(QWidget):
         self.chart.show_bars(names, {SPLIT_TITLES[s]: (counts[s], SPLIT_COLOURS[s])
                                      for s in SPLITS})
         totals = [sum(c) for c in zip(*counts.values(), strict=True)]
-        self.summary.setText(balance_text(names, totals) if classes
+        self.summary.setText(balance_text(names, totals, what) if classes
                              else f"{task.title}: the chart shows how the label values "
                              "spread over each split.")
         self._fill_table("Class" if classes else "From",

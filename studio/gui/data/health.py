@@ -11,6 +11,8 @@ from studio.core.base.messages import count
 from studio.core.data.types import LoadedData
 from studio.core.model.params import format_shape
 from studio.gui.data.charts import BarChart
+from studio.gui.data.detection_health import BoxCharts, detection_html, used
+from studio.gui.data.samples import has_boxes
 
 SIZE_COLOUR = "#1a73e8"
 MODE_COLOUR = "#9334e6"
@@ -100,7 +102,9 @@ def _table_summary(report: dict[str, Any]) -> str:
 def report_html(loaded: LoadedData) -> str:
     """The health report of ``loaded`` as HTML for a person."""
     report = loaded.report or {}
-    if "root" in report:
+    if has_boxes(loaded):
+        parts = [detection_html(report)]
+    elif "root" in report:
         parts = [_folder_summary(report), _skipped(report), _duplicates(report)]
     elif "file" in report:
         parts = [_table_summary(report)]
@@ -128,25 +132,32 @@ class HealthView(QWidget):
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.sizes)
         column.addWidget(self.modes)
+        self.box_charts = BoxCharts()
         layout = QHBoxLayout(self)
         layout.addWidget(self.text, 3)
         layout.addWidget(self.charts, 2)
+        layout.addWidget(self.box_charts, 3)
         self.clear("No data yet.")
 
     def clear(self, message: str) -> None:
         """Show ``message`` instead of a report."""
         self.text.setPlainText(message)
         self.charts.hide()
+        self.box_charts.hide()
 
     def show_data(self, loaded: LoadedData) -> None:
         """Show the report of ``loaded``."""
         self.text.setHtml(report_html(loaded))
         report = loaded.report or {}
+        boxes = has_boxes(loaded)
+        self.box_charts.setVisible(boxes)
+        if boxes:
+            self.charts.hide()
+            self.box_charts.show_report(report)
+            return
         self.charts.setVisible(bool(report.get("total_images")))
         if self.charts.isVisibleTo(self):
-            buckets = report["size_histogram"]
-            used = [i for i, bucket in enumerate(buckets) if bucket["count"]]
-            buckets = buckets[used[0]:used[-1] + 1]
+            buckets = used(report["size_histogram"], "count")
             self.sizes.show_bars([b["larger_side"] for b in buckets],
                                  {"images": ([b["count"] for b in buckets], SIZE_COLOUR)})
             modes = report["modes"]

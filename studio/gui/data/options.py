@@ -68,6 +68,11 @@ def estimated_counts(total: int, choice: DatasetChoice) -> dict[str, int]:
     return {"train": total - validation - test, "validation": validation, "test": test}
 
 
+NATIVE_SIZED = ("bundled", "keras", "detection")
+"""Sources read at their images' own size when no size is set (a detection dataset at its
+most common one), so "Native size" applies."""
+
+
 class OptionsForm(QWidget):
     """Image, split, training and text options; each change is one undoable edit."""
 
@@ -176,7 +181,7 @@ class OptionsForm(QWidget):
         self.images.setVisible(kind == "image")
         self.text.setVisible(kind == "text")
         self.class_weights.setVisible(task_for(choice.task).has_classes)
-        in_memory = choice.source in ("bundled", "keras")
+        in_memory = choice.source in NATIVE_SIZED
         self.native.setVisible(in_memory)
         show_value(self.native, in_memory and choice.image_size is None)
         native = info.sample_shape[:2] if info and kind == "image" else DEFAULT_IMAGE_SIZE

@@ -28,9 +28,10 @@ from studio.core.project.document import DatasetChoice
 from studio.core.tasks.registry import task_for
 from studio.gui.data.augmentation import AugmentationView
 from studio.gui.data.charts import ClassesView
+from studio.gui.data.detection_health import format_title
 from studio.gui.data.health import HealthView
 from studio.gui.data.options import OptionsForm, estimated_counts
-from studio.gui.data.samples import SamplesView
+from studio.gui.data.samples import SamplesView, has_boxes
 from studio.gui.data.source import ERROR_STYLE, SourceForm
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.errors import note_error
@@ -240,6 +241,7 @@ class DataPanel(QWidget):
         if self._samples_read != self._samples_shown:  # other data: keep none of the old
             self._clear_views("Reading the data…")
         self.retry.hide()
+        self.source.show_found_format("")
         self.status.setStyleSheet("")
         self.status.setText("Reading the data…")
         self.progress.setRange(0, 0)
@@ -317,8 +319,15 @@ class DataPanel(QWidget):
         info = loaded.info
         what = {"image": "image", "table": "row", "text": "text"}[info.kind]
         text = f"Read {count(len(loaded.labels), what)}"
-        if task_for(info.task).has_classes:
+        boxes = has_boxes(loaded)
+        found = (loaded.report or {}).get("format", "") if boxes else ""
+        self.source.show_found_format(found)
+        if boxes:
+            text += f" with {count(len(loaded.labels.boxes), 'box', 'boxes')}"
+        if task_for(info.task).has_classes or boxes:
             text += f" in {count(info.num_classes, 'class', 'classes')}"
+        if found:
+            text += f" ({format_title(found)} labels)"
         notes = loaded.notes + loaded.split_notes()
         if notes:
             listed = "".join(f"\n• {note}" for note in notes[:NOTES_SHOWN])

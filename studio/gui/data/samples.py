@@ -26,7 +26,9 @@ from PySide6.QtWidgets import (
 from studio.core.base.messages import count
 from studio.core.data.types import SPLITS, ArraySamples, FileSamples, LoadedData, TableSamples
 from studio.core.model.params import format_shape
+from studio.core.tasks.detection.labels import BoxLabels
 from studio.core.tasks.registry import task_for
+from studio.gui.data.boxes import boxed, boxes_text
 from studio.gui.data.images import THUMBNAIL, framed, pixmap, thumbnail
 from studio.gui.widgets.forms import same_width
 from studio.gui.widgets.jobs import JobSlot
@@ -36,6 +38,8 @@ SAMPLES = 48
 ROWS = 100
 """Table or text rows shown per split."""
 ICON = 88
+BOXES_ICON = 150
+"""A detection sample's picture is drawn larger: its boxes and their tags must read."""
 SPLIT_TITLES = {"train": "Training", "validation": "Validation", "test": "Test"}
 TEXT_TIP = 600
 
@@ -54,21 +58,29 @@ def pick(loaded: LoadedData, split: str, n: int, seed: int = 0) -> np.ndarray:
     return order[:n]
 
 
+def has_boxes(loaded: LoadedData) -> bool:
+    """Whether ``loaded`` is a detection dataset: its labels are boxes."""
+    return isinstance(loaded.labels, BoxLabels)
+
+
 def label_text(loaded: LoadedData, index: int) -> str:
     """The label of sample ``index`` as a person reads it."""
+    if has_boxes(loaded):
+        boxes = len(loaded.labels.image(index))
+        return count(boxes, "box", "boxes") if boxes else "background"
     value = loaded.labels[index]
     if task_for(loaded.info.task).has_classes:
         return loaded.info.class_names[int(value)]
     return f"{float(value):.4g}"
 
 
-def _thumbnails(paths):
+def _thumbnails(paths, size: int = THUMBNAIL):
     def task(on_event, stop):
         out = []
         for path in paths:
             if stop.is_set():
                 break
-            out.append(thumbnail(path))
+            out.append(thumbnail(path, size))
         return out
 
     return task
@@ -188,9 +200,16 @@ class SamplesView(QWidget):
         else:
             self._fill_table(loaded)
 
+    def icon_size(self) -> QSize:
+        """The size each sample's picture is drawn at."""
+        return self.grid.iconSize()
+
     def _fill_grid(self, loaded: LoadedData) -> None:
         self.grid.clear()
-        blank = QPixmap(ICON, ICON)
+        icon = BOXES_ICON if has_boxes(loaded) else ICON
+        self.grid.setIconSize(QSize(icon, icon))
+        self.grid.setGridSize(QSize(icon + 20, icon + 28))
+        blank = QPixmap(icon, icon)
         blank.fill(QColor("#eceef1"))
         for index in self.indices:
             item = QListWidgetItem(QIcon(blank), label_text(loaded, index))
@@ -200,7 +219,8 @@ class SamplesView(QWidget):
         if isinstance(loaded.samples, ArraySamples):
             self._show_thumbnails([loaded.samples.x[i] for i in self.indices])
         else:
-            self.job.start(_thumbnails([loaded.samples.paths[i] for i in self.indices]))
+            self.job.start(_thumbnails([loaded.samples.paths[i] for i in self.indices],
+                                       max(icon, THUMBNAIL)))
 
     def _show_thumbnails(self, images: list[np.ndarray | None]) -> None:
         loaded = self.loaded
@@ -212,12 +232,25 @@ class SamplesView(QWidget):
                 item.setIcon(broken)
                 item.setToolTip(f"{name}\nThis file cannot be read.")
                 continue
-            item.setIcon(QIcon(framed(pixmap(image), QSize(ICON, ICON))))
+            item.setIcon(QIcon(self.picture(index, image)))
             where = (f"\n{loaded.samples.paths[index].name}"
                      if isinstance(loaded.samples, FileSamples) else f"\nSample {index:,}")
             shown = "" if max(image.shape[:2]) < THUMBNAIL else " (thumbnail)"
+            if has_boxes(loaded):
+                name = boxes_text(loaded.labels.image(index), loaded.info.class_names)
+                height, width = loaded.labels.sizes[index].tolist()
+                shown = f" (stored {width}×{height})"
             item.setToolTip(f"{name}{where}\n{format_shape(image.shape)}{shown}")
         self.thumbnails_shown.emit()
+
+    def picture(self, index: int, image: np.ndarray) -> QPixmap:
+        """Sample ``index``'s card picture from its pixels ``image`` (a thumbnail, maybe):
+        with its boxes drawn for a detection dataset."""
+        loaded, size = self.loaded, self.icon_size()
+        if not has_boxes(loaded):
+            return framed(pixmap(image), size)
+        return boxed(pixmap(image), loaded.labels.image(index),
+                     tuple(loaded.labels.sizes[index].tolist()), loaded.info.class_names, size)
 
     def _fill_table(self, loaded: LoadedData) -> None:
         samples = loaded.samples

@@ -1,4 +1,5 @@
-"""Choosing where the data comes from: a bundled or Keras dataset, an image folder or a CSV."""
+"""Choosing where the data comes from: a bundled or Keras dataset, an image folder, a CSV, or a
+detection dataset (a folder of images with box labels, or the detection demo set)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ from PySide6.QtWidgets import (
 
 from studio.core.base.messages import count
 from studio.core.data.builtin import BUILTINS, builtin_info, is_cached
+from studio.core.data.detection import demo
+from studio.core.data.detection.formats import FORMATS
+from studio.core.data.detection.source import DEMO_IMAGES, DEMO_TITLE
+from studio.core.data.detection.source import TASK as DETECTION
 from studio.core.data.sources import DATASETS
 from studio.core.data.tables import csv_columns
 from studio.core.data.types import DataError, DatasetInfo
@@ -36,6 +41,21 @@ LABEL_NAMES = ("label", "labels", "class", "target", "y")
 """Column names taken as the label when a CSV is picked (else its last column)."""
 ERROR_STYLE = "color: #b3261e;"
 CLASSES_LISTED = 8
+PICKED_BY_PATH = ("folder", "csv", "detection")
+"""Sources whose data is a folder or file the person picks."""
+DEMO_KEY = "detection:demo"
+AUTO_FORMAT = "Auto (from the files)"
+FORMAT_TIPS = {
+    "auto": "Find the format from the folder's layout and files",
+    "yolo": "One .txt per image, a line “class cx cy w h” per box, normalised to 0..1; the "
+            "class names in classes.txt or data.yaml",
+    "voc": "One Pascal VOC .xml per image (in Annotations/), an <object> per box, in pixels",
+    "coco": "One COCO .json (instances_train.json, …) listing the images, the categories and "
+            "every box (x, y, width, height in pixels)",
+    "kitti": "One KITTI .txt per image (in label_2/), a line per object: its type, then its "
+             "box in pixels (the format DIGITS trained detectors on)",
+}
+"""What each label format looks like on disk, for the format picker's tooltips."""
 
 
 def _default_label(columns: list[str]) -> str:
@@ -54,15 +74,28 @@ def _sources() -> list[tuple[str, str, str]]:
         entries.append((f"{info.title} (Keras)", f"keras:{name}",
                         f"{info.num_samples:,} images of {format_shape(info.sample_shape)}, "
                         f"{info.num_classes} classes; {where}"))
-    entries += [("Image folder…", "folder",
+    entries += [(f"{DEMO_TITLE} (bundled, offline)", DEMO_KEY,
+                 f"{sum(DEMO_IMAGES.values()):,} images of {demo.SIDE}×{demo.SIDE} with 1 to "
+                 "5 digits each, boxed: drawn from MNIST-10k on first use; works offline"),
+                ("Image folder…", "folder",
                  "Your own images: a folder with one subfolder of images per class"),
+                ("Detection folder…", "detection",
+                 "Your own images with boxes: labels in YOLO, Pascal VOC, COCO or KITTI "
+                 "format"),
                 ("CSV file…", "csv",
                  "A table with a header row: numeric columns or a text column, and a label")]
     return entries
 
 
+def _formats() -> list[tuple[str, str, str]]:
+    return [(AUTO_FORMAT, "auto", FORMAT_TIPS["auto"])] + [
+        (module.TITLE, name, FORMAT_TIPS[name]) for name, module in FORMATS.items()]
+
+
 def source_key(choice: DatasetChoice) -> str:
     """The source box's value for a choice."""
+    if choice.source == "detection":
+        return "detection" if choice.path else DEMO_KEY
     return choice.source if choice.source in ("folder", "csv") else f"{choice.source}:{choice.name}"
 
 
@@ -123,6 +156,9 @@ class SourceForm(QGroupBox):
             "Whether the label is a category or a quantity")
         self.task.activated.connect(lambda _: edit_dataset(
             doc, "Set task", task=self.task.currentData()))
+        self.label_format = choice_box(_formats(), "How the folder's files hold the boxes")
+        self.label_format.setObjectName("data-label-format")
+        self.label_format.activated.connect(self._format_chosen)
         self.facts = QLabel()
         self.facts.setObjectName("data-facts")
         self.facts.setWordWrap(True)
@@ -132,6 +168,7 @@ class SourceForm(QGroupBox):
         self.form = QFormLayout(self)
         self.form.addRow("Dataset", self.source)
         self.form.addRow("Location", _path_row(self.path, self.browse))
+        self.form.addRow("Label format", self.label_format)
         self.form.addRow("Validation",
                          _path_row(self.validation_path, self.validation_browse,
                                    self.validation_clear))
@@ -147,11 +184,14 @@ class SourceForm(QGroupBox):
         (or, if ``pending``, that it is being read)."""
         show_choice(self.source, source_key(choice))
         folder, table = choice.source == "folder", choice.source == "csv"
-        self.form.setRowVisible(1, folder or table)
-        self.form.setRowVisible(2, folder)
-        for row in (3, 4, 5):
-            self.form.setRowVisible(row, table)
+        boxes = choice.source == "detection" and bool(choice.path)
+        self.form.setRowVisible(1, folder or table or boxes)
+        self.form.setRowVisible(self.label_format, boxes)
+        self.form.setRowVisible(self.validation_path.parentWidget(), folder)
+        for box in (self.label_column, self.text_column, self.task):
+            self.form.setRowVisible(box, table)
         self.path.setPlaceholderText("No CSV file chosen" if table else "No folder chosen")
+        show_choice(self.label_format, choice.label_format)
         self.path.setText(choice.path)
         self.path.setToolTip(choice.path or "The folder or file the samples are read from")
         self.validation_path.setText(choice.validation_path)
@@ -172,12 +212,17 @@ class SourceForm(QGroupBox):
                  else f", {count(info.sample_shape[0], 'feature')}" if info.kind == "table"
                  else "")
         text = size[0].upper() + size[1:] + shape
-        if not task_for(info.task).has_classes:
+        if not (task_for(info.task).has_classes or info.task == DETECTION):
             return f"{text}; the label is a number to predict."
         names = ", ".join(info.class_names[:CLASSES_LISTED])
         more = info.num_classes - CLASSES_LISTED
         return (f"{text} in {count(info.num_classes, 'class', 'classes')}: {names}"
                 + (f" and {more} more." if more > 0 else "."))
+
+    def show_found_format(self, name: str) -> None:
+        """Name the format an automatic reading found (``yolo``…; empty: none yet)."""
+        title = FORMATS[name].TITLE if name in FORMATS else ""
+        self.label_format.setItemText(0, f"Auto: {title} found" if title else AUTO_FORMAT)
 
     def columns(self, path: str) -> list[str]:
         """The CSV's column names as reading names them (read once per file); none if the
@@ -209,14 +254,22 @@ class SourceForm(QGroupBox):
 
     def _source_chosen(self, index: int) -> None:
         key = self.source.itemData(index)
-        if key in ("folder", "csv"):
+        if key in PICKED_BY_PATH:
             if not self.ask_path(key):  # cancelled: keep the current source
                 show_choice(self.source, source_key(self.doc.project.dataset))
             return
         source, name = key.split(":", 1)
-        edit_dataset(self.doc, f"Use {self.source.itemText(index)}", source=source, name=name,
-                     path="", validation_path="", label_column="", text_column="",
-                     task=DEFAULT_TASK)
+        detection = source == "detection"
+        edit_dataset(self.doc, f"Use {self.source.itemText(index)}", source=source,
+                     name="" if detection else name, path="", validation_path="",
+                     label_column="", text_column="", label_format="auto",
+                     task=DETECTION if detection else DEFAULT_TASK)
+
+    def _format_chosen(self, index: int) -> None:
+        value = self.label_format.itemData(index)
+        if value != self.doc.project.dataset.label_format:
+            edit_dataset(self.doc, f"Read labels as {self.label_format.itemText(index)}",
+                         label_format=value)
 
     def _start_dir(self, path: str) -> str:
         if not path:
@@ -229,17 +282,28 @@ class SourceForm(QGroupBox):
         start = self._start_dir(self.doc.project.dataset.path)
         if kind == "csv":
             path, _ = QFileDialog.getOpenFileName(self, "Choose a CSV file", start, CSV_FILTER)
+        elif kind == "detection":
+            path = QFileDialog.getExistingDirectory(
+                self, "Choose a detection dataset (images with YOLO, Pascal VOC, COCO or KITTI "
+                "labels)", start)
         else:
             path = QFileDialog.getExistingDirectory(
                 self, "Choose an image folder (one subfolder per class)", start)
         if path:
-            self.pick(Path(path))
+            self.pick(Path(path), detection=kind == "detection")
         return bool(path)
 
-    def pick(self, path: Path) -> None:
-        """Use a folder of class subfolders, or a CSV file, as the data (one undoable edit)."""
+    def pick(self, path: Path, detection: bool | None = None) -> None:
+        """Use a folder of class subfolders, a detection dataset (``detection``; None: if the
+        data is one now), or a CSV file, as the data (one undoable edit)."""
         absolute = absolute_data_path(path)
-        if path.is_dir():
+        if detection is None:
+            detection = self.doc.project.dataset.source == "detection"
+        if path.is_dir() and detection:
+            edit_dataset(self.doc, f"Use detection folder {path.name}", source="detection",
+                         name="", path=absolute, validation_path="", label_column="",
+                         text_column="", label_format="auto", task=DETECTION)
+        elif path.is_dir():
             edit_dataset(self.doc, f"Use image folder {path.name}", source="folder",
                          path=absolute, validation_path="", label_column="", text_column="",
                          task=DEFAULT_TASK)

@@ -23,7 +23,7 @@ from studio.core.base.events import Progress
 from studio.core.data.detection import demo
 from studio.core.data.detection.formats import read_detection
 from studio.core.data.detection.health import DetectionHealth
-from studio.core.data.detection.record import DetectionSet
+from studio.core.data.detection.record import DetectionSet, describe_dict
 from studio.core.data.splits import layout_splits
 from studio.core.data.types import (
     ArraySamples,
@@ -162,6 +162,6 @@ def load(choice: DatasetChoice, on_progress: Progress, stop: threading.Event) ->
     return LoadedData(info, FileSamples(list(dataset.images)), labels,
                       layout_splits(dataset.splits, choice.validation_split, choice.test_split,
                                     choice.seed),
-                      dataset.health.problems(), dataset.health.to_dict(),
+                      dataset.health.problems(), describe_dict(dataset),
                       validation_split=choice.validation_split, named_splits=dataset.splits)
 
