@@ -33,8 +33,10 @@ HDF5 = b"\x89HDF\r\n\x1a\n"
 """The signature every weights file starts with."""
 
 
-def params(name: str, weights: str = "random", trainable_layers: int = 0) -> dict:
-    return {"name": name, "weights": weights, "trainable_layers": trainable_layers}
+def params(name: str, weights: str = "random", trainable_layers: int = 0,
+           output_stride: str = "32") -> dict:
+    return {"name": name, "weights": weights, "trainable_layers": trainable_layers,
+            "output_stride": output_stride}
 
 
 def keras_base(name: str, shape, weights=None):
@@ -48,6 +50,14 @@ def test_table_matches_keras(name):
     assert APPLICATION.output(params(name), [ODD_SHAPE]) == (
         tuple(base.output.shape[1:]), base.count_params())
     assert len(base.layers) == BASES[name].layers
+    for stride, cut in BASES[name].cuts.items():
+        ended = keras.Model(base.input, base.get_layer(cut.layer).output)
+        assert APPLICATION.output(params(name, output_stride=str(stride)), [ODD_SHAPE]) == (
+            tuple(ended.output.shape[1:]), ended.count_params()), stride
+        assert len(ended.layers) == cut.layers
+    with pytest.raises(LayerError, match="MobileNetV2 up to stride 8 has 57 layers"):
+        APPLICATION.output(params("MobileNetV2", trainable_layers=58, output_stride="8"),
+                           [ODD_SHAPE])
 
 
 @pytest.mark.parametrize(
@@ -115,6 +125,25 @@ def test_imagenet_base_reads_pixels_0_to_1_like_keras_reads_its_own_input(name, 
     ours = build_application(params(name, "imagenet"), shape)
     pixels = np.random.default_rng(0).random((2, *shape), dtype="float32")
     expected = np.asarray(reference(PREPROCESS[name](pixels * 255.0)))
+    np.testing.assert_allclose(ours(pixels), expected, rtol=1e-3,
+                               atol=1e-4 * np.abs(expected).max())
+
+
+def test_a_base_ended_at_stride_16_keeps_its_imagenet_weights(monkeypatch):
+    shape = (32, 32, 3)
+    path = cache_dir() / BASES["MobileNetV2"].weights_name
+    path.parent.mkdir(parents=True)
+    save_legacy_weights(keras_base("MobileNetV2", shape), path)
+    monkeypatch.setattr("keras.src.utils.file_utils.get_file", lambda *a, **k: str(path))
+    whole = keras_base("MobileNetV2", shape, weights="imagenet")
+    reference = keras.Model(whole.input, whole.get_layer("block_13_expand_relu").output)
+    ours = build_application(params("MobileNetV2", "imagenet", 10, output_stride="16"), shape)
+    base = ours.layers[-1]
+    assert len(base.layers) == BASES["MobileNetV2"].cuts[16].layers
+    assert not any(x.trainable for x in base.layers[:-10]) and ours.trainable_weights
+    pixels = np.random.default_rng(0).random((2, *shape), dtype="float32")
+    expected = np.asarray(reference(PREPROCESS["MobileNetV2"](pixels * 255.0)))
+    assert expected.shape == (2, 2, 2, 576)
     np.testing.assert_allclose(ours(pixels), expected, rtol=1e-3,
                                atol=1e-4 * np.abs(expected).max())
 
@@ -253,7 +282,8 @@ def test_random_weights_unfreeze_the_whole_base():
     use_random_weights(graph)
     assert missing_weights(graph) == []
     (node,) = [n for n in graph.nodes if n.type == "Application"]
-    assert node.params == params("EfficientNetB0", "random", BASES["EfficientNetB0"].layers)
+    assert APPLICATION.resolved(node.params) == params("EfficientNetB0", "random",
+                                                       BASES["EfficientNetB0"].layers)
 
 
 def test_a_damaged_cached_file_counts_as_missing(tmp_path):

@@ -291,6 +291,18 @@ def test_a_transfer_template_exports_the_same_model():
     assert len(exported.trainable_weights) < len(exported.weights)
 
 
+def test_a_base_ended_at_stride_16_exports_the_same_model():
+    graph = Graph.from_chain([
+        Node("image", "Input", {"shape": [64, 64, 3]}),
+        Node("base", "Application", {"name": "MobileNetV2", "weights": "random",
+                                     "trainable_layers": 30, "output_stride": "16"})])
+    project = Project(name="ended", graph=graph)
+    exported, ours = model_from_code(project), build_keras_model(graph, project.name)
+    assert "end_at='block_13_expand_relu'" in model_code(graph, project.name)
+    assert summary(exported) == summary(ours) and ours.output_shape == (None, 4, 4, 576)
+    assert len(exported.trainable_weights) == len(ours.trainable_weights) > 0
+
+
 def test_imagenet_weights_are_left_to_keras_and_read_rgb():
     text = model_code(from_template("resnet50").graph, "resnet50")
     compile(text, "resnet50.py", "exec")

@@ -33,6 +33,7 @@ from tests.core.search_support import (
     searched,
     table_project,
 )
+from tests.detection_runs import detection_project
 from tests.gate import HOLD_SECONDS
 
 
@@ -232,3 +233,20 @@ def test_the_last_search_of_a_saved_project_is_the_one_written_last(tmp_path):
     os.utime(second / SEARCH_FILE)
     os.utime(first / SEARCH_FILE, (1, 1))
     assert last_search(project_path) == second
+
+
+def test_a_detection_search_maximises_validation_map50(tmp_path, pool):
+    """A detector's project left with the classifier's default metric searches val_map50,
+    the best trial the one of highest mAP@0.5."""
+    project = searched(detection_project(tmp_path), "grid",
+                       Dimension("training.learning_rate", values=[0.01, 0.00001]))
+    assert project.search.metric == "val_accuracy"
+    result, events = search(project, tmp_path, pool)
+    assert [t.status for t in result.trials] == ["finished"] * 2
+    for trial in result.trials:
+        assert len(trial.epochs) == 1 and trial.value == trial.epochs[0]["val_map50"]
+    saved = read_state(tmp_path / "search").project.search
+    assert saved.metric == "val_map50" and not saved.minimize
+    ranked = sorted(result.trials, key=lambda t: t.value, reverse=True)
+    assert ranked[0].value > ranked[1].value
+    assert result.best is ranked[0] and events[-1]["best"] == ranked[0].number

@@ -7,13 +7,14 @@ import pytest
 
 from studio.core.model.graph import Node
 from studio.core.project.document import (
+    DatasetChoice,
     Dimension,
     Project,
     SearchSettings,
     load_project,
     save_project,
 )
-from studio.core.project.templates import demo_project
+from studio.core.project.templates import demo_project, from_template
 from studio.core.search.space import (
     SearchSpaceError,
     apply_values,
@@ -21,9 +22,12 @@ from studio.core.search.space import (
     current_value,
     estimated_seconds,
     layer_target,
+    metric_choices,
     param_for,
     problems,
+    search_metric,
     searchable_params,
+    searched_project,
     start_value,
     target_label,
     training_target,
@@ -168,3 +172,19 @@ def test_a_size_per_axis_is_searched_one_size_for_every_axis(project, tmp_path):
     save_project(project, tmp_path / "p.studio.json")
     assert load_project(tmp_path / "p.studio.json").graph.node("conv2d_1").params[
         "kernel_size"] == [5, 1]
+
+
+def test_a_search_optimises_what_its_task_logs_its_default_first():
+    classifier = demo_project()
+    assert metric_choices(classifier) == ("val_accuracy", "val_loss", "accuracy", "loss")
+    detector = from_template("small_detector")
+    assert metric_choices(detector) == ("val_map50", "val_map", "val_loss", "loss")
+    assert detector.search.metric == "val_accuracy" and search_metric(detector) == "val_map50"
+    snapshot = searched_project(detector)
+    assert snapshot.search.metric == "val_map50" and not snapshot.search.minimize
+    assert detector.search.metric == "val_accuracy"  # the project itself is left alone
+    detector.search.metric = "val_loss"
+    assert search_metric(detector) == "val_loss" and searched_project(detector).search.minimize
+    regressor = Project(dataset=DatasetChoice(task="regression"))
+    assert metric_choices(regressor) == ("val_mae", "val_loss", "mae", "loss")
+    assert searched_project(regressor).search.minimize  # an error, like a loss

@@ -7,12 +7,12 @@ import math
 
 import pytest
 
-from studio.core.build.analysis import analyze
+from studio.core.build.analysis import analyze, output_settings
 from studio.core.build.keras_model import build_keras_model, build_model
-from studio.core.data.sources import MNIST_10K
+from studio.core.data.sources import MNIST_10K, describe
 from studio.core.model.applications import BASES
 from studio.core.model.graph import Graph, Node
-from studio.core.model.weights import use_random_weights
+from studio.core.model.weights import missing_weights, use_random_weights
 from studio.core.project.document import DatasetChoice, TrainingSettings
 from studio.core.project.templates import TEMPLATES, TRANSFER_INPUT, blank_project, from_template
 from studio.core.training.trainer import train
@@ -22,7 +22,8 @@ TRANSFER = {"mobilenetv2": "MobileNetV2", "resnet50": "ResNet50", "vgg16": "VGG1
             "efficientnetb0": "EfficientNetB0"}
 TEXT_TEMPLATES = ["lstm_text", "transformer_text"]
 OTHER_DATA = {*TEXT_TEMPLATES, *TRANSFER}
-FITS_MNIST = sorted(set(TEMPLATES) - OTHER_DATA)
+DETECTORS = ["mobilenetv2_detector", "small_detector"]
+FITS_MNIST = sorted(set(TEMPLATES) - OTHER_DATA - set(DETECTORS))
 TEXT = dataclasses.replace(MNIST_10K, name="text", title="Text", sample_shape=(100,))
 IMAGES = dataclasses.replace(MNIST_10K, name="images", title="Images",
                              sample_shape=tuple(TRANSFER_INPUT))
@@ -41,6 +42,31 @@ def test_image_templates_fit_mnist_and_keras_counts_what_we_count(name):
     report = analyze(graph, MNIST_10K)
     assert report.ok, report.reason
     assert build_model(graph, MNIST_10K).count_params() == report.total_params
+
+
+@pytest.mark.parametrize("name", DETECTORS)
+def test_detection_templates_open_on_the_detection_demo_and_keras_counts_what_we_count(name):
+    project = from_template(name)
+    info = describe(project.dataset)
+    assert info.task == "detection" and info.num_classes == 10
+    report = analyze(project.graph, info)
+    assert report.ok, report.reason
+    (head,) = [n for n in project.graph.nodes if n.type == "DetectionHead"]
+    assert head.params["classes"] == info.num_classes
+    rows, cols = output_settings(project.graph, info)["grid"]
+    assert rows == cols and info.sample_shape[0] // rows in (8, 16)  # the head's stride
+    use_random_weights(project.graph)  # no download in a test
+    assert build_model(project.graph, info).count_params() == report.total_params
+
+
+def test_the_mobilenetv2_detector_reads_the_base_at_stride_16_with_imagenet_weights():
+    graph = from_template("mobilenetv2_detector").graph
+    (base,) = [n for n in graph.nodes if n.type == "Application"]
+    assert base.params == {"name": "MobileNetV2", "weights": "imagenet",
+                           "trainable_layers": 119, "output_stride": "16"}
+    assert missing_weights(graph) == ["MobileNetV2"]
+    assert "without a network the base starts from random weights" in TEMPLATES[
+        "mobilenetv2_detector"].description
 
 
 @pytest.mark.parametrize("name", TEXT_TEMPLATES)

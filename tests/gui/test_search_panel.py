@@ -12,7 +12,8 @@ from PySide6.QtCore import QPoint, QRectF, Qt
 
 from studio.core.base.messages import format_duration
 from studio.core.model.graph import Graph, Node
-from studio.core.project.document import Dimension, Project, save_project
+from studio.core.project.document import DatasetChoice, Dimension, Project, save_project
+from studio.core.project.templates import from_template
 from studio.core.runs.folders import runs_root
 from studio.core.search.runner import SearchSession
 from studio.core.search.space import estimated_seconds
@@ -411,3 +412,22 @@ def test_parallel_coordinates_draw_a_colour_scale_and_labels_over_the_lines(qtbo
     for label in view.labels:
         assert label.zValue() > top_line and label.fill.color().alpha() >= 230
         assert area.contains(label.sceneBoundingRect()), label.toPlainText()
+
+
+def test_a_detection_project_searches_its_map50_by_default(window, qtbot):
+    window.doc.replace(from_template("small_detector"), None)
+    show_tab(qtbot, window, "Search")
+    panel = window.search
+    box = panel.metric_box
+    assert [box.itemData(i) for i in range(box.count())] == [
+        "val_map50", "val_map", "val_loss", "loss"]
+    assert box.currentText() == "Validation mAP@0.5"
+    assert window.doc.project.search.metric == "val_accuracy"  # the task's default shows
+    assert panel.curves.metric_box.currentText() == "Validation mAP@0.5"
+    box.setCurrentIndex(box.findData("val_map"))
+    assert window.doc.project.search.metric == "val_map"
+    assert not window.doc.project.search.minimize
+    window.doc.edit("Use MNIST-10k", lambda p: setattr(p, "dataset", DatasetChoice()))
+    assert [box.itemData(i) for i in range(box.count())] == [
+        "val_accuracy", "val_loss", "accuracy", "loss"]
+    assert box.currentData() == "val_accuracy"

@@ -80,7 +80,9 @@ def test_other_data_is_explained_in_the_gallery(qtbot, window):
     pick(qtbot, gallery, "lstm_text")
     assert "100 token ids (text). Choose a CSV of texts" in gallery.fit.text()
     pick(qtbot, gallery, "vgg16")
-    assert gallery.fit.text().endswith("Its ImageNet weights are downloaded when you open it.")
+    assert gallery.fit.text().endswith(
+        "Its ImageNet weights are downloaded when you open it; without a network it can "
+        "start from random weights.")
     qtbot.mouseClick(gallery.buttons.button(gallery.buttons.StandardButton.Cancel),
                      Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not gallery.isVisible())
@@ -246,3 +248,71 @@ def test_the_unets_skip_wires_run_clear_of_the_layers_they_pass_in_lanes_of_thei
     outer, inner = (skips[key].path().boundingRect().right()
                     for key in [("conv2d_2", "concatenate_2"), ("conv2d_4", "concatenate_1")])
     assert outer > inner + 40  # the longer skip runs outside the shorter one
+
+
+DETECTION_DEMO = "Detection demo (digits)"
+
+
+class Served(io.BytesIO):
+    """A download of these bytes, its length not announced."""
+
+    headers: dict[str, str] = {}
+
+
+def open_detection_template(qtbot, window, name: str) -> None:
+    """Open template ``name`` from the gallery and see it fit the detection demo set."""
+    gallery = open_gallery(qtbot, window)
+    pick(qtbot, gallery, name)
+    assert gallery.category.text() == "Detection"
+    assert gallery.fit.text().startswith(f"Ready to train on {DETECTION_DEMO}.")
+    qtbot.mouseClick(gallery.open_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.doc.project.name == TEMPLATES[name].title)
+    assert set(window.scene.nodes) == set(from_template(name).graph.ids())
+    info = window.doc.dataset()
+    assert info.title == DETECTION_DEMO and info.num_classes == 10
+    (head,) = [n for n in window.doc.project.graph.nodes if n.type == "DetectionHead"]
+    assert head.params["classes"] == info.num_classes
+    assert window.doc.analysis().ok, window.doc.analysis().problems
+    look = window.scene.nodes[head.id].look
+    assert look.shape == "16 × 16 × 14" and look.params and not look.problem  # 10 + 4 channels
+
+
+def test_the_small_detector_template_opens_on_the_detection_demo(qtbot, window):
+    open_detection_template(qtbot, window, "small_detector")
+    assert not window.weights.job.busy()  # nothing to download
+
+
+def test_the_mobilenetv2_detector_offline_says_so_and_starts_from_random_weights(
+        qtbot, window, offline):
+    gallery = open_gallery(qtbot, window)
+    pick(qtbot, gallery, "mobilenetv2_detector")
+    assert gallery.fit.text().endswith(
+        "Its ImageNet weights are downloaded when you open it; without a network it can "
+        "start from random weights.")
+    gallery.reject()
+    open_detection_template(qtbot, window, "mobilenetv2_detector")
+    qtbot.waitUntil(lambda: window.weights.notice is not None and window.weights.notice.isVisible())
+    assert window.weights.notice.text() == OFFLINE
+    with qtbot.waitSignal(window.weights.settled):
+        qtbot.mouseClick(window.weights.random_button, Qt.MouseButton.LeftButton)
+    assert application_params(window) == {
+        "name": "MobileNetV2", "weights": "random", "trainable_layers": 119,
+        "output_stride": "16"}
+    assert "stride 16, random" in window.scene.nodes["application_1"].look.key_params
+    assert window.doc.analysis().ok
+    qtbot.waitUntil(lambda: not window.weights.job.busy())
+
+
+def test_the_mobilenetv2_detector_keeps_the_imagenet_weights_it_downloads(
+        qtbot, window, monkeypatch):
+    body = HDF5_SIGNATURE + b"weights"
+    monkeypatch.setattr(downloads, "_open_url", lambda url, timeout: Served(body))
+    messages = []
+    window.weights.message.connect(messages.append)
+    open_detection_template(qtbot, window, "mobilenetv2_detector")
+    qtbot.waitUntil(lambda: messages == ["The ImageNet weights for MobileNetV2 are ready."])
+    assert window.weights.notice is None
+    assert (cache_dir() / BASES["MobileNetV2"].weights_name).read_bytes() == body
+    assert application_params(window)["weights"] == "imagenet"
+    assert "stride 16, ImageNet" in window.scene.nodes["application_1"].look.key_params
+    qtbot.waitUntil(lambda: not window.weights.job.busy())

@@ -38,7 +38,7 @@ from studio.core.build.optimizers import (
 )
 from studio.core.data.sources import describe
 from studio.core.export.script_data import data_section, path_code
-from studio.core.model.applications import APPLICATION, BASES
+from studio.core.model.applications import APPLICATION, BASES, chosen_part
 from studio.core.model.graph import Graph, Node
 from studio.core.model.layers import OPAQUE_TYPE, Nested
 from studio.core.project.document import EarlyStopping, Project, TrainingSettings
@@ -241,12 +241,13 @@ $layers
 _APPLICATION_HELPER = '''
 
 def application(base_name, input_shape, weights, trainable_layers, scale, offset,
-                flip_channels_of, name):
+                flip_channels_of, name, end_at=None):
     """A keras.applications base without its classifier, reading pixels in 0..1.
 
     With weights="imagenet", Keras downloads and caches them; a base trained on BGR images
-    then has its first convolution reversed over colours so that it reads RGB. Only the last
-    ``trainable_layers`` layers learn, and pre-trained batch normalizations never do.
+    then has its first convolution reversed over colours so that it reads RGB. ``end_at``
+    names the layer the base ends at, if not its last. Only the last ``trainable_layers``
+    layers learn, and pre-trained batch normalizations never do.
     """
     base = getattr(keras.applications, base_name)(
         include_top=False, weights=weights, input_shape=input_shape, pooling=None)
@@ -255,6 +256,8 @@ def application(base_name, input_shape, weights, trainable_layers, scale, offset
         conv = base.get_layer(flip_channels_of)
         kernel, *rest = conv.get_weights()
         conv.set_weights([kernel[:, :, ::-1, :], *rest])
+    if end_at:
+        base = keras.Model(base.input, base.get_layer(end_at).output, name=base.name)
     first = len(base.layers) - trainable_layers
     for index, layer in enumerate(base.layers):
         frozen_norm = pretrained and isinstance(layer, keras.layers.BatchNormalization)
@@ -497,10 +500,11 @@ def _application_call(node: Node, input_shape: tuple[int, ...]) -> str:
     params = node.resolved_params()
     base = BASES[params["name"]]
     weights = "imagenet" if params["weights"] == "imagenet" else None
+    end_at = chosen_part(params).layer
     return (f"application({params['name']!r}, {input_shape!r}, weights={weights!r}, "
             f"trainable_layers={params['trainable_layers']}, scale={base.input_scale!r}, "
             f"offset={base.input_offset!r}, flip_channels_of={base.flip_channels_of!r}, "
-            f"name={node.id!r})")
+            f"name={node.id!r}{f', end_at={end_at!r}' if end_at else ''})")
 
 
 def _layer_call(graph: Graph, node: Node, names: dict[str, str], report: Analysis) -> str:

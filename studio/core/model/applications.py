@@ -10,8 +10,8 @@ itself to what its ImageNet weights were trained on. The weights are downloaded 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,8 +24,11 @@ if TYPE_CHECKING:
 
 MIN_SIZE = 32
 """The smallest height and width the bases accept."""
-HALVINGS = 5
-"""Every base halves the image five times (an output stride of 32)."""
+WHOLE_STRIDE = 32
+"""Every whole base halves the image five times."""
+OUTPUT_STRIDES = ("32", "16", "8")
+"""How many times smaller than the image a base's features may be: 32 is the whole base; 16
+and 8 end it at its last layer of that size."""
 REFERENCE_PIXELS = 224 * 224
 """The image size the multiply-add counts in BASES are given for."""
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
@@ -34,6 +37,18 @@ HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 _KERAS = "https://storage.googleapis.com/tensorflow/keras-applications/"
 _CAFFE_MEAN_RGB = (-123.68, -116.779, -103.939)
 """Minus ImageNet's mean pixel in 0..255, for bases trained on mean-centred BGR images."""
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A base ended early: at its layer ``layer``, whose features are ``channels`` deep, with
+    ``params`` parameters in ``layers`` layers and ``mega_macs`` multiply-adds at 224 × 224."""
+
+    layer: str
+    channels: int
+    params: int
+    layers: int
+    mega_macs: int
 
 
 @dataclass(frozen=True)
@@ -59,6 +74,15 @@ class Base:
     input_offset: tuple[float, float, float]
     flip_channels_of: str | None = None
     variance_factors: tuple[float, ...] | None = None
+    cuts: Mapping[int, Cut] = field(default_factory=dict)
+    """The base ended at output stride 16 and 8 (counted with Keras,
+    tests/core/test_applications.py)."""
+
+    def cut(self, stride: int) -> Cut:
+        """The part of the base that ends at ``stride``; at 32, the whole base (``layer`` "")."""
+        if stride == WHOLE_STRIDE:
+            return Cut("", self.channels, self.params, self.layers, self.mega_macs)
+        return self.cuts[stride]
 
     @property
     def weights_name(self) -> str:
@@ -73,18 +97,24 @@ BASES: dict[str, Base] = {
         weights_url=_KERAS + "mobilenet_v2/"
         "mobilenet_v2_weights_tf_dim_ordering_tf_kernels_1.0_224_no_top.h5",
         md5=None, input_scale=2.0, input_offset=(-1.0, -1.0, -1.0),
+        cuts={16: Cut("block_13_expand_relu", 576, 616_256, 119, 221),
+              8: Cut("block_6_expand_relu", 192, 65_920, 57, 118)},
     ),
     "ResNet50": Base(
         channels=2048, params=23_587_712, layers=175, mega_macs=3_860, ceil_halving=True,
         weights_url=_KERAS + "resnet/resnet50_weights_tf_dim_ordering_tf_kernels_notop.h5",
         md5="4d473c1dd8becc155b73f8504c6f6626", input_scale=255.0,
         input_offset=_CAFFE_MEAN_RGB, flip_channels_of="conv1_conv",
+        cuts={16: Cut("conv4_block6_out", 1024, 8_589_184, 143, 3_124),
+              8: Cut("conv3_block4_out", 512, 1_460_096, 81, 1_736)},
     ),
     "VGG16": Base(
         channels=512, params=14_714_688, layers=19, mega_macs=15_350, ceil_halving=False,
         weights_url=_KERAS + "vgg16/vgg16_weights_tf_dim_ordering_tf_kernels_notop.h5",
         md5="6d6bbae143d832006294945121d1f1fc", input_scale=255.0,
         input_offset=_CAFFE_MEAN_RGB, flip_channels_of="block1_conv1",
+        cuts={16: Cut("block5_conv3", 512, 14_714_688, 18, 15_347),
+              8: Cut("block4_conv3", 512, 7_635_264, 14, 13_959)},
     ),
     "EfficientNetB0": Base(
         channels=1280, params=4_049_571, layers=237, mega_macs=390, ceil_halving=True,
@@ -92,16 +122,23 @@ BASES: dict[str, Base] = {
         md5="50bc09e76180e00e4465e1a485ddc09d", input_scale=255.0,
         input_offset=(0.0, 0.0, 0.0),
         variance_factors=(0.229, 0.224, 0.225),
+        cuts={16: Cut("block6a_expand_activation", 672, 945_927, 165, 258),
+              8: Cut("block4a_expand_activation", 240, 79_209, 78, 121)},
     ),
 }
+
+
+def chosen_part(params: dict[str, Any]) -> Cut:
+    """The part of its base an Application layer (``params`` resolved) uses."""
+    return BASES[params["name"]].cut(int(params["output_stride"]))
 
 
 class WeightsUnavailable(RuntimeError):
     """The ImageNet weights of a base could not be had; the message is meant for a person."""
 
 
-def _output_side(size: int, base: Base) -> int:
-    for _ in range(HALVINGS):
+def _output_side(size: int, base: Base, stride: int) -> int:
+    for _ in range(stride.bit_length() - 1):
         size = (size + 1) // 2 if base.ceil_halving else size // 2
     return size
 
@@ -109,24 +146,28 @@ def _output_side(size: int, base: Base) -> int:
 def _infer(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
     name = params["name"]
     base = BASES[name]
+    part = chosen_part(params)
     shape = inputs[0]
     if len(shape) != 3 or shape[2] != 3 or min(shape[:2]) < MIN_SIZE:
         raise LayerError(
             f"{name} needs colour images (3 channels) of at least {MIN_SIZE} × {MIN_SIZE} "
             f"pixels, but its input is {format_shape(shape)}."
         )
-    if params["trainable_layers"] > base.layers:
+    if params["trainable_layers"] > part.layers:
+        ended = f" up to stride {params['output_stride']}" if part.layer else ""
         raise LayerError(
-            f"{name} has {base.layers} layers, so at most {base.layers} can be trainable."
+            f"{name}{ended} has {part.layers} layers, so at most {part.layers} can be trainable."
         )
     h, w, _ = shape
-    return (_output_side(h, base), _output_side(w, base), base.channels), base.params
+    stride = int(params["output_stride"])
+    return ((_output_side(h, base, stride), _output_side(w, base, stride), part.channels),
+            part.params)
 
 
 def flops(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
     """Estimated operations per sample: the base's multiply-adds scaled by the pixel count."""
     h, w, _ = inputs[0]
-    return 2 * BASES[params["name"]].mega_macs * 10**6 * h * w // REFERENCE_PIXELS
+    return 2 * chosen_part(params).mega_macs * 10**6 * h * w // REFERENCE_PIXELS
 
 
 APPLICATION = LayerType(
@@ -142,6 +183,10 @@ APPLICATION = LayerType(
               "'random' starts from scratch.", choices=("imagenet", "random")),
         Param("trainable_layers", "int", 0,
               "How many of the last layers learn; 0 keeps the whole base frozen.", 0, 10_000),
+        Param("output_stride", "choice", "32",
+              "How many times smaller than the image its features are: 32 uses the whole "
+              "base; 16 and 8 end it earlier, at finer features, as a detection head wants.",
+              choices=OUTPUT_STRIDES),
     ),
     _infer,
     weights=None,  # those of a whole network, known once Keras builds it
@@ -260,6 +305,9 @@ def build_application(params: dict[str, Any], input_shape: Shape,
         base.load_weights(fetch_weights(params["name"], lambda done, total: None,
                                         threading.Event()))
         _adapt_imagenet(base, info)
+    part = chosen_part(params)
+    if part.layer:  # the weights file is the whole base's, so it is ended after loading
+        base = keras.Model(base.input, base.get_layer(part.layer).output, name=base.name)
     _set_trainable(base, params["trainable_layers"], pretrained)
     inputs = keras.Input(shape=shape)
     scaled = keras.layers.Rescaling(info.input_scale, list(info.input_offset),

@@ -85,7 +85,9 @@ def _attention(p: dict[str, Any]) -> str:
 def _application(p: dict[str, Any]) -> str:
     count = p["trainable_layers"]
     learning = f"last {count} layers learn" if count else "frozen"
-    return _join(p["name"], "ImageNet" if p["weights"] == "imagenet" else "random", learning)
+    ended = [] if p["output_stride"] == "32" else [f"stride {p['output_stride']}"]
+    return _join(p["name"], *ended, "ImageNet" if p["weights"] == "imagenet" else "random",
+                 learning)
 
 
 _DESCRIBERS = {

@@ -3,7 +3,7 @@ starting from random weights instead."""
 
 from __future__ import annotations
 
-from studio.core.model.applications import APPLICATION, BASES, cached_weights
+from studio.core.model.applications import APPLICATION, cached_weights, chosen_part
 from studio.core.model.graph import Graph
 
 
@@ -22,5 +22,5 @@ def use_random_weights(graph: Graph) -> None:
     """Start every Application in ``graph`` from random weights, with all its layers learning."""
     for node in graph.nodes:
         if node.type == APPLICATION.name:
-            name = APPLICATION.resolved(node.params)["name"]
-            node.params.update(weights="random", trainable_layers=BASES[name].layers)
+            part = chosen_part(APPLICATION.resolved(node.params))
+            node.params.update(weights="random", trainable_layers=part.layers)

@@ -59,7 +59,8 @@ RESIZE_MODES = ("squash", "crop", "pad")
 NORMALIZATIONS = ("unit", "symmetric", "standardize")
 CACHES = ("auto", "none", "memory", "disk")
 STRATEGIES = ("grid", "random", "bayes", "hyperband")
-METRICS = ("val_accuracy", "val_loss", "accuracy", "loss")
+MAXIMISED = ("val_accuracy", "accuracy", "val_map50", "val_map")
+"""The scores a search maximises; it minimises the others (losses and errors)."""
 SCALES = ("linear", "log")
 FILL_MODES = ("constant", "nearest", "reflect", "wrap")
 """How rotation, zoom and shift fill the corners they uncover: black, the nearest edge pixel,
@@ -259,7 +260,9 @@ class Dimension:
 class SearchSettings:
     """A project's search: its dimensions, the strategy, how many trials (random, bayes and
     hyperband; a grid tries every combination), the sampler's seed, how many trials run at
-    once, and the metric to optimise (losses are minimised, accuracies maximised)."""
+    once, and the metric to optimise (losses and errors are minimised, accuracies and mAP
+    maximised); a metric the project's task does not log gives way to the task's default
+    (``search.space.search_metric``)."""
 
     dimensions: list[Dimension] = field(default_factory=list)
     strategy: str = "grid"
@@ -282,7 +285,7 @@ class SearchSettings:
     @property
     def minimize(self) -> bool:
         """Whether a smaller metric is better."""
-        return "loss" in self.metric
+        return self.metric not in MAXIMISED
 
 
 @dataclass

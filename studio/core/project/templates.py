@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from studio.core.base.messages import look_up
+from studio.core.model.applications import BASES
 from studio.core.model.graph import Graph, Node
 from studio.core.project.document import DatasetChoice, Project, Schedule, TrainingSettings
 
@@ -30,14 +31,16 @@ TRANSFER_INPUT = [96, 96, 3]
 
 @dataclass(frozen=True)
 class Template:
-    """A starter model as the gallery shows it; ``build`` makes a fresh graph and ``training``
-    fresh training settings (the defaults, unless the template is tuned)."""
+    """A starter model as the gallery shows it; ``build`` makes a fresh graph, ``training``
+    fresh training settings (the defaults, unless the template is tuned) and ``dataset`` the
+    data it is made for (MNIST-10k, unless it is another task's)."""
 
     title: str
     category: str
     description: str
     build: Callable[[], Graph]
     training: Callable[[], TrainingSettings] = TrainingSettings
+    dataset: Callable[[], DatasetChoice] = DatasetChoice
 
 
 class _Builder:
@@ -389,7 +392,8 @@ TEMPLATES: dict[str, Template] = {
 def from_template(name: str) -> Project:
     """A new project from the template called ``name``; raise KeyError if there is none."""
     template = look_up(TEMPLATES, name, "template", KeyError)
-    return Project(name=template.title, graph=template.build(), training=template.training())
+    return Project(name=template.title, graph=template.build(), training=template.training(),
+                   dataset=template.dataset())
 
 
 def blank_project(dataset: DatasetChoice, input_shape: Sequence[int] | None) -> Project:
@@ -403,3 +407,55 @@ def blank_project(dataset: DatasetChoice, input_shape: Sequence[int] | None) -> 
 def demo_project() -> Project:
     """The project the app opens on: the small CNN on MNIST-10k."""
     return from_template("cnn")
+
+
+DETECTOR_BACKBONE_STRIDE = "16"
+"""Where the MobileNetV2 detector ends its base: at its last layer 16 times smaller than the
+image (block 13's expansion, 576 channels), as detectors commonly read it."""
+
+
+def mobilenetv2_detector(shape: Sequence[int] = (128, 128, 3), classes: int = 10) -> Graph:
+    """A detector on a MobileNetV2 base for colour images of ``shape``: the base, with ImageNet
+    weights and all its layers learning, ended at stride 16; a 1 × 1 convolution narrows its
+    576 channels to 128 and a stride-2 transposed convolution brings the map to stride 8, fine
+    enough for objects a tenth of the image wide, before a DetectionHead of ``classes``."""
+    backbone = ("Application", {"name": "MobileNetV2", "weights": "imagenet",
+                                "trainable_layers": BASES["MobileNetV2"].cuts[16].layers,
+                                "output_stride": DETECTOR_BACKBONE_STRIDE})
+    upsample = ("Conv2DTranspose", {"filters": 64, "kernel_size": 3, "strides": 2,
+                                    "padding": "same", "activation": "relu"})
+    return _chain(("Input", {"shape": list(shape)}), backbone,
+                  _conv(128, 1, activation="relu"), upsample,
+                  ("DetectionHead", {"classes": classes}))()
+
+
+def _detection_demo(color: str = "auto") -> Callable[[], DatasetChoice]:
+    """The detection demo set, its grey images read with ``color``."""
+    return lambda: DatasetChoice(source="detection", task="detection", color=color)
+
+
+_DETECTION = "Detection"
+TEMPLATES.update({
+    "small_detector": Template(
+        "Small detector (from scratch)", _DETECTION,
+        "Finds the digits in the detection demo set's 128 × 128 images and draws a box "
+        "around each. Strided convolutions shrink the image to a coarse map of cells; for "
+        "each cell and class the DetectionHead says how likely an object's centre lies "
+        "there, and how large the object is. Every weight starts random, and it trains on "
+        "two CPU cores in minutes.",
+        small_detector,
+        dataset=_detection_demo(),
+    ),
+    "mobilenetv2_detector": Template(
+        "MobileNetV2 detector", _DETECTION,
+        "A detector on MobileNetV2 (Google, 2018), a network pre-trained on ImageNet's "
+        "photos. Its first 119 layers, ending where features are 16 times smaller than the "
+        "image, turn the picture into 576 features per cell; a 1 × 1 convolution narrows "
+        "them, a transposed convolution doubles the map to 16 × 16, and the DetectionHead "
+        "finds the objects. The ImageNet weights are downloaded once; without a network the "
+        "base starts from random weights instead, which learns, but needs more data and "
+        "time. It reads the demo set's grey images as colour, as the base expects.",
+        mobilenetv2_detector,
+        dataset=_detection_demo("rgb"),
+    ),
+})

@@ -26,7 +26,14 @@ from typing import Any
 
 from studio.core.base.events import OnEvent, WorkerMessage
 from studio.core.project.document import Dimension, Project
-from studio.core.search.space import apply_values, check_dimension, param_for, problems, trial_count
+from studio.core.search.space import (
+    apply_values,
+    check_dimension,
+    param_for,
+    problems,
+    searched_project,
+    trial_count,
+)
 from studio.core.search.state import (
     KEPT_ON_RESUME,
     SEARCH_FILE,
@@ -89,7 +96,7 @@ def new_state(project: Project, workers: int | None = None) -> SearchState:
         reasons.append("At least one trial must run at a time.")
     if reasons:
         raise SearchError(reasons)
-    return SearchState(project.copy(), workers or project.search.workers,
+    return SearchState(searched_project(project), workers or project.search.workers,
                        trial_count(project, project.search))
 
 

@@ -19,7 +19,6 @@ from studio.core.base.messages import quoted, shortened, unknown_choice
 from studio.core.model.params import Param
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import (
-    METRICS,
     SCALES,
     STRATEGIES,
     Dimension,
@@ -27,6 +26,7 @@ from studio.core.project.document import (
     SearchSettings,
     project_schema,
 )
+from studio.core.tasks.registry import task_for
 
 STRATEGY_NAMES = {"grid": "Grid", "random": "Random", "bayes": "Bayesian (TPE)",
                   "hyperband": "Hyperband"}
@@ -310,12 +310,32 @@ def problems(project: Project, search: SearchSettings) -> list[str]:
         found.append("The number of trials must be at least 1.")
     if search.workers < 1:
         found.append("At least one trial must run at a time.")
-    if search.metric not in METRICS:
-        found.append(unknown_choice("metric", search.metric, METRICS))
     if not found and search.strategy == "grid" and grid_size(project, search) > MAX_GRID_POINTS:
         found.append(f"The grid has {grid_size(project, search):,} combinations, more than "
                      f"{MAX_GRID_POINTS:,}: use fewer values, or random or Bayesian search.")
     return found
+
+
+def metric_choices(project: Project) -> tuple[str, ...]:
+    """The metrics a search of ``project`` may optimise, as its task logs them, the task's
+    default first (validation accuracy for a classifier, mAP@0.5 for a detector)."""
+    return task_for(project.dataset.task).search_metrics
+
+
+def search_metric(project: Project) -> str:
+    """The metric a search of ``project`` optimises: the one chosen, if its task logs it, else
+    the task's default (the classifier's default, validation accuracy, on a detector's
+    project is its mAP@0.5)."""
+    choices = metric_choices(project)
+    return project.search.metric if project.search.metric in choices else choices[0]
+
+
+def searched_project(project: Project) -> Project:
+    """The snapshot of ``project`` a search runs: a copy whose search metric is the one it
+    optimises (``search_metric``)."""
+    snapshot = project.copy()
+    snapshot.search.metric = search_metric(project)
+    return snapshot
 
 
 def grid_size(project: Project, search: SearchSettings) -> int:

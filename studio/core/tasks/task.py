@@ -47,6 +47,18 @@ class Task(ABC):
     """The scores a finished run's one-line summary gives, most telling first (each in its
     validation form: the training form stands in where a run has no validation split)."""
 
+    epoch_end_metrics: tuple[str, ...] = ()
+    """Summary metrics scored on the validation split at an epoch's end only (a detector's
+    mAP), which Keras logs no training form of."""
+
+    @property
+    def search_metrics(self) -> tuple[str, ...]:
+        """What a search of this task may optimise, its default first: the summary metrics,
+        then the training forms of those Keras logs for the training batches too."""
+        trained = [name.removeprefix("val_") for name in self.summary_metrics
+                   if name not in self.epoch_end_metrics]
+        return (*self.summary_metrics, *trained)
+
     def score_text(self, name: str, value: float) -> str:
         """One logged score as a person reads it: ``val loss 0.093``."""
         return f"{name.replace('_', ' ')} {value:.3g}"

@@ -3,13 +3,14 @@ rather than on every epoch; the best trial drawn thick on top."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from studio.core.project.document import METRICS
-from studio.gui.search.trial_table import metric_words
+from studio.gui.search.trial_table import metric_title, offer_metrics
 from studio.gui.widgets.plot_style import epoch_plot
 
 REDRAW_MS = 200
@@ -31,8 +32,6 @@ class TrialCurves(QWidget):
         super().__init__()
         self.metric_box = QComboBox()
         self.metric_box.setObjectName("curves-metric")
-        for name in METRICS:
-            self.metric_box.addItem(metric_words(name).capitalize(), name)
         self.metric_box.setToolTip("The metric drawn for every trial, by epoch")
         self.metric_box.currentIndexChanged.connect(self._metric_changed)
         self.note = QLabel("Each trial is one line; the best one is thick.")
@@ -60,8 +59,9 @@ class TrialCurves(QWidget):
         self.timer.start()
         self._metric_changed()
 
-    def show_metric(self, metric: str) -> None:
-        """Draw ``metric`` (one of the project's metrics)."""
+    def show_metric(self, metric: str, choices: Sequence[str]) -> None:
+        """Offer ``choices`` (the searched task's metrics) and draw ``metric``, one of them."""
+        offer_metrics(self.metric_box, choices)
         self.metric_box.setCurrentIndex(self.metric_box.findData(metric))
 
     def clear(self) -> None:
@@ -116,6 +116,7 @@ class TrialCurves(QWidget):
         self._dirty.clear()
 
     def _metric_changed(self) -> None:
-        self.plot.setTitle(metric_words(self.metric_box.currentData()).capitalize())
+        metric = self.metric_box.currentData()
+        self.plot.setTitle(metric_title(metric) if metric else "")
         self._dirty.update(self.rows)
         self.redraw()

@@ -12,10 +12,16 @@ from PySide6.QtWidgets import QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from studio.core.base.events import Event
 from studio.core.project.document import Project, SearchSettings
-from studio.core.search.space import SearchSpaceError, apply_values, param_for, target_label
+from studio.core.search.space import (
+    SearchSpaceError,
+    apply_values,
+    metric_choices,
+    param_for,
+    target_label,
+)
 from studio.gui.search.parallel_coordinates import ParallelCoordinates
 from studio.gui.search.plots import TrialCurves
-from studio.gui.search.trial_table import TrialTable, metric_words
+from studio.gui.search.trial_table import TrialTable, metric_title
 from studio.gui.widgets.dimension_dialog import format_value
 from studio.gui.widgets.document import ProjectDocument
 
@@ -51,13 +57,14 @@ class SearchResults(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(vertical)
 
-    def begin(self, search: SearchSettings, records: list[dict[str, Any]] | None = None) -> None:
-        """Show the trials of a search with ``search``'s settings: ``records`` of its ended
+    def begin(self, project: Project, records: list[dict[str, Any]] | None = None) -> None:
+        """Show the trials of a search of ``project`` (as searched): ``records`` of its ended
         trials, or none yet."""
+        search = project.search
         self.table.trials.start([d.target for d in search.dimensions], search.metric,
                                 search.minimize, records or [])
         self.curves.clear()
-        self.curves.show_metric(search.metric)
+        self.curves.show_metric(search.metric, metric_choices(project))
         for record in records or []:
             self.curves.set_epochs(record["number"], _numbered(record["epochs"]))
 
@@ -96,7 +103,7 @@ class SearchResults(QWidget):
         """Draw every trial across the parallel coordinates of ``search``'s dimensions."""
         model = self.table.trials
         self.parallel.show_trials([(target_label(d.target), d) for d in search.dimensions],
-                                  metric_words(search.metric).capitalize(), model.trials,
+                                  metric_title(search.metric), model.trials,
                                   search.minimize, model.best)
 
     def ended_and_running(self) -> tuple[int, int]:

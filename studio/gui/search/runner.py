@@ -10,7 +10,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStyle, QWidget
 
 from studio.core.base.events import Event
-from studio.core.project.document import Project, SearchSettings
+from studio.core.project.document import Project
 from studio.core.runs.folders import runs_root
 from studio.core.search.runner import (
     WorkerPool,
@@ -19,6 +19,7 @@ from studio.core.search.runner import (
     run_search,
     search_folder,
 )
+from studio.core.search.space import searched_project
 from studio.core.search.state import SearchError, read_state
 from studio.gui.search.results import SearchResults
 from studio.gui.search.trial_table import metric_words
@@ -78,7 +79,8 @@ class SearchRunner(QObject):
         self.outcome = ""
         """How the last search ended: finished, stopped or failed (empty before any)."""
         self.last_error = ""
-        self.searched: SearchSettings | None = None
+        self.searched: Project | None = None
+        """The snapshot of the project searched last (None: none yet)."""
         """The settings of the search shown in the table (a snapshot taken at Start)."""
         self.planned = 0
 
@@ -144,10 +146,10 @@ class SearchRunner(QObject):
         the project's runs folder."""
         if self.is_running() or self.reasons():
             return
-        project = self.doc.project.copy()
+        project = searched_project(self.doc.project)
         root = runs_root(self.doc.place)
         self.search_dir = str(search_folder(self.doc.place))
-        self.searched = project.search
+        self.searched = project
         self.warm_workers()
         self._launch(_search_task(project, root, Path(self.search_dir), project.search.workers,
                                   self.pool),
@@ -167,7 +169,7 @@ class SearchRunner(QObject):
         self.outcome = ""
         self.last_error = ""
         self.results.begin(self.searched)
-        self.results.draw_parallel(self.searched)
+        self.results.draw_parallel(self.searched.search)
         self.progress.setRange(0, 0)
         self.progress.setFormat("Starting…")
         self.status.setStyleSheet("")
@@ -186,7 +188,7 @@ class SearchRunner(QObject):
         except SearchError:
             state = None
         self.search_dir = str(path) if state is not None else ""
-        self.searched = state.project.search if state is not None else None
+        self.searched = state.project if state is not None else None
         self.planned = state.planned if state is not None else 0
         self.outcome = ("" if state is None else "stopped" if state.stopped else "finished")
         records = [t.to_dict() for t in state.trials] if state is not None else []
@@ -201,9 +203,10 @@ class SearchRunner(QObject):
             self.status.setText(f"{self.status.text()} The last search was stopped after "
                                 f"{len(records)} of {self.planned} trials: Resume goes on.".strip())
 
-    def shown_search(self) -> SearchSettings:
-        """The settings of the search shown: the one searched, else the project's."""
-        return self.searched or self.doc.project.search
+    def shown_search(self) -> Project:
+        """The project of the search shown: the one searched, else the project as it would
+        be searched."""
+        return self.searched or searched_project(self.doc.project)
 
     def stop(self) -> None:
         """Stop the search: running trials end, finished ones are kept."""
@@ -226,7 +229,7 @@ class SearchRunner(QObject):
             self.trial_ended.emit()
 
     def _trial_ended(self) -> None:
-        self.results.trial_ended(self.shown_search())
+        self.results.trial_ended(self.shown_search().search)
         self._show_progress()
 
     def _show_progress(self) -> None:

@@ -22,18 +22,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.core.project.document import METRICS
 from studio.core.search.space import (
     STRATEGY_NAMES,
     TRAINING_TARGETS,
     SearchSpaceError,
     check_dimension,
     layer_target,
+    metric_choices,
+    search_metric,
     searchable_params,
     target_label,
     training_target,
 )
-from studio.gui.search.trial_table import metric_words
+from studio.gui.search.trial_table import offer_metrics
 from studio.gui.widgets.dimension_dialog import (
     DimensionDialog,
     format_points,
@@ -112,10 +113,9 @@ class SpaceEditor(QWidget):
         self.seed.valueChanged.connect(lambda v: self._edit("seed", v, "search seed"))
         self.metric_box = QComboBox()
         self.metric_box.setObjectName("search-metric")
-        for name in METRICS:
-            self.metric_box.addItem(metric_words(name).capitalize(), name)
-        self.metric_box.setToolTip("What the search optimises: accuracies are maximised, losses "
-                               "minimised")
+        self.metric_box.setToolTip("What the search optimises, among what the project's task "
+                                   "logs (its default first): accuracies and mAP are "
+                                   "maximised, losses and errors minimised")
         self.metric_box.currentIndexChanged.connect(
             lambda: self._edit("metric", self.metric_box.currentData(), "search metric"))
         self._build_layout()
@@ -217,9 +217,12 @@ class SpaceEditor(QWidget):
 
     def refresh(self) -> None:
         """Show the document's search space and settings."""
-        search = self.doc.project.search
+        project = self.doc.project
+        search = project.search
         self._show_dimensions()
-        for combo, value in ((self.strategy, search.strategy), (self.metric_box, search.metric)):
+        offer_metrics(self.metric_box, metric_choices(project))
+        for combo, value in ((self.strategy, search.strategy),
+                             (self.metric_box, search_metric(project))):
             if combo.currentData() != value:
                 combo.blockSignals(True)
                 combo.setCurrentIndex(combo.findData(value))

@@ -4,11 +4,12 @@ and the duration, sortable, with the best trial highlighted."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
+from PySide6.QtWidgets import QAbstractItemView, QComboBox, QHeaderView, QTableView
 
 from studio.core.base.messages import format_duration
 from studio.core.search.space import target_label
@@ -23,9 +24,33 @@ STATUS_WORDS = {"running": "running…", "finished": "finished", "failed": "fail
                 "pruned": "stopped early", "stopped": "stopped"}
 
 
+_NAMES = {"map50": "mAP@0.5", "map": "mAP@[0.5:0.95]", "mae": "mean absolute error"}
+"""Logged names people read otherwise."""
+
+
 def metric_words(metric: str) -> str:
-    """``val_accuracy`` as ``validation accuracy``."""
-    return metric.replace("val_", "validation ").replace("_", " ")
+    """``val_accuracy`` as ``validation accuracy``, ``val_map50`` as ``validation mAP@0.5``."""
+    name = metric.removeprefix("val_")
+    words = _NAMES.get(name, name.replace("_", " "))
+    return f"validation {words}" if metric.startswith("val_") else words
+
+
+def metric_title(metric: str) -> str:
+    """``metric_words`` starting with a capital: ``Validation mAP@0.5``."""
+    words = metric_words(metric)
+    return words[:1].upper() + words[1:]
+
+
+def offer_metrics(box: QComboBox, choices: Sequence[str]) -> None:
+    """List the metrics ``choices`` by their titles in ``box``, unless it lists them already;
+    the box does not signal the change."""
+    if [box.itemData(i) for i in range(box.count())] == list(choices):
+        return
+    box.blockSignals(True)
+    box.clear()
+    for name in choices:
+        box.addItem(metric_title(name), name)
+    box.blockSignals(False)
 
 
 def best_of(values: list[float], minimize: bool) -> float | None:

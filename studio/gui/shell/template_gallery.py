@@ -194,7 +194,8 @@ class TemplateGallery(QDialog):
         else:
             fit = report.problems[0].message
         if missing_weights(project.graph):
-            fit += " Its ImageNet weights are downloaded when you open it."
+            fit += (" Its ImageNet weights are downloaded when you open it; without a network "
+                    "it can start from random weights.")
         self.fit.setText(fit)
         self.fit.setStyleSheet("color: #188038;" if report.ok or name == BLANK
                                else "color: #b06000;")

@@ -36,6 +36,7 @@ class Detection(Task):
     label_kind = "boxes"
     evaluation_refusal = NO_EVALUATION
     summary_metrics = ("val_map50", "val_map", "val_loss")
+    epoch_end_metrics = ("val_map50", "val_map")
 
     def score_text(self, name: str, value: float) -> str:
         """mAP in percent (``val map50 91.2%``), losses as numbers."""
