@@ -3,11 +3,15 @@ the data; a least height with labelled axes."""
 
 from __future__ import annotations
 
+import csv
+
 import numpy as np
 import pytest
 from PySide6.QtCore import QRectF
 
+from studio.core.runs import folders as runs
 from studio.core.runs.history import read_run
+from studio.core.tasks.registry import task_for
 from studio.gui.runs.run_details import RunDetails
 from studio.gui.shell.app import create_application
 from studio.gui.training.curves import PLOTS, LiveCurves
@@ -71,13 +75,51 @@ def test_live_curves_keep_their_legends_under_the_data_even_when_short(qtbot):
     curves.redraw()
     _shown(qtbot, curves, 840, 220)  # a short Training dock on a laptop
     found = []
-    for metric, (_title, left, kinds) in PLOTS.items():
-        plot = curves.plots[metric]
+    assert set(curves.plots) == {"loss", "score", "learning_rate"}  # a classifier's
+    for metric, plot in curves.plots.items():
+        _title, left, kinds = PLOTS[metric]
         assert len(plot.getPlotItem().legend.items) == len(kinds)
-        assert plot.getPlotItem().getAxis("left").labelText == left
+        assert plot.getPlotItem().getAxis("left").labelText == (
+            "accuracy" if metric == "score" else left)
         found += [f"{metric}: {p}" for p in legend_problems(plot) + range_problems(plot)]
         assert max(plotted(plot)[0]) >= 2.9  # the last epoch's points are drawn
     assert not found, "\n".join(found)
+
+
+def test_a_detectors_live_curves_draw_its_validation_map_and_loss_parts(qtbot):
+    """A detection run's score is its validation mAP@0.5 (Keras logs no training form) and
+    its loss's parts get a plot of their own, solid for training, dashed for validation;
+    a classifier's run after it draws accuracy and no parts again."""
+    curves = LiveCurves()
+    curves.show_task(task_for("detection"))
+    parts = [metric for metric, _ in task_for("detection").loss_parts]
+    for epoch in range(1, 4):
+        curves.add_batch(epoch - 0.5, {"loss": 2 / epoch})
+        curves.add_epoch(epoch, {"loss": 2 / epoch, "val_loss": 2.5 / epoch,
+                                 "val_map50": 0.3 * epoch, "val_map": 0.1 * epoch,
+                                 **{m: i + 1 / epoch for i, m in enumerate(parts)},
+                                 **{f"val_{m}": i + 2 / epoch for i, m in enumerate(parts)}})
+    curves.redraw()
+    _shown(qtbot, curves, 1200, 260)
+    assert set(curves.plots) == {"loss", "score", "parts", "learning_rate"}
+    score = curves.plots["score"].getPlotItem()
+    assert score.titleLabel.text == "mAP@0.5"
+    assert curves.series["val_score"].y == pytest.approx([0.3, 0.6, 0.9])
+    assert curves.series["train_score"].x == curves.series["batch_score"].x == []
+    for i, metric in enumerate(parts):
+        assert curves.series[f"part_train_{metric}"].y == pytest.approx(
+            [i + 1 / e for e in (1, 2, 3)])
+        assert curves.series[f"part_val_{metric}"].x == [1, 2, 3]
+    legend = [label.text for _, label in curves.plots["parts"].getPlotItem().legend.items]
+    assert legend == [words for _, words in task_for("detection").loss_parts]
+    assert not legend_problems(curves.plots["parts"])
+
+    curves.clear()
+    curves.show_task(task_for("classification"))
+    assert set(curves.plots) == {"loss", "score", "learning_rate"}
+    assert curves.plots["score"].isVisible()
+    assert score.titleLabel.text == "Accuracy" and not curves._plots["parts"].isVisible()
+    assert not any(name.startswith("part_") for name in curves.series)
 
 
 def test_the_live_curves_place_keeps_the_room_the_plots_take_once_built(qtbot):
@@ -108,6 +150,27 @@ def test_the_runs_overlay_lists_every_run_and_its_range_follows_the_data(qtbot, 
         (bottom, top) = plot.getPlotItem().vb.viewRange()[1]
         assert top - bottom < 1.3 * np.ptp(values)  # follows the data, not a fixed 0 to 1
     assert not found, "\n".join(found)
+
+
+def test_the_runs_overlay_draws_a_detectors_validation_map(qtbot, tmp_path, four_runs):
+    """A detection run's score curve is its mAP@0.5, titled so; a classifier's run overlaid
+    after it, which logs no mAP, draws no score curve."""
+    detector = write_run(tmp_path / "detection", epochs=3)
+    rows = [{"epoch": e, "loss": 3 / e, "val_loss": 3.5 / e, "val_map50": 0.25 * e,
+             "val_map": 0.1 * e} for e in (1, 2, 3)]
+    with (detector / runs.METRICS_FILE).open("w", newline="", encoding="utf-8") as file:
+        writer = csv.DictWriter(file, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    details = RunDetails()
+    _shown(qtbot, details, 1100, 300)
+    details.overlay([read_run(detector), four_runs[0]])
+    item = details.accuracy_plot.getPlotItem()
+    assert item.titleLabel.text == "mAP@0.5 (validation)"
+    assert [list(y) for _x, y in (c.getData() for c in item.listDataItems())] == [
+        pytest.approx([0.25, 0.5, 0.75])]
+    details.overlay(four_runs[:1])
+    assert item.titleLabel.text == "Accuracy (validation)"
 
 
 def test_plots_keep_a_readable_height_with_labelled_axes(qtbot, four_runs):

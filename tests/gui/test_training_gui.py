@@ -157,8 +157,8 @@ def test_a_short_run_completes_and_saves_everything(window, qtbot, opened_urls):
     assert [row["epoch"] for row in rows] == ["1"]
     assert float(rows[0]["val_accuracy"]) > 0.5
     # One end-of-epoch point each for training and validation.
-    assert len(panel.curves.series["train_accuracy"].x) == 1
-    assert len(panel.curves.series["val_accuracy"].x) == 1
+    assert len(panel.curves.series["train_score"].x) == 1
+    assert len(panel.curves.series["val_score"].x) == 1
     assert f"val accuracy {float(rows[0]['val_accuracy']) * 100:.1f}%" in summary
     assert f"val loss {float(rows[0]['val_loss']):.3g}" in summary
 

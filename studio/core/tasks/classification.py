@@ -13,7 +13,7 @@ from studio.core.model.graph import Graph
 from studio.core.model.layers import Shape
 from studio.core.model.params import format_shape
 from studio.core.tasks.class_scores import Evaluation, evaluation_text
-from studio.core.tasks.task import DatasetFacts, Task
+from studio.core.tasks.task import Curve, DatasetFacts, Task
 
 
 class Classification(Task):
@@ -24,6 +24,7 @@ class Classification(Task):
     description = "Predict one of several classes"
     label_kind = "classes"
     summary_metrics = ("val_accuracy", "val_loss")
+    curve = Curve("accuracy", "Accuracy", bounded=True)
 
     def score_text(self, name: str, value: float) -> str:
         """Accuracy in percent (``val accuracy 97.1%``), other scores as numbers."""

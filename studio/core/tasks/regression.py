@@ -11,7 +11,7 @@ from studio.core.model.fixes import Fix, Problem, regression_fixes, set_activati
 from studio.core.model.graph import Graph
 from studio.core.model.layers import Shape
 from studio.core.model.params import format_shape
-from studio.core.tasks.task import DatasetFacts, Task
+from studio.core.tasks.task import Curve, DatasetFacts, Task
 
 NO_EVALUATION = ("This run predicts numbers (regression), so it has no classes to confuse: "
                  "its mean squared error (loss) and mean absolute error per epoch are in the "
@@ -28,6 +28,7 @@ class Regression(Task):
     label_kind = "numbers"
     evaluation_refusal = NO_EVALUATION
     summary_metrics = ("val_mae", "val_loss")
+    curve = Curve("mae", "Mean absolute error")
 
     def loss_specs(self, probabilities: Sequence[bool]) -> list[tuple[str, dict[str, Any]]]:
         return [("MeanSquaredError", {}) for _ in probabilities]

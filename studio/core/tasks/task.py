@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -24,6 +25,18 @@ class DatasetFacts(Protocol):
     sample_shape: tuple[int, ...]
     num_classes: int
     class_names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A score drawn against the epoch: its name as Keras logs it for the training batches
+    (``val_`` before it for the validation split), its title, and whether it lies in 0..1."""
+
+    metric: str
+    title: str
+    bounded: bool = False
+    validation_only: bool = False
+    """Scored on the validation split at an epoch's end only (a detector's mAP)."""
 
 
 class Task(ABC):
@@ -50,6 +63,12 @@ class Task(ABC):
     epoch_end_metrics: tuple[str, ...] = ()
     """Summary metrics scored on the validation split at an epoch's end only (a detector's
     mAP), which Keras logs no training form of."""
+
+    curve: Curve | None = None
+    """The score the curves draw beside the loss, if any."""
+
+    loss_parts: tuple[tuple[str, str], ...] = ()
+    """The parts of the loss Keras logs as metrics (name, words), drawn as their own curves."""
 
     @property
     def search_metrics(self) -> tuple[str, ...]:

@@ -20,11 +20,26 @@ from PySide6.QtWidgets import (
 
 from studio.core.base.messages import count, plural
 from studio.core.runs.history import RunSummary, config_diff, read_metrics
+from studio.core.tasks.registry import TASKS
+from studio.core.tasks.task import Curve
 from studio.gui.widgets.plot_style import epoch_plot
 
 MAX_OVERLAID = 12
 """Curves of at most this many runs are overlaid at once."""
 LEGEND_COLUMNS = 4
+SCORE_TITLE = "{} (validation)"
+
+
+def scored_curve(rows: list[dict[str, float]]) -> Curve | None:
+    """The score a task draws that a run's ``rows`` of metrics hold (accuracy, mean absolute
+    error, mAP@0.5), or None."""
+    for task in TASKS.values():
+        curve = task.curve
+        if curve and any(f"val_{curve.metric}" in row or curve.metric in row for row in rows):
+            return curve
+    return None
+
+
 CURVE_COLORS = ("#1a73e8", "#e8710a", "#188038", "#d93025", "#9334e6", "#12b5cb",
                 "#e52592", "#795548", "#5f6368", "#f9ab00")
 
@@ -41,7 +56,7 @@ class RunDetails(QTabWidget):
     def __init__(self) -> None:
         super().__init__()
         self.setObjectName("history-details")
-        self.accuracy_plot = epoch_plot("Validation accuracy", left="accuracy",
+        self.accuracy_plot = epoch_plot(SCORE_TITLE.format("Accuracy"), left="score",
                                          legend_columns=LEGEND_COLUMNS)
         self.loss_plot = epoch_plot("Loss (solid: validation, dashed: training)", left="loss",
                                      legend_columns=LEGEND_COLUMNS)
@@ -86,16 +101,21 @@ class RunDetails(QTabWidget):
         for plot in (self.accuracy_plot, self.loss_plot):
             plot.clear()
         self.overlaid = [run.path for run in shown]
-        empty = 0
+        empty, titled = 0, None
         for i, run in enumerate(shown):
             rows = read_metrics(run.path)
             empty += not rows
             color = CURVE_COLORS[i % len(CURVE_COLORS)]
             epochs = [row["epoch"] for row in rows]
-            accuracy = "val_accuracy" if any("val_accuracy" in r for r in rows) else "accuracy"
-            self._curve(self.accuracy_plot, rows, epochs, accuracy, run.id, color)
+            curve = titled or scored_curve(rows)
+            if curve is not None:  # the first run's score, which runs of other tasks lack
+                titled = curve
+                score = curve.metric
+                score = f"val_{score}" if any(f"val_{score}" in r for r in rows) else score
+                self._curve(self.accuracy_plot, rows, epochs, score, run.id, color)
             self._curve(self.loss_plot, rows, epochs, "val_loss", run.id, color)
             self._curve(self.loss_plot, rows, epochs, "loss", None, color, dashed=True)
+        self.accuracy_plot.setTitle(SCORE_TITLE.format(titled.title if titled else "Score"))
         self.setCurrentIndex(0)
         drawn, more = len(shown) - empty, len(chosen) - len(shown)
         notes = [f"Curves of {count(drawn, 'run')}."]

@@ -1,4 +1,6 @@
-"""Live loss and accuracy curves, redrawn from a timer rather than on every metric.
+"""Live curves of the loss, the task's score (accuracy, mean absolute error, mAP@0.5), the
+loss's parts where the task has them, and the learning rate, redrawn from a timer rather than
+on every metric.
 
 The grid is drawn opaque: pyqtgraph's default translucent grid lines made each repaint of the
 two plots cost about 25 ms instead of 2 ms, which showed as GUI stalls during training.
@@ -16,6 +18,8 @@ import numpy as np
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
+from studio.core.tasks.registry import DEFAULT_TASK, task_for
+from studio.core.tasks.task import Task
 from studio.gui.widgets.deferred import Deferred, When
 from studio.gui.widgets.plot_size import MIN_HEIGHT
 
@@ -35,13 +39,15 @@ _PENS = {  # pyqtgraph's mkPen arguments
     "planned": {"color": "#9aa0a6", "width": 1.5, "style": Qt.PenStyle.DashLine},
     "actual": {"color": "#188038", "width": 2.5},
 }
-PLOTS = {"loss": ("Loss", "loss", (("batch", "batches"), ("train", "train"),
-                                    ("val", "validation"))),
-         "accuracy": ("Accuracy", "accuracy", (("batch", "batches"),
-                                               ("train", "train"), ("val", "validation"))),
+_PART_COLORS = ("#1a73e8", "#e8710a", "#188038", "#a142f4", "#d01884")
+_EPOCH_CURVES = (("batch", "batches"), ("train", "train"), ("val", "validation"))
+PLOTS = {"loss": ("Loss", "loss", _EPOCH_CURVES),
+         "score": ("Score", "score", _EPOCH_CURVES),
+         "parts": ("Loss parts (solid: train, dashed: validation)", "loss", ()),
          "learning_rate": ("Learning rate", "rate", (("planned", "planned"),
                                                      ("actual", "used")))}
-"""Each plot's title, the label of its values' axis, and its curves (kind, legend label)."""
+"""Each plot's title, the label of its values' axis, and its curves (kind, legend label); the
+score's title and the parts' curves come from the run's task (``show_task``)."""
 _SYMBOLS = {"train": "o", "val": "s"}
 
 
@@ -90,12 +96,14 @@ class Series:
 
 
 class LiveCurves(QWidget):
-    """Loss and accuracy (smoothed batch, epoch and validation curves) and the learning rate
-    (planned and used)."""
+    """The loss and the task's score (smoothed batch, epoch and validation curves), the loss's
+    parts per epoch, and the learning rate (planned and used)."""
 
     def __init__(self) -> None:
         super().__init__()
         self._plots: dict[str, pg.PlotWidget] = {}
+        self.task: Task = task_for(DEFAULT_TASK)
+        """The task whose score and loss parts are drawn."""
         self.place = Deferred(self._build_plots, When.PAINTED)
         """Where the plots go once built."""
         self.place.setMinimumHeight(MIN_HEIGHT)  # the plots' own least height
@@ -114,9 +122,11 @@ class LiveCurves(QWidget):
 
     @property
     def plots(self) -> dict[str, pg.PlotWidget]:
-        """The plots by metric (built now if they were not yet)."""
+        """The plots the task draws, by name (built now if they were not yet)."""
         self.place.widget()
-        return self._plots
+        hidden = {"score"} if self.task.curve is None else set()
+        hidden |= set() if self.task.loss_parts else {"parts"}
+        return {name: plot for name, plot in self._plots.items() if name not in hidden}
 
     def _build_plots(self) -> QWidget:
         import pyqtgraph as pg
@@ -127,27 +137,63 @@ class LiveCurves(QWidget):
         layout = QHBoxLayout(host)
         layout.setContentsMargins(0, 0, 0, 0)
         for metric, (title, left, kinds) in PLOTS.items():
-            plot = epoch_plot(title, "11pt", left=left, legend_columns=len(kinds))
+            plot = epoch_plot(title, "11pt", left=left, legend_columns=len(kinds) or 2)
             plot.setObjectName(f"plot-{metric}")
             plot.setClipToView(True)
             plot.setDownsampling(auto=True, mode="peak")
-            if metric == "accuracy":
-                plot.setYRange(0, 1, padding=0.02)
             for kind, label in kinds:
-                pen = pg.mkPen(**_PENS[kind])
-                self.series[f"{kind}_{metric}"].attach(plot.plot(
-                    name=label,
-                    pen=pen,
-                    symbol=_SYMBOLS.get(kind),
-                    symbolSize=7,
-                    symbolBrush=pen.color(),
-                    symbolPen=None,
-                    antialias=True,
-                ))
+                self._attach(plot, f"{kind}_{metric}", label, pg.mkPen(**_PENS[kind]),
+                             _SYMBOLS.get(kind))
             self._plots[metric] = plot
             layout.addWidget(plot, 1)  # as wide as each other, whatever their legends
         self._show_plan_range()
+        self._show_task_plots()
         return host
+
+    def _attach(self, plot: pg.PlotWidget, name: str, label: str, pen,
+                symbol: str | None) -> None:
+        self.series[name].attach(plot.plot(name=label, pen=pen, symbol=symbol, symbolSize=7,
+                                           symbolBrush=pen.color(), symbolPen=None,
+                                           antialias=True))
+
+    def show_task(self, task: Task) -> None:
+        """Draw ``task``'s score and loss parts from now on (the curves of another task's
+        parts are dropped)."""
+        if task is self.task:
+            return
+        for name in [name for name in self.series if name.startswith("part_")]:
+            del self.series[name]
+        if "parts" in self._plots:
+            self._plots["parts"].clear()
+        self.task = task
+        for metric, _ in task.loss_parts:
+            for kind in ("train", "val"):
+                self.series[f"part_{kind}_{metric}"] = Series(self.place.widget)
+        self._show_task_plots()
+
+    def _show_task_plots(self) -> None:
+        """Title the score plot and fill the parts plot for the task (once the plots are
+        built)."""
+        if not self._plots:
+            return
+        import pyqtgraph as pg
+
+        curve, score = self.task.curve, self._plots["score"]
+        score.setVisible(curve is not None)
+        if curve is not None:
+            score.setTitle(curve.title, size="11pt")
+            score.setLabel("left", curve.title.lower() if len(curve.title) < 12 else curve.metric)
+            if curve.bounded:
+                score.setYRange(0, 1, padding=0.02)
+            else:
+                score.enableAutoRange()
+        parts = self._plots["parts"]
+        parts.setVisible(bool(self.task.loss_parts))
+        for i, (metric, words) in enumerate(self.task.loss_parts):
+            color = _PART_COLORS[i % len(_PART_COLORS)]
+            self._attach(parts, f"part_train_{metric}", words, pg.mkPen(color, width=2), "o")
+            self._attach(parts, f"part_val_{metric}", None,
+                         pg.mkPen(color, width=2, style=Qt.PenStyle.DashLine), None)
 
     def clear(self) -> None:
         """Start a new run with empty curves."""
@@ -155,22 +201,31 @@ class LiveCurves(QWidget):
             series.clear()
         self._smoothed.clear()
 
+    def _drawn(self) -> list[tuple[str, str]]:
+        """The logged metrics drawn as batch, train and validation curves, each with the
+        name of its plot."""
+        curve = self.task.curve
+        return [("loss", "loss")] + ([(curve.metric, "score")] if curve else [])
+
     def add_batch(self, x: float, metrics: dict[str, float]) -> None:
         """Add a batch point (x in epochs), smoothed with an exponential moving average."""
-        for metric in ("loss", "accuracy"):
+        for metric, plot in self._drawn():
             if metric in metrics:
                 value = metrics[metric]
                 previous = self._smoothed.get(metric, value)
                 self._smoothed[metric] = SMOOTHING * previous + (1 - SMOOTHING) * value
-                self.series[f"batch_{metric}"].append(x, self._smoothed[metric])
+                self.series[f"batch_{plot}"].append(x, self._smoothed[metric])
 
     def add_epoch(self, epoch: int, metrics: dict[str, float]) -> None:
-        """Add the end-of-epoch training and validation points."""
-        for metric in ("loss", "accuracy"):
+        """Add the end-of-epoch training and validation points, and the loss's parts."""
+        drawn = self._drawn() + [(metric, f"part_{metric}") for metric, _ in self.task.loss_parts]
+        for metric, plot in drawn:
+            train, val = ((f"part_train_{metric}", f"part_val_{metric}")
+                          if plot.startswith("part_") else (f"train_{plot}", f"val_{plot}"))
             if metric in metrics:
-                self.series[f"train_{metric}"].append(epoch, metrics[metric])
+                self.series[train].append(epoch, metrics[metric])
             if f"val_{metric}" in metrics:
-                self.series[f"val_{metric}"].append(epoch, metrics[f"val_{metric}"])
+                self.series[val].append(epoch, metrics[f"val_{metric}"])
 
     def add_rate(self, x: float, rate: float) -> None:
         """Add the learning rate used at ``x`` (in epochs)."""

@@ -289,6 +289,7 @@ class TrainingPanel(QWidget):
         self.imported_button.setVisible(self.doc.project.weights is not None)
         self.imported_button.setEnabled(analysis.ok and not running)
         if not running and not self.curves.point_count():
+            self.curves.show_task(task_for(self.doc.project.dataset.task))
             self._show_plan(training.epochs, self.optimizer_form.steps_per_epoch())
         if analysis.ok:
             self.start_button.setToolTip("Train the model in the background (F5)")
@@ -432,6 +433,7 @@ class TrainingPanel(QWidget):
         elif kind == "start":
             self._show_run_dir(event["run_dir"])
             self._task = task_for(event["task"])
+            self.curves.show_task(self._task)
             self.open_button.show()
             self.epochs_total = event["epochs"]
             self._show_start(event)

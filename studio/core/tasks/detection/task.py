@@ -17,7 +17,7 @@ from studio.core.tasks.detection.boxes import Detections, iou_matrix
 from studio.core.tasks.detection.decode import decode
 from studio.core.tasks.detection.labels import BoxLabels
 from studio.core.tasks.detection.targets import TARGET_CHANNELS_AFTER_CLASSES
-from studio.core.tasks.task import DatasetFacts, Task
+from studio.core.tasks.task import Curve, DatasetFacts, Task
 
 HEAD = "DetectionHead"
 AGREEMENT_IOU = 0.9
@@ -37,6 +37,9 @@ class Detection(Task):
     evaluation_refusal = NO_EVALUATION
     summary_metrics = ("val_map50", "val_map", "val_loss")
     epoch_end_metrics = ("val_map50", "val_map")
+    curve = Curve("map50", "mAP@0.5", bounded=True, validation_only=True)
+    loss_parts = (("heatmap_loss", "centre heatmap"), ("size_loss", "box size"),
+                  ("offset_loss", "centre offset"))
 
     def score_text(self, name: str, value: float) -> str:
         """mAP in percent (``val map50 91.2%``), losses as numbers."""
