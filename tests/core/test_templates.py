@@ -9,7 +9,7 @@ import pytest
 
 from studio.core.build.analysis import analyze
 from studio.core.build.keras_model import build_keras_model, build_model
-from studio.core.data.sources import MNIST_10K
+from studio.core.data.bundled import MNIST_10K
 from studio.core.model.applications import BASES
 from studio.core.model.graph import Graph, Node
 from studio.core.model.weights import use_random_weights

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from studio.core.base.messages import count
 from studio.core.data.builtin import BUILTINS, builtin_info, is_cached
-from studio.core.data.sources import DATASETS
+from studio.core.data.bundled import DATASETS
 from studio.core.data.tables import csv_columns
 from studio.core.data.types import DataError, DatasetInfo
 from studio.core.model.params import format_shape
