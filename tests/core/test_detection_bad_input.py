@@ -81,11 +81,19 @@ def classifier_given_a_detection_folder_by_data(data: Path, folder: Path) -> lis
     return ["train", str(project_file(folder, tiny_project())), "--data", str(boxes)]
 
 
-def coco_pointing_nowhere(data: Path, folder: Path) -> list[str]:
-    (data / "images").mkdir(parents=True)
-    Image.new("RGB", (100, 50)).save(data / "images" / "a.png")
-    coco_file(data / "annotations" / "instances.json", {1: "a.png"},
-              [(1, 1, [0, 0, 5, 5], {}), (99, 1, [0, 0, 5, 5], {})], {1: "car"})
+def coco_pointing_nowhere(root: Path) -> Path:
+    """A COCO dataset in ``root`` whose second annotation is of image id 99, which its file
+    does not list; that file."""
+    (root / "images").mkdir(parents=True)
+    Image.new("RGB", (64, 64)).save(root / "images" / "a.png")
+    labels = root / "annotations" / "instances.json"
+    coco_file(labels, {1: "a.png"}, [(1, 1, [0, 0, 5, 5], {}), (99, 1, [0, 0, 5, 5], {})],
+              {1: "car"})
+    return labels
+
+
+def coco_read(data: Path, folder: Path) -> list[str]:
+    coco_pointing_nowhere(data)
     return ["data", str(data)]
 
 
@@ -103,7 +111,7 @@ class Refused:
 
 
 REFUSED = {
-    "coco image ids point nowhere": Refused(coco_pointing_nowhere, (
+    "coco image ids point nowhere": Refused(coco_read, (
         "instances.json: 1 annotation points to an image id the file does not list "
         "(first: 99).",)),
     "detection model on class folders": Refused(detector_on_class_folders, (
