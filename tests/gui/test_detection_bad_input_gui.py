@@ -1,12 +1,13 @@
 """A model and a dataset of different tasks, or a COCO file that cannot be read, in the window:
 the model's summary and the Start button say so in one plain line, and the Data tab says why
 it cannot read the file, though it was never shown (tests/core/test_detection_bad_input.py has
-the command's answers)."""
+the command's answers). A project opened on a CSV is read without the Data tab too."""
 
 from __future__ import annotations
 
 import pytest
 
+from studio.core.model.graph import Graph, Node
 from studio.core.project.document import DatasetChoice, Project
 from studio.core.project.templates import small_detector
 from studio.gui.shell.app import create_application
@@ -61,3 +62,22 @@ def test_a_dataset_that_cannot_train_the_model_is_said_in_one_line(qtbot, dialog
     assert dialogs == []
     if project.dataset.source == "detection":  # the Data tab says why it cannot read it
         assert window.data_panel.status.text() == line
+
+
+def test_a_project_opened_on_a_csv_is_read_without_its_data_tab(qtbot, dialogs, tmp_path):
+    table = tmp_path / "sizes.csv"
+    rows = "".join(f"{i},{i % 3},{'big' if i % 2 else 'small'}\n" for i in range(40))
+    table.write_text("width,height,size\n" + rows)
+    project = Project(name="Sizes", graph=Graph.from_chain([
+        Node("input_1", "Input", {"shape": [2]}),
+        Node("dense_1", "Dense", {"units": 2, "activation": "softmax"})]))
+    project.dataset = DatasetChoice(source="csv", path=str(table), label_column="size")
+    create_application()
+    window = MainWindow(project)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    start = window.training.start_button
+    qtbot.waitUntil(start.isEnabled, timeout=RUN_TIMEOUT_MS)  # it said "being read" for ever
+    assert window.model_list.summary.text().endswith("ready to train")
+    assert window.views.currentIndex() == 0
