@@ -25,7 +25,10 @@ import pytest
 from PIL import Image
 
 from studio.cli import main
+from studio.core.build.analysis import analyze
 from studio.core.data import sources
+from studio.core.data.bundled import MNIST_10K
+from studio.core.data.types import DatasetInfo
 from studio.core.model.graph import Graph, Node
 from studio.core.project.document import DatasetChoice, Project, save_project
 from studio.core.project.templates import small_detector
@@ -200,16 +203,23 @@ def test_counted_input_is_one_problem_line_of_the_report(tmp_path, capsys, case)
     assert snapshot(root) == before
 
 
-def test_a_detector_on_class_folders_is_one_problem_at_its_head():
-    """The analysis the window shows says it at the head, before the input's size."""
-    from studio.core.build.analysis import analyze
-    from studio.core.data.bundled import MNIST_10K
+IMAGE = Node("input_1", "Input", {"shape": [20, 20, 1]})
+DETECTOR = Graph.from_chain([IMAGE, Node("conv", "Conv2D", {"filters": 4, "strides": 2}),
+                             Node("head", "DetectionHead", {"classes": 10})])
+CLASSIFIER = Graph.from_chain([IMAGE, Node("flat", "Flatten", {}),
+                               Node("head", "Dense", {"units": 10, "activation": "softmax"})])
+BOXES = DatasetInfo("boxes", "boxes", (64, 64, 3), 10, tuple("0123456789"), 20,
+                    task="detection")
 
-    graph = Graph.from_chain([Node("input_1", "Input", {"shape": [20, 20, 1]}),
-                              Node("conv", "Conv2D", {"filters": 4, "strides": 2}),
-                              Node("head", "DetectionHead", {"classes": 10})])
-    report = analyze(graph, MNIST_10K)
+
+@pytest.mark.parametrize(("graph", "dataset", "words"), [
+    (DETECTOR, MNIST_10K, "The model ends in a DetectionHead, which finds boxes, but MNIST-10k "
+                          "is a classification dataset"),
+    (CLASSIFIER, BOXES, "The model ends in Dense with output 10, which answers one thing per "
+                        "image, but boxes is a detection dataset"),
+])
+def test_a_model_for_another_task_is_said_before_its_input_size(graph, dataset, words):
+    """The analysis the window shows (and the command's line) says it at the head first."""
+    report = analyze(graph, dataset)
     assert [problem.node_id for problem in report.problems] == ["head", "input_1"]
-    assert report.reason.startswith("head: The model ends in a DetectionHead, which finds "
-                                    "boxes, but MNIST-10k is a classification dataset")
-    assert "\n" not in report.reason
+    assert report.reason.startswith(f"head: {words}") and "\n" not in report.reason

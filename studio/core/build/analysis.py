@@ -135,24 +135,25 @@ def data_problem(dataset: DatasetInfo) -> str | None:
 def _check_against_data(
     graph: Graph, dataset: DatasetInfo, inputs: list[str], result: Analysis
 ) -> None:
-    """The data can train a model; every output answers as the dataset's task needs; every
-    Input receives the dataset's samples."""
+    """The data can train a model; every Input receives the dataset's samples; every output
+    answers as the dataset's task needs."""
     unusable = data_problem(dataset)
     if unusable:
         result.problems.append(Problem(None, unusable))
         return
-    # The outputs first: what the model answers decides which data it is made for, so a
-    # detector given class folders is told that, before the input size that is its symptom.
-    sinks = graph.sinks()
-    for out in sinks:
-        if out in result.nodes:
-            _check_output(graph, dataset, out, result, several=len(sinks) > 1)
     for input_id in inputs:
         shape = result.nodes[input_id].output_shape if input_id in result.nodes else None
         if shape is not None and shape != dataset.sample_shape:
             result.problems.append(_input_problem(graph, dataset, input_id, shape, result))
         if dataset.vocabulary_size is not None:
             _check_vocabulary(graph, dataset, input_id, result)
+    sinks = graph.sinks()
+    for out in sinks:
+        if out in result.nodes:
+            _check_output(graph, dataset, out, result, several=len(sinks) > 1)
+    # A model made for another task than the data's is said before the symptoms (a detector
+    # on class folders before the input size that does not match them).
+    result.problems.sort(key=lambda problem: not problem.cause)
 
 
 def _check_vocabulary(graph: Graph, dataset: DatasetInfo, input_id: str, result: Analysis
