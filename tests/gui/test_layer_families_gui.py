@@ -134,6 +134,12 @@ def test_a_detection_head_s_parameters_read_as_a_person_writes_them(window, qtbo
     assert labels == ["Classes", "Score threshold", "NMS IoU", "Max boxes"]
     iou = REGISTRY["DetectionHead"].param("nms_iou")  # its problems name it as the form does
     assert iou.check(2.0) == "NMS IoU must be at most 1, not 2."
+    head = window.model_list.selected_id()
+    editor = window.inspector.editors["nms_iou"].widget
+    type_into(qtbot, editor, "0.6")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    assert _params(window, head)["nms_iou"] == 0.6
+    assert window.doc.undo_stack.undoText() == f"Set NMS IoU of {head}"  # so in the Edit menu
 
 
 def test_a_label_map_names_only_parameters_its_layer_type_has():
