@@ -1,7 +1,7 @@
 """What the desktop bundle holds besides Python code, and where inside the bundle.
 
 The app finds its files relative to the ``studio`` package (``ASSETS_DIR`` in
-``studio.core.data.sources`` is the folder holding ``studio/``), and PyInstaller puts the
+``studio.core.data.bundled`` is the folder holding ``studio/``), and PyInstaller puts the
 package at the top of the bundle's ``_internal`` folder: so ``assets/`` goes there too, next
 to ``studio/``.
 """

@@ -12,7 +12,7 @@ from studio.core.build.keras_model import (
     compile_model,
     model_endpoints,
 )
-from studio.core.data.sources import MNIST_10K
+from studio.core.data.bundled import MNIST_10K
 from studio.core.model.graph import Graph, Node
 from studio.core.project.document import Schedule
 from studio.core.project.templates import demo_project

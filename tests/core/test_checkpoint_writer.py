@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from studio.core.build.keras_model import build_model, compile_model
-from studio.core.data.sources import MNIST_10K
+from studio.core.data.bundled import MNIST_10K
 from studio.core.runs.folders import CheckpointWriteError, RunFolder, checkpoints
 from studio.core.runs.keras_saving import save_model
 from studio.core.training.checkpoint_writer import CheckpointWriter

@@ -15,6 +15,7 @@ import pytest
 from studio.core.build.keras_import import import_model
 from studio.core.build.keras_model import ModelError, build_keras_model, outputs_probabilities
 from studio.core.build.optimizers import make_optimizer
+from studio.core.data import bundled
 from studio.core.data import sources as data
 from studio.core.data.types import SPLITS
 from studio.core.export.python_code import export_code, model_code
@@ -143,7 +144,7 @@ def test_the_script_trains_with_the_project_settings(scripts):
     assert text == export_code(settings_project())
     assert "return keras.optimizers.SGD(learning_rate=0.05, momentum=0.9, nesterov=False)" in text
     assert "losses = [keras.losses.SparseCategoricalCrossentropy(from_logits=False)]" in text
-    assert f"Reading {data.dataset_path(data.MNIST_10K)}" in script.stdout
+    assert f"Reading {bundled.dataset_path(bundled.MNIST_10K)}" in script.stdout
     assert "16/16" in script.stdout and "val_accuracy" in script.stdout  # 8,000 / 500 steps
 
 

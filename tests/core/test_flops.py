@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from studio.core.build.analysis import analyze
-from studio.core.data.sources import MNIST_10K
+from studio.core.data.bundled import MNIST_10K
 from studio.core.model.flops import FLOPS_RULES, format_flops, layer_flops
 from studio.core.model.graph import Graph, Node
 from studio.core.model.registry import REGISTRY

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from studio.core.build.analysis import analyze
-from studio.core.data.sources import MNIST_10K
+from studio.core.data.bundled import MNIST_10K
 from studio.core.model.graph import Graph, GraphError, Node
 from studio.core.project.templates import demo_project
 

@@ -293,7 +293,7 @@ def test_a_sequential_model_becomes_a_chain(tmp_path):
 
 
 def _mnist():
-    from studio.core.data.sources import MNIST_10K
+    from studio.core.data.bundled import MNIST_10K
 
     return MNIST_10K
 

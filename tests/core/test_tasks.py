@@ -10,12 +10,13 @@ import pytest
 
 from studio.core.build.analysis import analyze
 from studio.core.build.keras_model import build_model, compile_model
-from studio.core.data.types import DatasetInfo
+from studio.core.data.pipelines import PIPELINE_BUILDERS, make_pipelines
+from studio.core.data.types import ArraySamples, DatasetInfo, LoadedData
 from studio.core.inference.predictor import Prediction
 from studio.core.model.fixes import Problem
 from studio.core.model.graph import Graph, Node
 from studio.core.project import document
-from studio.core.project.document import ProjectFileError, load_project
+from studio.core.project.document import DatasetChoice, ProjectFileError, load_project
 from studio.core.project.templates import demo_project
 from studio.core.tasks.registry import TASKS, task_for
 from studio.core.tasks.regression import Regression
@@ -67,7 +68,7 @@ def example_outputs(name: str) -> np.ndarray:
 @pytest.mark.parametrize("name", list(TASKS))
 def test_every_task_answers_the_seams_questions(name):
     task = task_for(name)
-    assert task.label_kind in ("classes", "numbers", "boxes") and task.title
+    assert task.label_kind in PIPELINE_BUILDERS and task.title
     outputs = example_outputs(name)
     labels = task.synthetic_labels(4, outputs.shape[1:])
     assert len(labels) == 4 and labels.dtype == task.label_dtype
@@ -125,6 +126,39 @@ def test_a_new_task_plugs_in_with_its_registration_alone(counting, tmp_path):
                   steps_per_epoch=10)  # its loss and metrics (the demo's cosine needs steps)
     assert type(model.loss).__name__ == "MeanSquaredError"
     assert counting.answers(np.array([[2.7]]), (), 1) == [{"value": [3.0]}]
+
+
+class Tally(Counting):
+    """Counting with labels of a kind of its own, as segmentation masks would be."""
+
+    name = "tally"
+    label_kind = "tallies"
+
+
+def test_a_new_kind_of_label_streams_through_its_pipeline_builder(monkeypatch):
+    import tensorflow as tf
+
+    monkeypatch.setitem(TASKS, Tally.name, Tally())
+    asked = []
+
+    def tallies(loaded, choice, batch_size, seed, output):
+        asked.append((batch_size, seed, output))
+        batches = tf.data.Dataset.from_tensor_slices(
+            (np.zeros((6, 3)), np.arange(6.0))).batch(batch_size)
+        return batches, batches, None, {"tallies": "as read"}, "what the task scores"
+
+    monkeypatch.setitem(PIPELINE_BUILDERS, Tally.label_kind, tallies)
+    info = DatasetInfo("tallies", "Tallies", (3,), 0, (), 6, kind="table", task=Tally.name)
+    splits = {"train": np.arange(4), "validation": np.arange(4, 6), "test": np.arange(0)}
+    loaded = LoadedData(info, ArraySamples(np.zeros((6, 3, 1, 1), np.uint8)), np.arange(6.0),
+                        splits)
+    pipes = make_pipelines(loaded, DatasetChoice(task=Tally.name), 2, 7, output={"grid": 4})
+    assert asked == [(2, 7, {"grid": 4})]
+    assert pipes.preprocessing == {"tallies": "as read"}
+    assert pipes.scoring == "what the task scores" and pipes.test is None
+    assert (pipes.steps, pipes.validation_steps) == (2, 1)
+    (x, y), = pipes.train.take(1).as_numpy_iterator()
+    assert x.shape == (2, 3) and list(y) == [0.0, 1.0]
 
 
 def test_each_task_sums_up_a_run_by_its_own_scores():

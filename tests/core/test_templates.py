@@ -9,7 +9,8 @@ import pytest
 
 from studio.core.build.analysis import analyze, output_settings
 from studio.core.build.keras_model import build_keras_model, build_model
-from studio.core.data.sources import MNIST_10K, describe
+from studio.core.data.bundled import MNIST_10K
+from studio.core.data.sources import describe
 from studio.core.model.applications import BASES
 from studio.core.model.graph import Graph, Node
 from studio.core.model.weights import missing_weights, use_random_weights

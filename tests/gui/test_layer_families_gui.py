@@ -4,8 +4,11 @@ their problems offer their fixes."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFormLayout
 
 from studio.core.model.registry import REGISTRY
 from tests.core.test_layer_oracle import CASES
@@ -120,6 +123,29 @@ def test_a_cap_and_shared_axes_can_be_set_and_left_empty(window, qtbot):
     qtbot.keyClick(shared, Qt.Key.Key_Delete)
     qtbot.keyClick(shared, Qt.Key.Key_Return)
     assert _params(window, node_id)["shared_axes"] is None
+
+
+def test_a_detection_head_s_parameters_read_as_a_person_writes_them(window, qtbot):
+    click_row(qtbot, window, "conv2d_3")
+    click_palette_entry(qtbot, window, "DetectionHead", double=True)
+    form = window.inspector.form
+    labels = [form.itemAt(row, QFormLayout.ItemRole.LabelRole).widget().text()
+              for row in range(form.rowCount())]
+    assert labels == ["Classes", "Score threshold", "NMS IoU", "Max boxes"]
+    iou = REGISTRY["DetectionHead"].param("nms_iou")  # its problems name it as the form does
+    assert iou.check(2.0) == "NMS IoU must be at most 1, not 2."
+    head = window.model_list.selected_id()
+    editor = window.inspector.editors["nms_iou"].widget
+    type_into(qtbot, editor, "0.6")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    assert _params(window, head)["nms_iou"] == 0.6
+    assert window.doc.undo_stack.undoText() == f"Set NMS IoU of {head}"  # so in the Edit menu
+
+
+def test_a_label_map_names_only_parameters_its_layer_type_has():
+    head = REGISTRY["DetectionHead"]
+    with pytest.raises(ValueError, match="DetectionHead labels parameters it does not have"):
+        dataclasses.replace(head, labels={"iou": "IoU"})
 
 
 def _params(window, node_id: str) -> dict:

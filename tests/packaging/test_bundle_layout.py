@@ -15,7 +15,7 @@ from tests.packaging.bundle_support import PACKAGING_DIR, bundle_files
 
 FIND_FILES = """
 import studio
-from studio.core.data.sources import ASSETS_DIR
+from studio.core.data.bundled import ASSETS_DIR
 from studio.core.project.document import SCHEMA_PATH
 from studio.gui.shell.readme_dialog import README
 print(studio.__file__)

@@ -136,7 +136,7 @@ def _check_against_data(
     graph: Graph, dataset: DatasetInfo, inputs: list[str], result: Analysis
 ) -> None:
     """The data can train a model; every Input receives the dataset's samples; every output
-    classifies its labels."""
+    answers as the dataset's task needs."""
     unusable = data_problem(dataset)
     if unusable:
         result.problems.append(Problem(None, unusable))
@@ -151,6 +151,9 @@ def _check_against_data(
     for out in sinks:
         if out in result.nodes:
             _check_output(graph, dataset, out, result, several=len(sinks) > 1)
+    # A model made for another task than the data's is said before the symptoms (a detector
+    # on class folders before the input size that does not match them).
+    result.problems.sort(key=lambda problem: not problem.cause)
 
 
 def _check_vocabulary(graph: Graph, dataset: DatasetInfo, input_id: str, result: Analysis

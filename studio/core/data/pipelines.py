@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +45,41 @@ class Pipelines:
                 "class_weight": self.class_weight, "shuffle": False}
 
 
+Datasets = tuple[Any, Any | None, Any | None, dict[str, Any], Any]
+"""What a pipeline builder returns: the batched (not yet repeated) training, validation and
+test datasets, the preprocessing record and what the task scores at epoch ends (or None)."""
+
+PipelineBuilder = Callable[[LoadedData, DatasetChoice, int, int, dict[str, Any]], Datasets]
+"""Builds the datasets of one label kind from (loaded, choice, batch size, seed, the task's
+output settings)."""
+
+
+def _sample_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size: int, seed: int,
+                     output: dict[str, Any]) -> Datasets:
+    """Classes or numbers as labels: images (in memory or files), or the rows of a table."""
+    datasets = (image_datasets if isinstance(loaded.samples, ArraySamples | FileSamples)
+                else table_datasets)
+    return (*datasets(loaded, choice, batch_size, seed), None)
+
+
+def _box_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size: int, seed: int,
+                  output: dict[str, Any]) -> Datasets:
+    """Boxes as labels: images with their boxes as the head's target maps."""
+    # Imported here: the detection pipeline is only read when a detector trains.
+    from studio.core.data.detection.pipeline import detection_datasets
+
+    return detection_datasets(loaded, choice, batch_size, seed, output)
+
+
+PIPELINE_BUILDERS: dict[str, PipelineBuilder] = {
+    "classes": _sample_datasets,
+    "numbers": _sample_datasets,
+    "boxes": _box_datasets,
+}
+"""The pipeline builder of each task's ``label_kind``: a new kind of label (masks) plugs in
+with one entry."""
+
+
 def make_pipelines(loaded: LoadedData, choice: DatasetChoice, batch_size: int, seed: int,
                    inputs: int = 1, outputs: int = 1,
                    output: dict[str, Any] | None = None) -> Pipelines:
@@ -54,16 +90,8 @@ def make_pipelines(loaded: LoadedData, choice: DatasetChoice, batch_size: int, s
     the labels on each. ``output``: the task's ``output_settings`` for the model's output,
     which boxes need (the head's grid and decoding settings).
     """
-    scoring = None
-    if task_for(loaded.info.task).label_kind == "boxes":
-        from studio.core.data.detection.pipeline import detection_datasets
-
-        train, validation, test, prep, scoring = detection_datasets(
-            loaded, choice, batch_size, seed, output or {})
-    else:
-        datasets = (image_datasets if isinstance(loaded.samples, ArraySamples | FileSamples)
-                    else table_datasets)
-        train, validation, test, prep = datasets(loaded, choice, batch_size, seed)
+    build = PIPELINE_BUILDERS[task_for(loaded.info.task).label_kind]
+    train, validation, test, prep, scoring = build(loaded, choice, batch_size, seed, output or {})
     if not loaded.size("validation"):  # else Keras reads nothing from it, and warns
         validation = None
 

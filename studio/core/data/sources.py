@@ -17,11 +17,7 @@ import numpy as np
 
 from studio.core.base.events import Progress
 from studio.core.data.builtin import builtin_info, load_builtin
-from studio.core.data.bundled import ASSETS_DIR as ASSETS_DIR
-from studio.core.data.bundled import DATASETS as DATASETS
-from studio.core.data.bundled import MNIST_10K as MNIST_10K
 from studio.core.data.bundled import bundled_info, load_arrays
-from studio.core.data.bundled import dataset_path as dataset_path
 from studio.core.data.splits import layout_splits, stratified_split
 from studio.core.data.tables import read_table, table_info
 from studio.core.data.types import (
@@ -40,9 +36,6 @@ DETECTION_FOLDERS = frozenset({"labels", "annotations", "label_2", "train", "tra
 DETECTION_FILES = frozenset({".json", ".yaml", ".yml", ".txt", ".xml"})
 """Entries of a folder that hint at detection labels in it (the folders and files of the YOLO,
 Pascal VOC, COCO and KITTI layouts, and split folders, where COCO exports keep their JSON)."""
-
-# ASSETS_DIR, DATASETS, MNIST_10K and dataset_path are read from here by the window and the
-# exports; they live in ``bundled`` so that the detection demo set can use MNIST-10k.
 
 
 def _builtin_info(choice: DatasetChoice) -> DatasetInfo:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 
-from studio.core.data import image_pipeline, sources, tables
+from studio.core.data import bundled, image_pipeline, sources, tables
 from studio.core.data.augmentation import CROP_CLASS, augmentation_specs
 from studio.core.data.builtin import cache_path
 from studio.core.data.table_pipeline import ADAPT_BATCH, SPLIT, STANDARDIZE, standardize
@@ -354,7 +354,7 @@ def _image_section(choice: DatasetChoice, info: DatasetInfo, seed: int, script: 
         source, where, extra = _folder_code(choice, info, script)
         imports += ["import os", "import tempfile", "from collections.abc import Callable"]
     elif choice.source == "bundled":
-        path = sources.dataset_path(sources.DATASETS[choice.name])
+        path = bundled.dataset_path(bundled.DATASETS[choice.name])
         where = f"{info.title} from {path}"
         source, extra = _BUNDLED, f"DATA = {path_code(path, script)}\n"
     else:

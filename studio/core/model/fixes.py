@@ -29,6 +29,9 @@ class Problem:
     node_id: str | None
     message: str
     fixes: tuple[Fix, ...] = ()
+    cause: bool = False
+    """It makes the model's other problems beside the point (the model is made for another task
+    than the data's), so it is said first."""
 
 
 def _set_param(node_id: str, name: str, value: Any, label: str) -> Fix:

@@ -37,11 +37,20 @@ class Param:
     sides: bool = False
     """A per-axis parameter that may also give both sides of each axis: a list of two numbers
     per axis (top, bottom, left, right), as Keras's padding and cropping do."""
+    title: str = ""
+    """Its label where the one made from the name would misspell it (an acronym such as NMS);
+    set from its layer type's ``labels``."""
 
     @property
     def label(self) -> str:
-        """The name as shown to a person: ``kernel_size`` becomes ``Kernel size``."""
-        return self.name.replace("_", " ").capitalize()
+        """The name as shown to a person: ``kernel_size`` becomes ``Kernel size``, unless its
+        layer type spells it out (``nms_iou`` is ``NMS IoU``)."""
+        return self.title or self.name.replace("_", " ").capitalize()
+
+    @property
+    def words(self) -> str:
+        """The name inside a sentence: ``kernel size``, and ``NMS IoU`` as its label spells it."""
+        return self.title or self.name.replace("_", " ")
 
     def check(self, value: Any) -> str | None:
         """Return a plain-language reason why ``value`` is not allowed, or None if it is."""
@@ -145,7 +154,7 @@ class Param:
             if dim == -1 and self.allow_wildcard:
                 wildcards += 1
             elif dim < 1:
-                return f"Every size in {self.label.lower()} must be at least 1, not {dim}."
+                return f"Every size in {self.words} must be at least 1, not {dim}."
         if wildcards > 1:
             return f"{self.label} may hold -1 (\"the rest\") only once."
         return None

@@ -102,7 +102,7 @@ def param_for(project: Project, target: str) -> Param:
             raise SearchSpaceError(f"The layer {quoted(node_id)} has no parameter "
                                    f"{quoted(name)}.") from None
         if param.kind not in SEARCHABLE_KINDS:
-            raise SearchSpaceError(f"{node_id}'s {param.label.lower()} cannot be searched.")
+            raise SearchSpaceError(f"{node_id}'s {param.words} cannot be searched.")
         return param
     raise SearchSpaceError(f"{quoted(target)} is neither a training setting nor a layer "
                            "parameter.")

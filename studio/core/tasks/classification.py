@@ -48,7 +48,7 @@ class Classification(Task):
             return [Problem(out, f"The model ends in a DetectionHead, which finds boxes, but "
                                  f"{dataset.title} is a classification dataset (one class per "
                                  f"sample): choose a detection dataset, or end the model with "
-                                 f"Dense({classes}, softmax).")]
+                                 f"Dense({classes}, softmax).", cause=True)]
         if params.get("activation") == "softmax" and shape and shape[-1] != classes:
             return [Problem(
                 out,

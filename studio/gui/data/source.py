@@ -23,11 +23,11 @@ from PySide6.QtWidgets import (
 
 from studio.core.base.messages import count
 from studio.core.data.builtin import BUILTINS, builtin_info, is_cached
+from studio.core.data.bundled import DATASETS
 from studio.core.data.detection import demo
 from studio.core.data.detection.formats import FORMATS
 from studio.core.data.detection.source import DEMO_IMAGES, DEMO_TITLE
 from studio.core.data.detection.source import TASK as DETECTION
-from studio.core.data.sources import DATASETS
 from studio.core.data.tables import csv_columns
 from studio.core.data.types import DataError, DatasetInfo
 from studio.core.model.params import format_shape

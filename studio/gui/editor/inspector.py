@@ -169,9 +169,9 @@ class Inspector(QWidget):
 
     def _edited(self, name: str, value) -> None:
         node_id = self.node_id
-        label = REGISTRY[self.doc.project.graph.node(node_id).type].param(name).label
+        words = REGISTRY[self.doc.project.graph.node(node_id).type].param(name).words
 
         def change(project) -> None:
             project.graph.node(node_id).params[name] = value
 
-        self.doc.edit(f"Set {label.lower()} of {node_id}", change, merge_key=f"{node_id}.{name}")
+        self.doc.edit(f"Set {words} of {node_id}", change, merge_key=f"{node_id}.{name}")

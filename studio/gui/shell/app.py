@@ -11,7 +11,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from studio import __version__
-from studio.core.data.sources import ASSETS_DIR
+from studio.core.data.bundled import ASSETS_DIR
 from studio.core.project.templates import demo_project
 from studio.gui.shell.main_window import MainWindow
 from studio.gui.widgets.collector import GuiCollector

@@ -84,6 +84,8 @@ class MainWindow(QMainWindow):
         super().__init__()
         self._shown = False
         self.doc = ProjectDocument(project, path)
+        # Queued: the first wait is told before the Data panel's place exists.
+        self.doc.data_wanted.connect(self._read_data, Qt.ConnectionType.QueuedConnection)
         self.palette = LayerPalette()
         self.model_list = ModelList(self.doc)
         self.inspector = Inspector(self.doc)
@@ -190,6 +192,13 @@ class MainWindow(QMainWindow):
     def runs(self) -> HistoryPanel:
         """The Runs dock's run history."""
         return self._runs_page.widget()
+
+    @Slot()
+    def _read_data(self) -> None:
+        """The document waits for its data (a CSV, a detection set): the Data panel reads it,
+        so build it even if its tab was never shown (else a project opened on such data said
+        it was being read for ever)."""
+        self._data_page.widget()
 
     def _build_data_panel(self) -> DataPanel:
         from studio.gui.data.panel import DataPanel

@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtGui import QTextCursor, QTextDocument
 from PySide6.QtWidgets import QDialog, QTextBrowser, QVBoxLayout, QWidget
 
-from studio.core.data.sources import ASSETS_DIR
+from studio.core.data.bundled import ASSETS_DIR
 
 README = ASSETS_DIR.parent / "README.md"
 """Beside ``assets/`` (and the ``studio`` package): in a checkout and in the bundle alike."""

@@ -8,8 +8,8 @@ without importing TensorFlow. Shapes leave out the batch dimension.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from studio.core.base.messages import count, plural, quoted
@@ -149,6 +149,17 @@ class LayerType:
     keras_class: str | None = None
     """The class in ``keras.layers`` its layer is, when not the one of its own name (a
     DetectionHead is a Conv2D); see ``keras_name``."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels of parameters whose names do not read well with the first letter capitalised
+    (``{"nms_iou": "NMS IoU"}``); each becomes its ``Param.label``."""
+
+    def __post_init__(self) -> None:
+        unknown = set(self.labels) - {p.name for p in self.params}
+        if unknown:
+            raise ValueError(f"{self.name} labels parameters it does not have: {sorted(unknown)}")
+        object.__setattr__(self, "params", tuple(
+            replace(p, title=self.labels[p.name]) if p.name in self.labels else p
+            for p in self.params))
 
     @property
     def keras_name(self) -> str:

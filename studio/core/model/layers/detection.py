@@ -99,5 +99,6 @@ TYPES = (
         to_keras=_to_keras,
         weights=_weights,
         keras_class="Conv2D",
+        labels={"nms_iou": "NMS IoU"},
     ),
 )

@@ -84,7 +84,7 @@ class Detection(Task):
                 f"(boxes in each image): end the model with a DetectionHead (group Detection) "
                 f"with {classes} classes on a feature map."
                 + (" (Every layer that feeds nothing is an output of the model.)" if several
-                   else ""))]
+                   else ""), cause=True)]
         problems = []
         wanted = node.resolved_params()["classes"]
         if wanted != classes:
