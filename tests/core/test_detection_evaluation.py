@@ -13,6 +13,7 @@ from studio.cli import main
 from studio.core.build.analysis import output_settings
 from studio.core.data import sources as data
 from studio.core.data.pipelines import make_pipelines
+from studio.core.inference import evaluation as evaluation_module
 from studio.core.inference.evaluation import EvaluationCancelled, evaluate_run
 from studio.core.inference.predictor import Predictor
 from studio.core.project.document import load_project
@@ -128,7 +129,7 @@ def evaluate(capsys, *args) -> tuple[int, str]:
 
 
 def test_studio_evaluate_prints_the_maps_and_each_classs_ap(detection_run, evaluated,
-                                                            capsys):
+                                                            capsys, monkeypatch):
     code, out = evaluate(capsys, detection_run)
     assert code == 0
     heading, text = out.split("\n", 1)
@@ -144,6 +145,8 @@ def test_studio_evaluate_prints_the_maps_and_each_classs_ap(detection_run, evalu
         ap = scores.class_ap50[k]
         assert row[1] == ("—" if ap is None else f"{ap:.1%}")
         assert int(row[4]) == len(scores.mistakes[k].false_positive_boxes)
+    # --json writes the same evaluation (scored once above) as a document
+    monkeypatch.setattr(evaluation_module, "evaluate_run", lambda *args, **kw: evaluated)
     code, out = evaluate(capsys, detection_run, "--json")
     document = json.loads(out)
     assert code == 0 and document["map50"] == pytest.approx(scores.map50)

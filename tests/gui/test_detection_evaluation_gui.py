@@ -53,6 +53,7 @@ def test_a_detectors_evaluation_shows_its_maps_curves_and_a_classs_mistakes(qtbo
     k = max(range(10), key=lambda c: len(scores.mistakes[c].false_positive_boxes)
             + 10 * len(scores.mistakes[c].missed_boxes))
     row = next(r for r in range(10) if model.index(r, 0).data(CLASS_ROLE) == k)
+    table.scrollTo(model.index(row, 1))
     with qtbot.waitSignal(view.class_chosen) as chosen:
         qtbot.mouseClick(table.viewport(), LEFT,
                          pos=table.visualRect(model.index(row, 1)).center())

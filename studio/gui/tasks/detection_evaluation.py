@@ -61,17 +61,17 @@ LEGEND_COLUMNS = 5
 COLUMNS = (("Class", "The class"),
            ("AP@0.5", "Average precision at IoU 0.5: the area under this class's precision-"
                       "recall curve, as COCO reads it"),
-           ("AP@[0.5:0.95]", "Average precision averaged over IoU 0.50, 0.55, …, 0.95 (COCO's "
+           ("AP@[.5:.95]", "Average precision averaged over IoU 0.50, 0.55, …, 0.95 (COCO's "
                              "headline AP): it asks for tighter boxes"),
            ("Boxes", "True boxes of this class in the split"),
-           ("False positives", "Boxes the model found of this class that match no true box "
+           ("False\npositives", "Boxes the model found of this class that match no true box "
                                "(IoU 0.5)"),
            ("Missed", "True boxes of this class no box of the model found (IoU 0.5)"))
 PLACEHOLDER = "Click a class in the table, a curve or the legend to see its mistakes."
-LEGEND = (f"<span style='color:{FALSE_POSITIVE.name()}'>■</span> false positive: a box found "
-          "where there is none of the class (with its score) &nbsp;&nbsp; "
-          f"<span style='color:{MISSED.name()}'>■</span> missed: a true box no box found "
-          "(dashed)")
+LEGEND = (f"<span style='color:{FALSE_POSITIVE.name()}'>■</span> false positive, with its "
+          f"score &nbsp;&nbsp; <span style='color:{MISSED.name()}'>■</span> missed box (dashed)")
+TABLE_ROWS = 4
+"""Rows the AP table shows at least: a short window scrolls the page rather than hide them."""
 
 
 def class_color(index: int) -> QColor:
@@ -214,6 +214,9 @@ class DetectionEvaluationView(QWidget):
                               "see its mistakes, a heading to sort")
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.clicked.connect(self._row_clicked)
+        self.table.setMinimumHeight(
+            self.table.horizontalHeader().sizeHint().height() + 2 * self.table.frameWidth()
+            + TABLE_ROWS * self.table.verticalHeader().defaultSectionSize())
 
         self.plot = self._make_plot()
         self.caption = hint()
@@ -222,6 +225,9 @@ class DetectionEvaluationView(QWidget):
         legend.setObjectName("detection-evaluation-legend")
         legend.setTextFormat(Qt.TextFormat.RichText)
         legend.setWordWrap(True)
+        legend.setToolTip("False positive: a box the model found of this class that overlaps no "
+                          "true box of it by IoU 0.5 or more. Missed: a true box of this class "
+                          "that no box of the model found.")
         self.gallery = MistakesGallery()
         self.gallery.setObjectName("detection-evaluation-mistakes")
         self.gallery.setToolTip("The chosen class's false positives (red, with their scores) "
@@ -232,6 +238,8 @@ class DetectionEvaluationView(QWidget):
         gallery_layout.addWidget(self.caption)
         gallery_layout.addWidget(legend)
         gallery_layout.addWidget(self.gallery, 1)
+        self.gallery.setMinimumHeight(self.gallery.gridSize().height() + 4
+                                      + 2 * self.gallery.frameWidth())
 
         self.scores_view = scores = QSplitter(Qt.Orientation.Vertical)
         scores.addWidget(self.table)
@@ -291,10 +299,10 @@ class DetectionEvaluationView(QWidget):
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self.table.resizeColumnsToContents()
         self._draw_curves(evaluation)
-        # the gallery as wide as the scores, the table as tall as the curves
-        for splitter in (self.split_view, self.scores_view):
+        # the gallery about as wide as the scores, the table as tall as the curves
+        for splitter, share in ((self.split_view, 0.55), (self.scores_view, 0.5)):
             total = sum(splitter.sizes())
-            splitter.setSizes([total // 2, total - total // 2])
+            splitter.setSizes([round(total * share), total - round(total * share)])
         self.gallery.show_mistakes(None, [], PLACEHOLDER)
         self.caption.setText("")
         return (f"mAP@0.5 {ap_text(scores.map50)}, mAP@[0.5:0.95] {ap_text(scores.map)} on "
@@ -338,6 +346,7 @@ class DetectionEvaluationView(QWidget):
                     if self.proxy.index(r, 0).data(CLASS_ROLE) == k), None)
         if row is not None and self.table.currentIndex().row() != row:
             self.table.selectRow(row)
+            self.table.scrollTo(self.proxy.index(row, 0))
         self.class_chosen.emit(k)
 
     @Slot(QModelIndex)
