@@ -1,7 +1,7 @@
 """``studio evaluate RUN``: a run's model scored on its own validation or test split, as the
 Evaluate tab scores it (accuracy, loss, per-class precision, recall and F1, the confusion
-matrix), or, for a task that cannot be scored that way (regression), the metrics the run
-recorded."""
+matrix; a detector's mAP@0.5, mAP@[0.5:0.95] and per-class AP), or, for a task that cannot
+be scored that way (regression), the metrics the run recorded."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ def add_parser(sub) -> None:
     """The ``evaluate`` command's arguments."""
     evaluate = sub.add_parser(
         "evaluate", help="score a run's model on its validation or test split: accuracy, "
-        "loss, per-class precision/recall/F1 and the confusion matrix",
+        "loss, per-class precision/recall/F1 and the confusion matrix (a detector: mAP@0.5, "
+        "mAP@[0.5:0.95] and per-class AP)",
         description="Score a run's final model, or one of its checkpoints, on the run's own "
         "validation or test split, read and split as in training, as the Evaluate tab does. "
         "A run that predicts numbers (regression) has no classes to score: its recorded "

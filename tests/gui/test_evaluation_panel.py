@@ -5,6 +5,7 @@ most confident mistakes are wrong answers; Cancel, runs without a test split or 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -23,12 +24,12 @@ from studio.gui.inference.evaluation_panel import (
     MISTAKES,
     NO_RUNS,
     POSITION_ROLE,
-    SORT_ROLE,
     EvaluationPanel,
     percent,
 )
 from studio.gui.shell.app import create_application
 from studio.gui.widgets.jobs import shutdown_jobs
+from studio.gui.widgets.score_table import SORT_ROLE
 from tests.gui.support import RUN_TIMEOUT_MS, copied_run
 
 LEFT = Qt.MouseButton.LeftButton
@@ -40,18 +41,23 @@ def run_dir(cnn_run, tmp_path) -> Path:
     return copied_run(cnn_run, tmp_path / "runs")
 
 
-@pytest.fixture
-def panel(qtbot, run_dir):
-    """The view offering the copied run, shown."""
+def shown_panel(qtbot, run: Path, width: int, height: int) -> Iterator[EvaluationPanel]:
+    """The view offering ``run``, shown at ``width`` × ``height``, until the test ends."""
     create_application()
     view = EvaluationPanel()
     qtbot.addWidget(view)
-    view.resize(1300, 600)
-    view.set_runs([read_run(run_dir)])
+    view.resize(width, height)
+    view.set_runs([read_run(run)])
     view.show()
     qtbot.waitExposed(view)
     yield view
     shutdown_jobs(view)
+
+
+@pytest.fixture
+def panel(qtbot, run_dir):
+    """The view offering the copied run, shown."""
+    yield from shown_panel(qtbot, run_dir, 1300, 600)
 
 
 def edited_run(run_dir: Path, name: str, **dataset) -> Path:

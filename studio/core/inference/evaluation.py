@@ -1,6 +1,7 @@
 """Evaluating a trained run on its own validation or test split: the model answers every
 sample, and the run's task scores the answers (for a classifier: loss, accuracy, the confusion
-matrix, per-class precision, recall and F1, and the samples behind each answer).
+matrix, per-class precision, recall and F1, and the samples behind each answer; for a
+detector: mAP, per-class AP, precision-recall curves and each class's mistakes).
 
 The run's project snapshot says which data it learned from and how it was split; the data
 is read again, split with the same seed and streamed through the same pipeline as in
@@ -18,6 +19,7 @@ import numpy as np
 
 from studio.core.base.events import Progress
 from studio.core.base.messages import count
+from studio.core.build.analysis import output_settings
 from studio.core.build.keras_model import outputs_probabilities
 from studio.core.data import sources as data
 from studio.core.data.pipelines import make_pipelines
@@ -100,7 +102,8 @@ def evaluate_run(run_dir: Path, split: str = "validation", model_path: Path | No
     run's own ``split`` ("validation" or "test"), read and split as in training, without
     augmentation.
 
-    The task's evaluation is returned (a classifier's ``Evaluation``); the loss is the
+    The task's evaluation is returned (a classifier's ``Evaluation``, a detector's
+    ``DetectionEvaluation``); the loss is the
     run's, on the model's first output for a model with several. Progress goes to
     ``on_progress(what, done, total)`` while the data loads and while the model answers;
     setting ``stop`` raises EvaluationCancelled. Raises DataError or ValueError in plain
@@ -115,7 +118,8 @@ def evaluate_run(run_dir: Path, split: str = "validation", model_path: Path | No
     loaded = _load(project, run_dir, on_progress, stop)
     if not loaded.size(split):
         raise DataError(_no_split(split))
-    pipes = make_pipelines(loaded, project.dataset, BATCH_SIZE, project.training.seed)
+    pipes = make_pipelines(loaded, project.dataset, BATCH_SIZE, project.training.seed,
+                           output=output_settings(project.graph, loaded.info))
     dataset = pipes.test if split == "test" else pipes.validation.take(pipes.validation_steps)
     predictor = Predictor.load(Path(model_path) if model_path else run_dir,
                                pipes.preprocessing)
@@ -125,7 +129,8 @@ def evaluate_run(run_dir: Path, split: str = "validation", model_path: Path | No
                                     on_progress, stop)
     return task.evaluation(split, loaded.info.class_names, true, answers,
                            float(np.mean(losses)), loaded.splits[split], loaded.samples,
-                           _data_notes(run_dir, loaded))
+                           _data_notes(run_dir, loaded), labels=loaded.labels,
+                           preprocessing=predictor.prep)
 
 
 def _answer(task: Task, predictor, dataset, total: int, logits: bool,

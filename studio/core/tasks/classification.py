@@ -118,7 +118,8 @@ class Classification(Task):
 
     def evaluation(self, split: str, class_names: Sequence[str], true: np.ndarray,
                    answers: np.ndarray, loss: float, indices: np.ndarray, samples: Any,
-                   notes: Sequence[str]) -> Evaluation:
+                   notes: Sequence[str], *, labels: Any = None,
+                   preprocessing: Mapping[str, Any] | None = None) -> Evaluation:
         """Accuracy, the confusion matrix and per-class scores."""
         return Evaluation.of_answers(split, class_names, true, answers, loss, indices,
                                      samples, notes)

@@ -200,9 +200,13 @@ class Task(ABC):
 
     def evaluation(self, split: str, class_names: Sequence[str], true: np.ndarray,
                    answers: np.ndarray, loss: float, indices: np.ndarray, samples: Any,
-                   notes: Sequence[str]) -> Any:
+                   notes: Sequence[str], *, labels: Any = None,
+                   preprocessing: Mapping[str, Any] | None = None) -> Any:
         """The scores of a split's answers, as the Evaluate tab shows them (``indices``: each
-        answer's sample in the dataset; ``samples``: the dataset's, to show them)."""
+        answer's sample in the dataset; ``samples``: the dataset's, to show them). ``true``
+        is what the pipeline fed as labels; ``labels`` are the dataset's own (all samples,
+        e.g. a detector's boxes, which its target maps only encode) and ``preprocessing``
+        the record the model answered with (a detector's decoding settings)."""
         raise NotImplementedError(self.evaluation_refusal)
 
     def evaluation_text(self, evaluation: Any) -> str:

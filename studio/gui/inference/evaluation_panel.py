@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable, Sequence
 from html import escape
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import (
@@ -16,9 +17,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QRect,
     QSize,
-    QSortFilterProxyModel,
     Qt,
-    QTimer,
     Signal,
     Slot,
 )
@@ -39,8 +38,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QListView,
-    QListWidget,
     QListWidgetItem,
     QProgressBar,
     QPushButton,
@@ -61,18 +58,19 @@ from studio.core.project.document import ProjectFileError, load_project
 from studio.core.runs.folders import PROJECT_FILE, answer_choices
 from studio.core.runs.history import RunSummary
 from studio.core.tasks.class_scores import Evaluation
-from studio.core.tasks.registry import task_for
+from studio.core.tasks.registry import DEFAULT_TASK, task_for
 from studio.gui.runs.run_picker import IMPORTED_CHOICE, imported_run, offer_imported, offer_runs
+from studio.gui.tasks.registry import views_for
 from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.forms import hint, narrow_box, scrolled_body
 from studio.gui.widgets.images import array_pixmap
 from studio.gui.widgets.jobs import JobSlot
+from studio.gui.widgets.score_table import score_cell, score_table
+from studio.gui.widgets.thumbnail_grid import ThumbnailGrid
 from studio.gui.widgets.vertical_label import VerticalLabel
 
 COUNT_ROLE = Qt.ItemDataRole.UserRole
 """The confusion matrix's count in a cell, as an int."""
-SORT_ROLE = Qt.ItemDataRole.UserRole + 1
-"""What the per-class table sorts by (numbers as numbers)."""
 POSITION_ROLE = Qt.ItemDataRole.UserRole + 2
 """An image grid item's position in the split."""
 THUMBNAIL = 64
@@ -127,6 +125,14 @@ def run_problems(run_dir: Path) -> tuple[str | None, str | None]:
                "fraction in the Data view before training.")
     return (task_for(dataset.task).evaluation_refusal,
             None if dataset.test_split > 0 else no_test)
+
+
+def run_task(run_dir: Path) -> str:
+    """The task the run learnt (classification if its snapshot cannot be read)."""
+    try:
+        return load_project(Path(run_dir) / PROJECT_FILE).dataset.task
+    except ProjectFileError:
+        return DEFAULT_TASK
 
 
 def thumbnail(image: np.ndarray) -> QPixmap:
@@ -287,54 +293,27 @@ class ConfusionView(QTableView):
                     QStyle.PixelMetric.PM_ScrollBarExtent))
 
 
-class ImageGrid(QListWidget):
+class ImageGrid(ThumbnailGrid):
     """Thumbnails of samples with captions "true → answer, confidence", added a chunk per
     turn of the event loop; says ``placeholder`` when empty."""
 
-    filled = Signal()
-    """Every image asked for is on screen."""
-
     def __init__(self, placeholder: str) -> None:
-        super().__init__()
-        self.placeholder = placeholder
-        self.setViewMode(QListView.ViewMode.IconMode)
-        self.setIconSize(QSize(THUMBNAIL, THUMBNAIL))
-        self.setGridSize(QSize(THUMBNAIL + 56, THUMBNAIL + 40))
-        self.setResizeMode(QListView.ResizeMode.Adjust)
-        self.setMovement(QListView.Movement.Static)
-        self.setUniformItemSizes(True)
-        self.setWordWrap(True)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        super().__init__(placeholder, THUMBNAIL, QSize(THUMBNAIL + 56, THUMBNAIL + 40), CHUNK)
         self._evaluation: Evaluation | None = None
-        self._queue: list[int] = []
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(0)
-        self._timer.timeout.connect(self._add_some)
 
     def show_samples(self, evaluation: Evaluation | None, positions: Sequence[int],
                      placeholder: str | None = None) -> None:
         """Show the samples at ``positions`` of ``evaluation``'s split; ``placeholder`` is
         what to say if there are none."""
-        self.clear()
-        self.placeholder = placeholder or self.placeholder
-        self._evaluation, self._queue = evaluation, [int(p) for p in positions]
-        self._timer.start()
+        self._evaluation = evaluation
+        self.show_entries([int(p) for p in positions] if evaluation is not None else [],
+                          placeholder)
 
-    def pending(self) -> int:
-        """Images still to be added."""
-        return len(self._queue)
-
-    @Slot()
-    def _add_some(self) -> None:
+    def items(self, chunk: list[int]) -> list[QListWidgetItem]:
         evaluation = self._evaluation
-        chunk, self._queue = self._queue[:CHUNK], self._queue[CHUNK:]
-        if evaluation is None or not chunk:
-            self.viewport().update()
-            self.filled.emit()
-            return
         names = evaluation.class_names
         images = sample_images(evaluation.samples, evaluation.sample_indices(chunk))
+        items = []
         for position, image in zip(chunk, images, strict=True):
             true, answer = int(evaluation.true[position]), int(evaluation.predicted[position])
             confidence = percent(float(evaluation.confidence[position]))
@@ -344,30 +323,8 @@ class ImageGrid(QListWidget):
                             f"True class: {names[true]}\n"
                             f"The model answered: {names[answer]} ({confidence} sure)")
             item.setData(POSITION_ROLE, position)
-            self.addItem(item)
-        self._timer.start()
-
-    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        """The placeholder text while there is nothing to show."""
-        super().paintEvent(event)
-        if self.count() == 0 and not self._queue:
-            painter = QPainter(self.viewport())
-            painter.setPen(self.palette().placeholderText().color())
-            painter.drawText(self.viewport().rect().adjusted(12, 12, -12, -12),
-                             Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
-                             self.placeholder)
-            painter.end()
-
-
-def _cell(text: str, key: str | float, tip: str = "", number: bool = False) -> QStandardItem:
-    """A read-only table cell sorting by ``key``; numbers align right."""
-    item = QStandardItem(text)
-    item.setData(key, SORT_ROLE)
-    item.setEditable(False)
-    item.setToolTip(tip)
-    if number:
-        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-    return item
+            items.append(item)
+        return items
 
 
 def per_class_model(evaluation: Evaluation) -> QStandardItemModel:
@@ -392,12 +349,12 @@ def per_class_model(evaluation: Evaluation) -> QStandardItemModel:
                  "answers among its answers of this class) counts as 0.")
         absent = f"No sample of “{name}” is in this split, so its recall counts as 0."
         model.appendRow([
-            _cell(name, index),
-            _cell(percent(precision), precision, "" if answered[index] else never, True),
-            _cell(percent(recall), recall, "" if support else absent, True),
-            _cell(percent(f1), f1, number=True),
-            _cell(f"{support:,}", support, number=True),
-            _cell(f"{names[worst]} ({int(wrong[worst]):,})" if wrong[worst] else "—",
+            score_cell(name, index),
+            score_cell(percent(precision), precision, "" if answered[index] else never, True),
+            score_cell(percent(recall), recall, "" if support else absent, True),
+            score_cell(percent(f1), f1, number=True),
+            score_cell(f"{support:,}", support, number=True),
+            score_cell(f"{names[worst]} ({int(wrong[worst]):,})" if wrong[worst] else "—",
                   int(wrong[worst])),
         ])
     return model
@@ -428,6 +385,9 @@ class EvaluationPanel(QWidget):
         """The evaluation whose results will show; a new one drops it."""
         self.job.event.connect(self._progressed)
         self.job.succeeded.connect(lambda evaluated: self._succeeded(*evaluated))
+        self.task_views: dict[str, QWidget] = {}
+        """Each task's own evaluation view (``TaskViews.evaluation_view``), made when first
+        shown; a task without one shows its class scores in ``results``."""
         self.job.failed.connect(self._failed)
         self.job.finished.connect(self._ended)
 
@@ -439,7 +399,7 @@ class EvaluationPanel(QWidget):
         self.empty = hint(NO_RUNS)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
 
-        layout = QVBoxLayout(scrolled_body(self))  # a small window scrolls the page
+        self._layout = layout = QVBoxLayout(scrolled_body(self))  # a small window scrolls
         layout.addLayout(bar)
         layout.addWidget(self.status)
         layout.addWidget(results, 1)
@@ -532,19 +492,10 @@ class EvaluationPanel(QWidget):
         cell_layout = QVBoxLayout(cell)
         cell_layout.addWidget(self.cell_caption)
         cell_layout.addWidget(self.cell_grid, 1)
-        self.class_table = QTableView()
+        self.class_table, self.class_proxy = score_table(self)
         self.class_table.setObjectName("evaluation-per-class")
         self.class_table.setToolTip("Precision, recall and F1 of each class; click a heading "
                                     "to sort")
-        self.class_proxy = QSortFilterProxyModel(self)
-        self.class_proxy.setSortRole(SORT_ROLE)
-        self.class_table.setModel(self.class_proxy)
-        self.class_table.setSortingEnabled(True)
-        self.class_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.class_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.class_table.setAlternatingRowColors(True)
-        self.class_table.verticalHeader().hide()
-        self.class_table.horizontalHeader().setStretchLastSection(True)
         self.mistakes = ImageGrid("No mistakes on this split.")
         self.mistakes.setObjectName("evaluation-mistakes")
         self.mistakes.setToolTip(f"The {MISTAKES} wrong answers the model was surest of: true "
@@ -635,11 +586,12 @@ class EvaluationPanel(QWidget):
         run_dir, model = self.run_box.currentData(), self.model_box.currentData()
         split, what = self.split(), self._describe()
         run_path, model_path = Path(run_dir), Path(model) if model else None
+        learnt = run_task(run_path)
 
-        def task(on_event, stop) -> tuple[Evaluation, str]:
+        def task(on_event, stop) -> tuple[Any, str, str]:
             return evaluate_run(run_path, split, model_path,
                                 on_progress=progress_events(on_event),
-                                stop=stop), what
+                                stop=stop), what, learnt
 
         self.job.start(task)
         self.cancel_button.setEnabled(True)
@@ -670,12 +622,42 @@ class EvaluationPanel(QWidget):
                          + (" The results below are from before." if self.evaluation else ""))
         return True
 
-    def _succeeded(self, evaluation: Evaluation, what: str) -> None:
+    def _succeeded(self, evaluation: Any, what: str, task: str) -> None:
         if not self._stopped():
-            self.show_evaluation(evaluation, what)
+            self.show_evaluation(evaluation, what, task)
 
-    def show_evaluation(self, evaluation: Evaluation, what: str) -> None:
-        """Show ``evaluation`` (of the model ``what`` describes) in place of any before."""
+    def show_evaluation(self, evaluation: Any, what: str, task: str = DEFAULT_TASK) -> None:
+        """Show ``evaluation`` (of the model ``what`` describes, a run of ``task``) in place
+        of any before: in the task's own evaluation view, else as class scores."""
+        view = self._task_view(task)
+        for other in self.task_views.values():
+            other.setVisible(other is view)
+        if view is not None:
+            self.evaluation = evaluation
+            summary = view.show_evaluation(evaluation, what)
+            self.empty.hide()
+            self.results.hide()
+            self._finish_progress("Evaluated")
+            self._set_status("")
+            self.message.emit(f"{what}: {summary}")
+            self.evaluated.emit(evaluation)
+            return
+        self._show_class_scores(evaluation, what)
+
+    def _task_view(self, task: str) -> QWidget | None:
+        """``task``'s evaluation view, made and laid out in place of the results at first."""
+        if task not in self.task_views:
+            view = views_for(task).evaluation_view()
+            if view is None:
+                return None
+            view.hide()
+            self._layout.insertWidget(self._layout.indexOf(self.results), view, 1)
+            self.task_views[task] = view
+        return self.task_views[task]
+
+    def _show_class_scores(self, evaluation: Evaluation, what: str) -> None:
+        """Show a classifier's ``evaluation``: its accuracy, confusion matrix, per-class
+        scores and most confident mistakes."""
         self.evaluation = evaluation
         mistakes = int(np.sum(evaluation.true != evaluation.predicted))
         samples = len(evaluation.true)

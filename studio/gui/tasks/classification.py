@@ -84,3 +84,7 @@ class ClassificationViews:
             ", ".join(f"{label} {p * 100:.1f}%"
                       for label, p in zip(labels[1:3], probabilities[1:3], strict=True)),
             probabilities[0])
+
+    def evaluation_view(self) -> None:
+        """None: the Evaluate tab's own class scores show a classifier's evaluation."""
+        return None

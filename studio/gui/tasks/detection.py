@@ -196,3 +196,9 @@ class DetectionViews:
         more = ", …" if len(scores) > TABLE_BOXES else ""
         return AnswerCells(f"{count(len(scores), 'box', 'boxes')}: {named}{more}",
                            f"{scores[0] * 100:.1f}%", "", scores[0])
+
+    def evaluation_view(self) -> QWidget:
+        """The mAPs, AP table, precision-recall curves and each class's mistakes on images."""
+        from studio.gui.tasks.detection_evaluation import DetectionEvaluationView  # pyqtgraph
+
+        return DetectionEvaluationView()

@@ -22,3 +22,7 @@ class RegressionViews:
     def table_cells(self, prediction: Prediction) -> AnswerCells:
         """The predicted values."""
         return AnswerCells(", ".join(f"{v:.4g}" for v in prediction.value or ()))
+
+    def evaluation_view(self) -> None:
+        """None: a regression run is not evaluated there."""
+        return None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from PySide6.QtWidgets import QWidget
 
@@ -19,6 +19,14 @@ class AnswerCells:
     next_best: str = ""
     sort_confidence: float = -1.0
     """How the confidence column sorts (-1 where there is none)."""
+
+
+class EvaluationView(Protocol):
+    """A widget showing a task's evaluations in the Evaluate tab."""
+
+    def show_evaluation(self, evaluation: Any, what: str) -> str:
+        """Show ``evaluation`` (the task's, of the model ``what`` describes) in place of any
+        before; a one-line summary for the status bar back."""
 
 
 class TaskViews(Protocol):
@@ -38,3 +46,7 @@ class TaskViews(Protocol):
 
     def table_cells(self, prediction: Prediction) -> AnswerCells:
         """The answer as cells of the folder table."""
+
+    def evaluation_view(self) -> EvaluationView | None:
+        """A new widget showing this task's evaluations, or None where the Evaluate tab's own
+        class scores (accuracy, confusion matrix) show them, or the task has none."""

@@ -28,7 +28,7 @@ from studio.core.data.image_pipeline import (
 from studio.core.data.types import DataError, LoadedData
 from studio.core.project.document import DatasetChoice
 from studio.core.tasks.detection.boxes import ImageBoxes
-from studio.core.tasks.detection.fitting import box_mapping
+from studio.core.tasks.detection.fitting import boxes_in_input
 from studio.core.tasks.detection.labels import BoxLabels
 from studio.core.tasks.detection.targets import (
     TARGET_CHANNELS_AFTER_CLASSES,
@@ -38,18 +38,9 @@ from studio.core.tasks.detection.task import head_stride, uneven_grid
 
 
 def input_boxes(labels: BoxLabels, form: ImageForm) -> list[ImageBoxes]:
-    """Each image's boxes in pixels of the network's input, clipped to it; boxes the resize
-    leaves outside (a crop) are dropped."""
-    height, width = form.size
-    out = []
-    for index in range(len(labels)):
-        boxes = labels.image(index)
-        size = tuple(int(v) for v in labels.sizes[index])
-        moved = box_mapping(size, form.size, form.resize).to_input(boxes.boxes)
-        moved = np.clip(moved, 0, [width, height, width, height])
-        kept = (moved[:, 2] > moved[:, 0]) & (moved[:, 3] > moved[:, 1])
-        out.append(ImageBoxes(moved[kept], boxes.classes[kept]))
-    return out
+    """Each image's boxes in pixels of the network's input (``fitting.boxes_in_input``)."""
+    return [boxes_in_input(labels.image(index), tuple(int(v) for v in labels.sizes[index]),
+                           form.size, form.resize) for index in range(len(labels))]
 
 
 def _padded(images: list[ImageBoxes]) -> tuple[np.ndarray, np.ndarray]:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from studio.core.tasks.detection.boxes import ImageBoxes
+
 Size = tuple[int, int]
 """Height, width in pixels."""
 
@@ -61,3 +63,14 @@ def box_mapping(image_size: Size, input_size: Size, resize: str) -> BoxMapping:
                  max(0, math.floor((in_height - fitted_height) / 2)))
         return BoxMapping(scale, (float(shift[0]), float(shift[1])), image_size)
     raise ValueError(f"Unknown resize mode {resize!r}: use squash, crop or pad.")
+
+
+def boxes_in_input(boxes: ImageBoxes, image_size: Size, input_size: Size, resize: str
+                   ) -> ImageBoxes:
+    """An image's boxes in pixels of the network's input, clipped to it; boxes the resize
+    leaves outside (a crop) are dropped. What a detector learns and is scored on."""
+    height, width = input_size
+    moved = box_mapping(image_size, input_size, resize).to_input(boxes.boxes)
+    moved = np.clip(moved, 0, [width, height, width, height])
+    kept = (moved[:, 2] > moved[:, 0]) & (moved[:, 3] > moved[:, 1])
+    return ImageBoxes(moved[kept], boxes.classes[kept])

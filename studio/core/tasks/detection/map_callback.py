@@ -14,7 +14,7 @@ import numpy as np
 
 from studio.core.model.layers.detection import BOX_CHANNELS
 from studio.core.tasks.detection.average_precision import average_precision
-from studio.core.tasks.detection.boxes import ImageBoxes
+from studio.core.tasks.detection.boxes import Detections, ImageBoxes
 from studio.core.tasks.detection.decode import decode
 
 SCORE_THRESHOLD = 0.05
@@ -31,15 +31,22 @@ def scoring_interval(images: int) -> int:
     return min(MAX_EVERY, max(1, math.ceil(images / IMAGES_PER_EPOCH)))
 
 
+def map_detections(outputs: np.ndarray, settings: Mapping[str, Any]) -> list[Detections]:
+    """Each image's boxes in input pixels as mAP counts them: head ``outputs`` (N × rows ×
+    cols × channels) decoded with the run's ``decoding`` record (stride, input size, NMS IoU,
+    max boxes) down to SCORE_THRESHOLD."""
+    size = tuple(settings["input_size"])
+    return [decode(output, settings["stride"], size, size, "squash", SCORE_THRESHOLD,
+                   settings["nms_iou"], settings["max_boxes"]) for output in outputs]
+
+
 def map_scores(outputs: np.ndarray, truths: Sequence[ImageBoxes], settings: Mapping[str, Any]
                ) -> dict[str, float]:
     """``val_map50`` and ``val_map`` of head ``outputs`` (one per image, N × rows × cols ×
     channels) against the images' true boxes in input pixels; ``settings``: the run's
-    ``decoding`` record (stride, input size, NMS IoU, max boxes)."""
-    size = tuple(settings["input_size"])
-    found = [decode(output, settings["stride"], size, size, "squash", SCORE_THRESHOLD,
-                    settings["nms_iou"], settings["max_boxes"]) for output in outputs]
-    scores = average_precision(truths, found, outputs.shape[-1] - BOX_CHANNELS)
+    ``decoding`` record (see ``map_detections``)."""
+    scores = average_precision(truths, map_detections(outputs, settings),
+                               outputs.shape[-1] - BOX_CHANNELS)
     return {"val_map50": scores.map50 if scores.map50 is not None else 0.0,
             "val_map": scores.map if scores.map is not None else 0.0}
 

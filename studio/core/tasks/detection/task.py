@@ -15,6 +15,7 @@ from studio.core.model.layers.detection import BOX_CHANNELS, MAX_BOXES, NMS_IOU,
 from studio.core.model.params import format_shape
 from studio.core.tasks.detection.boxes import Detections, iou_matrix
 from studio.core.tasks.detection.decode import decode
+from studio.core.tasks.detection.evaluation import DetectionEvaluation, evaluation_text
 from studio.core.tasks.detection.labels import BoxLabels
 from studio.core.tasks.detection.targets import TARGET_CHANNELS_AFTER_CLASSES
 from studio.core.tasks.task import Curve, DatasetFacts, Task
@@ -23,8 +24,6 @@ HEAD = "DetectionHead"
 AGREEMENT_IOU = 0.9
 """An export's box agrees with the Keras model's when it has its class and overlaps it by at
 least this IoU."""
-NO_EVALUATION = ("Evaluating a detector here (mAP per class, precision-recall curves) is not "
-                 "there yet: its val_map50 and val_map per epoch are in the run's metrics.")
 
 
 class Detection(Task):
@@ -34,7 +33,6 @@ class Detection(Task):
     title = "Detection"
     description = "Find objects: a box and a class for each"
     label_kind = "boxes"
-    evaluation_refusal = NO_EVALUATION
     summary_metrics = ("val_map50", "val_map", "val_loss")
     epoch_end_metrics = ("val_map50", "val_map")
     curve = Curve("map50", "mAP@0.5", bounded=True, validation_only=True)
@@ -190,6 +188,37 @@ class Detection(Task):
         if total == 0:
             return 100.0 if all(len(_decoded(o)) == 0 for o in outputs) else 0.0
         return matched / total * 100
+
+    def score_batch(self, y: np.ndarray, outputs: np.ndarray, logits: bool,
+                    class_names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The head outputs as they are (``evaluation`` decodes them), and each image's
+        detection loss against its target maps ``y``, as in training."""
+        from studio.core.tasks.detection.loss import detection_loss
+
+        classes = outputs.shape[-1] - BOX_CHANNELS
+        if outputs.ndim != 4 or classes != len(class_names):
+            raise ValueError(f"This model answers with outputs of shape "
+                             f"{format_shape(outputs.shape[1:])}, not a DetectionHead's for "
+                             f"the run's {len(class_names)} classes: pick a model of this run.")
+        return outputs, np.asarray(detection_loss().call(y, outputs), np.float64)
+
+    def evaluation(self, split: str, class_names: Sequence[str], true: np.ndarray,
+                   answers: np.ndarray, loss: float, indices: np.ndarray, samples: Any,
+                   notes: Sequence[str], *, labels: Any = None,
+                   preprocessing: Mapping[str, Any] | None = None) -> DetectionEvaluation:
+        """mAP@0.5, mAP@[0.5:0.95], per-class AP, precision-recall curves and each class's
+        mistakes: ``answers`` (head outputs) decoded with ``preprocessing``'s decoding
+        record, scored against ``labels`` (the dataset's ``BoxLabels``) at ``indices``."""
+        if labels is None or not (preprocessing or {}).get("decoding"):
+            raise ValueError("Scoring a detector needs the images' true boxes and the run's "
+                             "decoding settings.")
+        return DetectionEvaluation.of_outputs(split, class_names, answers, labels[indices],
+                                              preprocessing["decoding"], loss, indices,
+                                              samples, notes)
+
+    def evaluation_text(self, evaluation: DetectionEvaluation) -> str:
+        """The mAPs and loss, and each class's APs, boxes, false positives and misses."""
+        return evaluation_text(evaluation)
 
     def synthetic_labels(self, size: int, output_shape: Shape | None = None) -> np.ndarray:
         """Empty target maps (no objects) for a head of ``output_shape``."""

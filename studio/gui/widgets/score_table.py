@@ -1,0 +1,40 @@
+"""A read-only table of scores, one row per class (or trial), sorted by clicking a heading:
+numbers sort as numbers."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QSortFilterProxyModel, Qt
+from PySide6.QtGui import QStandardItem
+from PySide6.QtWidgets import QAbstractItemView, QTableView
+
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+"""What a score table sorts a column by."""
+
+
+def score_cell(text: str, key: str | float, tip: str = "", number: bool = False
+               ) -> QStandardItem:
+    """A read-only cell showing ``text`` and sorting by ``key``; numbers align right."""
+    item = QStandardItem(text)
+    item.setData(key, SORT_ROLE)
+    item.setEditable(False)
+    item.setToolTip(tip)
+    if number:
+        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    return item
+
+
+def score_table(owner: QObject) -> tuple[QTableView, QSortFilterProxyModel]:
+    """A table of whole rows, read-only, with alternating colours, no row numbers and its
+    last column stretched, showing a proxy (owned by ``owner``) that sorts by SORT_ROLE:
+    set the rows with ``proxy.setSourceModel``."""
+    table = QTableView()
+    proxy = QSortFilterProxyModel(owner)
+    proxy.setSortRole(SORT_ROLE)
+    table.setModel(proxy)
+    table.setSortingEnabled(True)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setAlternatingRowColors(True)
+    table.verticalHeader().hide()
+    table.horizontalHeader().setStretchLastSection(True)
+    return table, proxy
