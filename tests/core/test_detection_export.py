@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from studio.cli import main
 from studio.core.data.image_pipeline import preprocess_image_files
 from studio.core.export import exporter
 from studio.core.export.exporter import export_run
@@ -137,7 +138,8 @@ def test_each_format_exports_a_detector_verified_by_its_boxes(keras_side, export
     assert "are not in the exported graph but here, in NumPy" in readme
 
 
-def test_an_export_answering_with_moved_boxes_is_flagged(detection_run, tmp_path, monkeypatch):
+def test_an_export_answering_with_moved_boxes_is_flagged(detection_run, tmp_path, monkeypatch,
+                                                         capsys):
     real = exporter.load_answer
 
     def moved(*args):
@@ -145,9 +147,17 @@ def test_an_export_answering_with_moved_boxes_is_flagged(detection_run, tmp_path
         return lambda x: np.roll(answer(x), 2, axis=2)  # every box two cells to the right
 
     monkeypatch.setattr(exporter, "load_answer", moved)  # where the export calls it
-    report = export_run(detection_run, "keras", tmp_path / "out")
-    assert report.flagged and report.agreement < 50
-    assert "under the 99% this format should reach" in report.note
+    out = tmp_path / "out"
+    assert main(["export", str(detection_run), "--format", "keras", "-o", str(out)]) == 1
+    printed, warned = capsys.readouterr()
+    report = json.loads((out / "verification.json").read_text())
+    assert report["flagged"] and report["agreement"] < 50
+    assert printed.splitlines()[1].startswith(
+        f"Checked on 4 validation samples: box agreement {report['agreement']:.1f}% (threshold "
+        f"99%), map50 {report['scores']['map50']:.3f}, keras_map50 "
+        f"{report['scores']['keras_map50']:.3f}, largest difference ")
+    assert warned.startswith("studio: warning: The Keras (.keras) export finds ")
+    assert "under the 99% this format should reach" in warned
 
 
 def test_the_readme_snippet_finds_the_boxes_the_app_finds(detection_run, exported, tmp_path,
