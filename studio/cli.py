@@ -669,9 +669,11 @@ def cmd_infer(args: argparse.Namespace) -> int:
 
 
 def _export_lines(report) -> list[str]:
-    agreement = ("" if report.top1_agreement is None else
-                 f"top-1 agreement {report.top1_agreement:.1f}% "
+    agreement = ("" if report.agreement is None else
+                 f"{report.agreement_name} {report.agreement:.1f}% "
                  f"(threshold {report.threshold:g}%), ")
+    agreement += "".join(f"{name} {value:.3f}, " for name, value in report.scores.items()
+                         if value is not None)
     return [f"Exported {report.format} to {report.directory}: {', '.join(report.files)} "
             f"(model {report.size / 1024:,.0f} KiB)",
             f"Checked on {report.samples} validation samples: {agreement}largest difference "

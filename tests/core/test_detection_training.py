@@ -132,12 +132,10 @@ def test_a_cached_split_keeps_its_boxes_when_images_are_added_before_it(yolo_set
     np.testing.assert_array_equal(validation_targets(), before)
 
 
-def test_map_of_outputs_that_match_the_truth_is_one():
-    """Head outputs made from the true boxes' own centres and sizes decode to those boxes."""
-    stride, classes = 8, 3
-    truths = [ImageBoxes(np.array([[8, 8, 24, 40], [40, 0, 64, 16]], np.float32), [0, 2]),
-              ImageBoxes(np.array([[16, 16, 48, 32]], np.float32), [1])]
-    outputs = np.full((2, 8, 8, classes + 4), -10.0, np.float32)
+def outputs_finding(truths: list[ImageBoxes], classes: int, stride: int) -> np.ndarray:
+    """Head outputs (an 8 × 8 grid) made from the true boxes' own centres and sizes, sure of
+    each box."""
+    outputs = np.full((len(truths), 8, 8, classes + 4), -10.0, np.float32)
     for image, truth in zip(outputs, truths, strict=True):
         for (x0, y0, x1, y1), k in zip(truth.boxes / stride, truth.classes, strict=True):
             column, row = int((x0 + x1) / 2), int((y0 + y1) / 2)
@@ -145,6 +143,15 @@ def test_map_of_outputs_that_match_the_truth_is_one():
             offset = np.array([(x0 + x1) / 2 - column, (y0 + y1) / 2 - row]).clip(0.01, 0.99)
             image[row, column, classes:classes + 2] = np.log(offset / (1 - offset))
             image[row, column, classes + 2:] = np.log([x1 - x0, y1 - y0])
+    return outputs
+
+
+def test_map_of_outputs_that_match_the_truth_is_one():
+    """Head outputs made from the true boxes' own centres and sizes decode to those boxes."""
+    stride, classes = 8, 3
+    truths = [ImageBoxes(np.array([[8, 8, 24, 40], [40, 0, 64, 16]], np.float32), [0, 2]),
+              ImageBoxes(np.array([[16, 16, 48, 32]], np.float32), [1])]
+    outputs = outputs_finding(truths, classes, stride)
     settings = {"stride": stride, "input_size": [64, 64], "nms_iou": 0.5, "max_boxes": 100}
     assert map_scores(outputs, truths, settings) == pytest.approx({"val_map50": 1.0,
                                                                   "val_map": 1.0})

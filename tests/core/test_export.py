@@ -55,12 +55,14 @@ def test_each_format_exports_verified_with_its_companions(demo_run, tmp_path, fm
     out = tmp_path / "out"
     form = FORMATS[fmt]
     assert set(report.files) == COMPANIONS | {form.file} == {p.name for p in out.iterdir()}
-    assert not report.flagged and report.top1_agreement >= form.threshold
+    assert report.threshold == (97.0 if form.quantised else 99.0)
+    assert not report.flagged and report.agreement >= report.threshold
+    assert report.agreement_name == "top-1 agreement" and report.scores == {}
     assert report.samples == 200 and report.latency_ms > 0 and report.size > 0
     assert report.max_abs_diff < (0.05 if fmt == "tflite-int8" else 1e-3)
     written = json.loads((out / "verification.json").read_text())
-    assert {k: written[k] for k in ("top1_agreement", "max_abs_diff", "flagged", "size")} == {
-        "top1_agreement": report.top1_agreement, "max_abs_diff": report.max_abs_diff,
+    assert {k: written[k] for k in ("agreement", "max_abs_diff", "flagged", "size")} == {
+        "agreement": report.agreement, "max_abs_diff": report.max_abs_diff,
         "flagged": False, "size": report.size}
     prep = run_prep(demo_run)
     assert (out / "labels.txt").read_text().split() == prep["class_names"]
@@ -95,7 +97,7 @@ def test_an_export_answering_differently_is_flagged_and_kept(cnn_run, tmp_path, 
 
     monkeypatch.setattr(exporter, "load_answer", shifted)  # where the export calls it
     report = export_run(cnn_run, "tflite", tmp_path / "out")
-    assert report.flagged and report.top1_agreement < 50
+    assert report.flagged and report.agreement < 50
     assert "under the 99%" in report.note
     assert json.loads((tmp_path / "out" / "verification.json").read_text())["flagged"]
 
@@ -197,7 +199,7 @@ def test_studio_export_prints_the_report_as_json(cnn_run, target, capsys):
     report = json.loads(out)
     assert code == 0 and err == ""
     assert report["format"] == "tflite-fp16" and not report["flagged"]
-    assert report["top1_agreement"] >= 99 and report["directory"] == str(target)
+    assert report["agreement"] >= 99 and report["directory"] == str(target)
     assert {p.name for p in target.iterdir()} == COMPANIONS | {"model.tflite", "notes.txt"}
     assert (target / "model.tflite").read_bytes() != b"an older export"
 
@@ -220,7 +222,7 @@ def test_a_text_run_exports_with_float_inputs_for_its_token_ids(tmp_path):
 
     run = trained_text_run(tmp_path)
     report = export_run(run, "onnx", tmp_path / "onnx")
-    assert report.top1_agreement == 100 and report.max_abs_diff < 1e-5
+    assert report.agreement == 100 and report.max_abs_diff < 1e-5
     export_run(run, "tflite-int8", tmp_path / "int8")
     interpreter = tf.lite.Interpreter(model_path=str(tmp_path / "int8" / "model.tflite"))
     assert interpreter.get_input_details()[0]["dtype"] == np.float32

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from PySide6.QtCore import Qt, QUrl
 
 from studio.core.export import exporter
 from studio.core.export.formats import FORMATS
+from studio.core.tasks.task import ExportAgreement
 from studio.gui.runs import export_dialog
 from studio.gui.runs.export_dialog import ExportDialog
 from studio.gui.shell.app import create_application
@@ -14,7 +17,10 @@ from studio.gui.widgets.errors import last_error
 from tests.gui.support import type_into
 
 LEFT = Qt.MouseButton.LeftButton
-FIGURES = {"max_abs_diff": 2e-4, "top1_agreement": 100.0, "latency_ms": 0.0123, "samples": 200}
+FIGURES = {"max_abs_diff": 2e-4, "latency_ms": 0.0123, "samples": 200}
+AGREEMENT = ExportAgreement(100.0, "top-1 agreement",
+                            "gives the Keras model's top answer on 100.0% of 200 validation "
+                            "samples")
 
 
 @pytest.fixture
@@ -25,8 +31,9 @@ def fake_export(monkeypatch):
         out_dir.mkdir(parents=True)
         (out_dir / form.file).write_bytes(b"m" * 4096)
         return exporter.ExportReport(fmt, str(out_dir), [form.file], 4096,
-                                     threshold=form.threshold, flagged=False,
-                                     note=exporter._note(form, FIGURES, False), **FIGURES)
+                                     agreement=100.0, threshold=99.0, flagged=False,
+                                     note=exporter._note(form, FIGURES, AGREEMENT, 99.0, False),
+                                     **FIGURES)
 
     monkeypatch.setattr(export_dialog, "export_run", export)
 
@@ -74,9 +81,9 @@ def test_the_verification_says_each_thing_once_and_open_folder_shows_it(
 
 def test_numbers_are_compared_once_too():
     report = exporter.ExportReport(
-        "keras", "/out", ["model.keras"], 10240, threshold=99.0, flagged=False,
-        note=exporter._note(FORMATS["keras"], {**FIGURES, "top1_agreement": None}, False),
-        **{**FIGURES, "top1_agreement": None})
+        "keras", "/out", ["model.keras"], 10240, agreement=None, threshold=99.0, flagged=False,
+        note=exporter._note(FORMATS["keras"], FIGURES, ExportAgreement(None), 99.0, False),
+        **FIGURES)
     assert export_dialog.report_words(report) == (
         "Largest difference from the Keras model's answers on 200 validation samples: "
         "0.0002.\n0.0123 ms per image, 10 KB.\nSaved in /out")
@@ -92,3 +99,25 @@ def test_a_failed_export_is_shown_and_kept_for_the_diagnostics(qtbot, dialog, mo
     assert dialog.result.text() == "ONNX cannot express this model: no Lambda."
     assert last_error() == "Export failed: ONNX cannot express this model: no Lambda."
     assert not dialog.open_button.isEnabled()
+
+
+def test_a_detector_export_shows_its_boxes_found_again_and_both_maps(qtbot, detection_run,
+                                                                     tmp_path):
+    create_application()
+    dialog = ExportDialog(detection_run)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    type_into(qtbot, dialog.folder, str(tmp_path / "keras"))
+    qtbot.mouseClick(dialog.export_button, LEFT)
+    qtbot.waitUntil(lambda: dialog.progress.text() in ("Verified", "Failed"), timeout=60_000)
+    report = dialog.report
+    assert report.agreement == 100.0 and set(report.scores) == {"map50", "keras_map50"}
+    lines = dialog.result.text().splitlines()
+    boxes = re.search(r"the Keras model's (\d+) boxes", lines[0])[1]
+    assert int(boxes) > 0 and lines[0] == (
+        f"The Keras (.keras) export finds 100.0% of the Keras model's {boxes} "
+        f"boxes (same class, IoU ≥ 0.9) in 4 validation samples (at least 99% expected). "
+        f"mAP@0.5 {report.scores['map50']:.3f}, against the Keras model's "
+        f"{report.scores['keras_map50']:.3f}.")
+    assert lines[1].startswith("Largest difference 0, ") and lines[1].endswith(" KB.")
+    assert lines[2] == f"Saved in {tmp_path / 'keras'}"

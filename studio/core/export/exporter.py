@@ -3,10 +3,11 @@
 The model is written in the chosen format (see ``export_formats``) with ``labels.txt``, the
 run's ``preprocessing.json``, a README with a loader snippet and ``verification.json``. The
 export is loaded again with its own runtime and answers a sample of the run's validation
-images, read exactly as in training; its answers are compared with the Keras model's (top-1
-agreement, largest difference, latency). An agreement under the format's threshold is
-flagged in the report, never hidden. Nothing reaches the target folder unless all of this
-succeeded.
+images, read exactly as in training; its answers are compared with the Keras model's as the
+task measures agreement (``Task.export_agreement``: a classifier's top-1 agreement, a
+detector's boxes found again and mAP@0.5), with the largest difference and the latency. An
+agreement under the task's threshold for the format is flagged in the report, never hidden.
+Nothing reaches the target folder unless all of this succeeded.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ import numpy as np
 
 from studio.core.base.events import OnEvent, progress_events
 from studio.core.base.messages import count, first_line, look_up, unwritable
+from studio.core.build.analysis import output_settings
 from studio.core.data import sources as data
 from studio.core.data.pipelines import make_pipelines
 from studio.core.data.types import DataError
@@ -40,7 +42,7 @@ from studio.core.inference.predictor import ModelFileError, Predictor
 from studio.core.project.document import Augmentation, ProjectFileError, load_project
 from studio.core.runs import folders as runs
 from studio.core.tasks.registry import task_for
-from studio.core.tasks.task import Task
+from studio.core.tasks.task import ExportAgreement
 
 SAMPLE_LIMIT = 200
 """Validation samples the export's answers are compared on."""
@@ -63,20 +65,25 @@ class ExportCancelled(ExportError):
 class ExportReport:
     """What was exported where, and how closely the export answers like the Keras model.
 
-    ``size`` is the model file's (or SavedModel folder's) bytes; ``top1_agreement`` is in
-    percent (None for a regression model); ``latency_ms`` is the median time per image."""
+    ``size`` is the model file's (or SavedModel folder's) bytes; ``agreement`` is in percent,
+    as the task measures it and ``agreement_name`` says (a classifier's top-1 agreement, a
+    detector's box agreement; None for a regression model); ``scores`` are the task's
+    further figures beside the Keras model's (a detector's ``map50`` and ``keras_map50``);
+    ``latency_ms`` is the median time per image."""
 
     format: str
     directory: str
     files: list[str]
     size: int
     max_abs_diff: float
-    top1_agreement: float | None
+    agreement: float | None
     latency_ms: float
     samples: int
     threshold: float
     flagged: bool
     note: str
+    agreement_name: str = ""
+    scores: dict[str, float | None] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The report as JSON-ready values."""
@@ -114,11 +121,21 @@ def _take(dataset: Any, limit: int) -> np.ndarray:
     return np.concatenate(batches) if batches else np.zeros((0,), np.float32)
 
 
+@dataclass(frozen=True)
+class _Samples:
+    """What an export is checked and calibrated on: validation inputs, what the task scores
+    them with (``Pipelines.scoring``: a detector's true boxes) and, if asked, training inputs
+    to calibrate int8 quantisation on."""
+
+    validation: np.ndarray
+    scoring: Any
+    calibration: np.ndarray | None
+
+
 def _samples(run_dir: Path, need_calibration: bool, emit: OnEvent, stop: threading.Event
-             ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Validation inputs to compare answers on and, if asked, training inputs to calibrate
-    int8 quantisation on: the run's data read, split and prepared as in training (without
-    augmentation)."""
+             ) -> _Samples:
+    """The samples to check the export on: the run's data read, split and prepared as in
+    training (without augmentation)."""
 
     try:
         project = load_project(run_dir / runs.PROJECT_FILE)
@@ -133,18 +150,19 @@ def _samples(run_dir: Path, need_calibration: bool, emit: OnEvent, stop: threadi
         raise ExportError(f"{run_dir.name} holds no validation split to check the export "
                           f"on: set a validation split in Data and train again.")
     plain = replace(project.dataset, augmentation=Augmentation())
-    pipes = make_pipelines(loaded, plain, BATCH_SIZE, project.training.seed)
+    pipes = make_pipelines(loaded, plain, BATCH_SIZE, project.training.seed,
+                           output=output_settings(project.graph, loaded.info))
     validation = _take(pipes.validation, min(SAMPLE_LIMIT, loaded.size("validation")))
     calibration = (_take(pipes.train, min(CALIBRATION_LIMIT, loaded.size("train")))
                    if need_calibration else None)
-    return validation, calibration
+    return _Samples(validation, pipes.scoring, calibration)
 
 
 def _verify(answer: Callable[[np.ndarray], np.ndarray], expected: np.ndarray,
-            x: np.ndarray, task: Task, emit: OnEvent, stop: threading.Event
-            ) -> dict[str, Any]:
-    """Answer each input alone with the reloaded export, timing it, and compare with
-    ``expected`` (the Keras model's outputs)."""
+            x: np.ndarray, compare: Callable[[np.ndarray], ExportAgreement], emit: OnEvent,
+            stop: threading.Event) -> tuple[dict[str, Any], ExportAgreement]:
+    """Answer each input alone with the reloaded export, timing it, and ``compare`` its
+    outputs with ``expected`` (the Keras model's), as the task measures agreement."""
     what = f"Checking the export on {count(len(x), 'validation sample')}"
     got, seconds = [], []
     for i in range(len(x)):
@@ -156,9 +174,8 @@ def _verify(answer: Callable[[np.ndarray], np.ndarray], expected: np.ndarray,
             emit({"type": "progress", "what": what, "done": i + 1, "total": len(x)})
     outputs = np.stack(got).reshape(expected.shape)
     return {"max_abs_diff": float(np.max(np.abs(outputs - expected))),
-            "top1_agreement": task.agreement(outputs, expected),
             "latency_ms": statistics.median(seconds[1:] or seconds) * 1000,
-            "samples": len(x)}
+            "samples": len(x)}, compare(outputs)
 
 
 def _size(path: Path) -> int:
@@ -167,18 +184,19 @@ def _size(path: Path) -> int:
     return path.stat().st_size
 
 
-def _note(form: ExportFormat, figures: dict[str, Any], flagged: bool) -> str:
-    agreement = figures["top1_agreement"]
-    samples = count(figures["samples"], "validation sample")
-    if agreement is None:
+def _note(form: ExportFormat, figures: dict[str, Any], agreement: ExportAgreement,
+          threshold: float, flagged: bool) -> str:
+    if agreement.percent is None:
+        samples = count(figures["samples"], "validation sample")
         return (f"Largest difference from the Keras model's answers on {samples}: "
                 f"{figures['max_abs_diff']:.3g}.")
-    said = (f"The {form.title} export gives the Keras model's top answer on {agreement:.1f}% "
-            f"of {samples}")
+    said = f"The {form.title} export {agreement.words}"
     if flagged:
-        return (f"{said}, under the {form.threshold:g}% this format should reach: check its "
+        said = (f"{said}, under the {threshold:g}% this format should reach: check its "
                 f"answers before relying on it, or export in a float format.")
-    return f"{said} (at least {form.threshold:g}% expected)."
+    else:
+        said = f"{said} (at least {threshold:g}% expected)."
+    return f"{said} {agreement.scores_words}".rstrip()
 
 
 def _prepare_lines(prep: dict[str, Any]) -> str:
@@ -194,7 +212,8 @@ def _prepare_lines(prep: dict[str, Any]) -> str:
             'x = (pixels * np.float32(prep["scale"]) + np.float32(prep["offset"]))[None]\n')
 
 
-def _readme(form: ExportFormat, prep: dict[str, Any], run_name: str, note: str) -> str:
+def _readme(form: ExportFormat, prep: dict[str, Any], run_name: str, note: str,
+            snippet: str) -> str:
     return (f"# {form.title} export of run {run_name}\n\n"
             f"Made by Layer Studio. `{form.file}` is the model; `{LABELS_FILE}` names its "
             f"classes in output order; `{runs.PREPROCESSING_FILE}` says how its inputs were "
@@ -203,7 +222,7 @@ def _readme(form: ExportFormat, prep: dict[str, Any], run_name: str, note: str) 
             f"{note}\n\n## Loading it in Python\n\n```python\nimport json\n\n"
             f"import numpy as np\n{_prepare_lines(prep)}\n{form.loader}\n"
             f'labels = open("{LABELS_FILE}", encoding="utf-8").read().splitlines()\n'
-            f"print(labels[int(np.argmax(outputs[0]))])\n```\n")
+            f"{snippet}```\n")
 
 
 def _write_beside(staging: Path, run_dir: Path, predictor: Any, form: ExportFormat,
@@ -212,8 +231,9 @@ def _write_beside(staging: Path, run_dir: Path, predictor: Any, form: ExportForm
     (plain writes: the staging folder as a whole is what appears atomically)."""
     (staging / LABELS_FILE).write_text("\n".join(predictor.class_names) + "\n", "utf-8")
     shutil.copyfile(run_dir / runs.PREPROCESSING_FILE, staging / runs.PREPROCESSING_FILE)
+    snippet = task_for(predictor.task).export_snippet()
     (staging / README_FILE).write_text(_readme(form, predictor.prep, run_dir.name,
-                                               report.note), "utf-8")
+                                               report.note, snippet), "utf-8")
     figures = {k: v for k, v in report.to_dict().items() if k not in ("directory", "files")}
     (staging / VERIFICATION_FILE).write_text(
         json.dumps({**figures, "model": form.file, "run": run_dir.name}, indent=2) + "\n",
@@ -222,7 +242,8 @@ def _write_beside(staging: Path, run_dir: Path, predictor: Any, form: ExportForm
 
 def _export_into(staging: Path, run_dir: Path, form: ExportFormat, predictor: Any,
                  emit: OnEvent, stop: threading.Event) -> ExportReport:
-    x, calibration = _samples(run_dir, form.name == "tflite-int8", emit, stop)
+    samples = _samples(run_dir, form.quantised, emit, stop)
+    x, calibration = samples.validation, samples.calibration
     expected = predictor.outputs(x)  # the oracle; also calls the model once, as ONNX needs
     given = np.dtype(predictor.model.inputs[0].dtype)  # token ids come as integers
     x = x.astype(given)
@@ -235,18 +256,25 @@ def _export_into(staging: Path, run_dir: Path, form: ExportFormat, predictor: An
         raise ExportError(f"{form.title} cannot express this model: {exc}. Export it in "
                           f"another format (Keras or SavedModel keep every layer).") from None
     _check(stop)
+    task = task_for(predictor.task)
+
+    def compare(outputs: np.ndarray) -> ExportAgreement:
+        return task.export_agreement(outputs, expected, predictor.prep, samples.scoring)
+
     try:
         answer = load_answer(form, path, predictor.prep, len(predictor.model.inputs))
-        figures = _verify(answer, expected, x, task_for(predictor.task), emit, stop)
+        figures, agreement = _verify(answer, expected, x, compare, emit, stop)
     except (ExportCancelled, OSError):
         raise
     except Exception as exc:  # noqa: BLE001 - a runtime refusing its own export, in words
         raise ExportError(f"The {form.title} export was written, but its runtime cannot "
                           f"answer with it ({first_line(exc)}), so it was not kept.") from None
-    agreement = figures["top1_agreement"]
-    flagged = agreement is not None and agreement < form.threshold
-    report = ExportReport(form.name, "", [], _size(path), threshold=form.threshold,
-                          flagged=flagged, note=_note(form, figures, flagged), **figures)
+    threshold = task.export_thresholds[form.quantised]
+    flagged = agreement.percent is not None and agreement.percent < threshold
+    report = ExportReport(form.name, "", [], _size(path), agreement=agreement.percent,
+                          threshold=threshold, flagged=flagged,
+                          note=_note(form, figures, agreement, threshold, flagged),
+                          agreement_name=agreement.name, scores=agreement.scores, **figures)
     _write_beside(staging, run_dir, predictor, form, report)
     return report
 

@@ -27,10 +27,6 @@ import numpy as np
 from studio.core.base.messages import first_line
 from studio.core.inference.predictor import Predictor
 
-FLOAT_THRESHOLD = 99.0
-INT8_THRESHOLD = 97.0
-"""Top-1 agreement (percent) with the Keras model under which an export is flagged."""
-
 Answer = Callable[[np.ndarray], np.ndarray]
 """A reloaded export answering one float32 input batch with its (first) output."""
 
@@ -44,13 +40,14 @@ class ConversionError(ValueError):
 @dataclass(frozen=True)
 class ExportFormat:
     """One export format: its command-line name, its title, the file (or folder) the model
-    is written to, the agreement threshold, and how to load and answer with it in Python."""
+    is written to, how to load and answer with it in Python, and whether it is quantised
+    (its agreement threshold is then the task's lower one, see ``Task.export_thresholds``)."""
 
     name: str
     title: str
     file: str
-    threshold: float
     loader: str
+    quantised: bool = False
 
 
 _TFLITE_FLOAT = """import tensorflow as tf  # or: from ai_edge_litert.interpreter import Interpreter
@@ -78,21 +75,23 @@ scale, zero = answer["quantization"]  # outputs are int8
 outputs = (interpreter.get_tensor(answer["index"]).astype(np.float32) - zero) * scale"""
 
 FORMATS: dict[str, ExportFormat] = {form.name: form for form in (
-    ExportFormat("keras", "Keras (.keras)", "model.keras", FLOAT_THRESHOLD,
-                 'import keras\n\nmodel = keras.saving.load_model("model.keras")\n'
+    ExportFormat("keras", "Keras (.keras)", "model.keras",
+                 "import keras\n\n# compile=False: answering needs no training loss (a detector's "
+                 "is Layer Studio's)\n"
+                 'model = keras.saving.load_model("model.keras", compile=False)\n'
                  "outputs = model.predict(x)"),
-    ExportFormat("savedmodel", "TensorFlow SavedModel", "saved_model", FLOAT_THRESHOLD,
+    ExportFormat("savedmodel", "TensorFlow SavedModel", "saved_model",
                  'import tensorflow as tf\n\nmodel = tf.saved_model.load("saved_model")\n'
                  "outputs = model.serve(x).numpy()"),
-    ExportFormat("onnx", "ONNX", "model.onnx", FLOAT_THRESHOLD,
+    ExportFormat("onnx", "ONNX", "model.onnx",
                  'import onnxruntime as ort\n\nsession = ort.InferenceSession("model.onnx")\n'
                  "outputs = session.run(None, {session.get_inputs()[0].name: x})[0]"),
-    ExportFormat("tflite", "TensorFlow Lite (float32)", "model.tflite", FLOAT_THRESHOLD,
+    ExportFormat("tflite", "TensorFlow Lite (float32)", "model.tflite",
                  _TFLITE_FLOAT),
     ExportFormat("tflite-fp16", "TensorFlow Lite (float16 weights)", "model.tflite",
-                 FLOAT_THRESHOLD, _TFLITE_FLOAT),
+                 _TFLITE_FLOAT),
     ExportFormat("tflite-int8", "TensorFlow Lite (int8, full-integer)", "model.tflite",
-                 INT8_THRESHOLD, _TFLITE_INT8),
+                 _TFLITE_INT8, quantised=True),
 )}
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
+from studio.core.base.messages import count
 from studio.core.model.fixes import Problem
 from studio.core.model.graph import Graph
 from studio.core.model.layers import Shape
@@ -37,6 +38,25 @@ class Curve:
     bounded: bool = False
     validation_only: bool = False
     """Scored on the validation split at an epoch's end only (a detector's mAP)."""
+
+
+@dataclass(frozen=True)
+class ExportAgreement:
+    """How closely an export answers like the Keras model, as its task measures it."""
+
+    percent: float | None
+    """The share of the Keras model's answers the export gives too (the export is flagged
+    under its format's threshold); None where answers are numbers and only their largest
+    difference counts."""
+    name: str = ""
+    """What ``percent`` is, in a few words: ``top-1 agreement``."""
+    words: str = ""
+    """``percent`` in a phrase following the export's name: ``gives the Keras model's top
+    answer on 99.5% of 200 validation samples``."""
+    scores: dict[str, float | None] = field(default_factory=dict)
+    """Further figures, each beside the Keras model's (a detector's mAP@0.5)."""
+    scores_words: str = ""
+    """``scores`` in a sentence, empty without any."""
 
 
 class Task(ABC):
@@ -191,6 +211,27 @@ class Task(ABC):
     def agreement(self, outputs: np.ndarray, expected: np.ndarray) -> float | None:
         """How often an export gives the Keras model's answer, in percent (None where answers
         are numbers and only their difference counts)."""
+
+    export_thresholds: tuple[float, float] = (99.0, 97.0)
+    """The ``agreement`` (percent) under which an export is flagged: in a float format, and
+    in a quantised (int8) one."""
+
+    def export_agreement(self, outputs: np.ndarray, expected: np.ndarray,
+                         preprocessing: Mapping[str, Any], scoring: Any) -> ExportAgreement:
+        """How closely an export's ``outputs`` on validation samples follow the Keras model's
+        (``expected``). ``preprocessing``: the run's record; ``scoring``: what the pipelines
+        made for the task's scores (``training_callbacks``), whose first samples are these."""
+        percent = self.agreement(outputs, expected)
+        if percent is None:
+            return ExportAgreement(None)
+        return ExportAgreement(percent, "top-1 agreement",
+                               f"gives the Keras model's top answer on {percent:.1f}% of "
+                               f"{count(len(outputs), 'validation sample')}")
+
+    def export_snippet(self) -> str:
+        """Python lines reading an export's ``outputs`` (one image's, as a batch of one) as
+        the answer, for the export's README; ``labels`` and ``prep`` are loaded before."""
+        return "print(labels[int(np.argmax(outputs[0]))])\n"
 
     def score_batch(self, y: np.ndarray, outputs: np.ndarray, logits: bool,
                     class_names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

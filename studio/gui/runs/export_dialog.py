@@ -43,7 +43,7 @@ def report_words(report) -> str:
     """The verification of an export in a few lines: the note (the agreement on the samples
     compared, or, for numbers, their largest difference), the other figures, the folder."""
     figures = [f"{report.latency_ms:.3g} ms per image", f"{report.size / 1024:,.0f} KB"]
-    if report.top1_agreement is not None:  # the note said the agreement, not this
+    if report.agreement is not None:  # the note said the agreement, not this
         figures.insert(0, f"largest difference {report.max_abs_diff:.2g}")
     figures[0] = figures[0][0].upper() + figures[0][1:]
     return f"{report.note}\n{', '.join(figures)}.\nSaved in {report.directory}"

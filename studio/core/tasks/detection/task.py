@@ -13,17 +13,15 @@ from studio.core.model.graph import Graph
 from studio.core.model.layers import Shape
 from studio.core.model.layers.detection import BOX_CHANNELS, MAX_BOXES, NMS_IOU, SCORE_THRESHOLD
 from studio.core.model.params import format_shape
-from studio.core.tasks.detection.boxes import Detections, iou_matrix
+from studio.core.tasks.detection.agreement import box_agreement, export_agreement
 from studio.core.tasks.detection.decode import decode
 from studio.core.tasks.detection.evaluation import DetectionEvaluation, evaluation_text
+from studio.core.tasks.detection.export_snippet import SNIPPET
 from studio.core.tasks.detection.labels import BoxLabels
 from studio.core.tasks.detection.targets import TARGET_CHANNELS_AFTER_CLASSES
-from studio.core.tasks.task import Curve, DatasetFacts, Task
+from studio.core.tasks.task import Curve, DatasetFacts, ExportAgreement, Task
 
 HEAD = "DetectionHead"
-AGREEMENT_IOU = 0.9
-"""An export's box agrees with the Keras model's when it has its class and overlaps it by at
-least this IoU."""
 
 
 class Detection(Task):
@@ -176,18 +174,25 @@ class Detection(Task):
             for label, p, (x0, y0, x1, y1) in zip(answer.labels, answer.probabilities, boxes,
                                                    strict=True))
 
-    def agreement(self, outputs: np.ndarray, expected: np.ndarray) -> float | None:
-        """The share of the Keras model's boxes (decoded as ``answers`` does) that the
-        export's outputs find too: same class, IoU at least AGREEMENT_IOU (100 when neither
-        finds any)."""
-        matched = total = 0
-        for ours, theirs in zip(outputs, expected, strict=True):
-            found, wanted = _decoded(ours), _decoded(theirs)
-            total += len(wanted)
-            matched += _matches(wanted, found)
-        if total == 0:
-            return 100.0 if all(len(_decoded(o)) == 0 for o in outputs) else 0.0
-        return matched / total * 100
+    def agreement(self, outputs: np.ndarray, expected: np.ndarray,
+                  settings: Mapping[str, Any] | None = None) -> float | None:
+        """The share of the Keras model's boxes (decoded with ``settings``, a run's
+        ``decoding`` record; without one, in grid cells at the head's defaults) that the
+        export's outputs find too: same class, IoU at least AGREEMENT_IOU."""
+        return box_agreement(outputs, expected, settings or {})[0]
+
+    export_thresholds = (99.0, 95.0)
+
+    def export_agreement(self, outputs: np.ndarray, expected: np.ndarray,
+                         preprocessing: Mapping[str, Any], scoring: Any) -> ExportAgreement:
+        """The box agreement at the run's decoding settings, and the mAP@0.5 of the export
+        and of the Keras model on the validation images (``scoring``'s true boxes)."""
+        return export_agreement(outputs, expected, preprocessing.get("decoding", {}),
+                                None if scoring is None else scoring[1])
+
+    def export_snippet(self) -> str:
+        """The head's output decoded into boxes in NumPy (see ``export_snippet``)."""
+        return SNIPPET
 
     def score_batch(self, y: np.ndarray, outputs: np.ndarray, logits: bool,
                     class_names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -246,24 +251,3 @@ def uneven_grid(input_size: Sequence[int], grid: Sequence[int]) -> str:
             f"{input_size[0]} × {input_size[1]} input evenly: choose an input size that is a "
             "multiple of the head's stride (8 after three halvings, for example).")
 
-
-def _decoded(output: np.ndarray) -> Detections:
-    rows, cols = output.shape[:2]
-    return decode(output, 1, (rows, cols), (rows, cols))
-
-
-def _matches(wanted: Detections, found: Detections) -> int:
-    """How many of ``wanted``'s boxes have a box of ``found`` of their class at IoU ≥
-    AGREEMENT_IOU, each box of ``found`` matching one at most (best scores first)."""
-    if not len(wanted) or not len(found):
-        return 0
-    close = (iou_matrix(wanted.boxes, found.boxes) >= AGREEMENT_IOU) & (
-        wanted.classes[:, None] == found.classes[None, :])
-    taken = np.zeros(len(found), bool)
-    count = 0
-    for row in close:
-        free = np.flatnonzero(row & ~taken)
-        if len(free):
-            taken[free[0]] = True
-            count += 1
-    return count
