@@ -113,8 +113,8 @@ def small_detector(shape: Sequence[int] = (128, 128, 1), classes: int = 10) -> G
     3 × 3 convolutions (a depthwise filter and a 1 × 1 mix: a ninth of a full convolution's
     work) let each cell see 68 pixels, more than the largest demo digit. Each is followed by
     batch normalization and ReLU, which let it learn at a high rate. On the demo set, on a
-    2-core machine shared with other work (load average 6), it reached mAP@0.5 0.90 in its
-    6th epoch, 279 s into training, where three plain stride-2 convolutions without
+    2-core machine shared with other work (load average 5 to 6), it reached mAP@0.5 0.90 in
+    its 6th epoch, 220 to 279 s into training, where three plain stride-2 convolutions without
     normalization had reached 0.51 after 4 epochs (``bench/detection_accuracy.py``)."""
     blocks = [*_detector_block("Conv2D", 32, 4, strides=4),
               *_detector_block("SeparableConv2D", 64),
