@@ -110,7 +110,7 @@ def small_detector(shape: Sequence[int] = (128, 128, 1), classes: int = 10) -> G
     Made to learn much from few CPU seconds: a 4 × 4 convolution with stride 4 cuts the image
     into patches (a tenth of the work of two stride-2 3 × 3 convolutions), a separable
     convolution mixes them, a stride-2 convolution widens to 128 channels, and three separable
-    3 × 3 convolutions (a depthwise filter and a 1 × 1 mix: a ninth of a full convolution's
+    3 × 3 convolutions (a depthwise filter and a 1 × 1 mix: an eighth of a full convolution's
     work) let each cell see 68 pixels, more than the largest demo digit. Each is followed by
     batch normalization and ReLU, which let it learn at a high rate. On the demo set, on a
     2-core machine shared with other work (load average 5 to 6), it reached mAP@0.5 0.90 in
