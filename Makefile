@@ -43,6 +43,8 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/inference_latency.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/drawing_latency.py
 	$(BIN)/python bench/detection_metrics.py
+	$(BIN)/python bench/detection_accuracy.py
+	$(BIN)/python bench/detection_latency.py
 	$(BIN)/python bench/batch_inference.py
 	$(BIN)/python bench/search_overhead.py
 	$(BIN)/python bench/loader_fuzz.py

@@ -29,7 +29,7 @@ from studio.core.project.document import (
     project_schema,
 )
 from studio.core.project.migrations import migrate
-from studio.core.project.templates import small_detector
+from studio.core.project.templates import small_detector, small_detector_training
 from studio.core.tasks.detection.boxes import ImageBoxes
 from studio.core.tasks.detection.labels import BoxLabels
 from studio.core.tasks.detection.map_callback import map_scores, scoring_interval
@@ -288,6 +288,10 @@ def test_the_demo_set_is_a_detection_source(monkeypatch):
     info = sources.describe(choice)
     assert (info.sample_shape, info.num_classes, info.task) == ((128, 128, 1), 10, "detection")
     assert analyze(small_detector(), info).ok  # the small detector is made for it
+    assert output_settings(small_detector(), info)["grid"] == [16, 16]
+    tuned = Project(name="Detector", graph=small_detector(), training=small_detector_training(),
+                    dataset=choice)
+    jsonschema.validate(tuned.to_dict(), project_schema())
     monkeypatch.setattr(detection_source, "DEMO_IMAGES", {"train": 4, "validation": 2})
     loaded = sources.load(choice)
     assert loaded.samples.x.shape == (6, 128, 128, 1)

@@ -92,15 +92,47 @@ def _tuned(epochs: int, cosine: bool = False) -> Callable[[], TrainingSettings]:
                                     schedule=Schedule(kind="cosine") if cosine else Schedule())
 
 
+_DETECTOR_NORM: Layer = ("BatchNormalization", {"momentum": 0.9})
+"""The small detector's batch normalization: its moving statistics follow the weights within
+a few dozen steps (Keras's default of 0.99 takes hundreds, and validation in the first epochs
+then reads statistics of weights long gone)."""
+
+
+def _detector_block(layer_type: str, filters: int, kernel: int = 3, strides: int = 1
+                    ) -> list[Layer]:
+    """A convolution of ``layer_type`` without bias, batch normalization and ReLU."""
+    conv = (layer_type, {"filters": filters, "kernel_size": kernel, "strides": strides,
+                         "padding": "same", "activation": "linear", "use_bias": False})
+    return [conv, _DETECTOR_NORM, _RELU]
+
+
 def small_detector(shape: Sequence[int] = (128, 128, 1), classes: int = 10) -> Graph:
     """A small detector from scratch for images of ``shape`` (height, width, channels), as
-    for the detection demo set: three stride-2 3 × 3 convolutions with ReLU (a stride of 8),
-    a 3 × 3 convolution, then a DetectionHead of ``classes``. Without batch normalization: in
-    a short run on the demo set its moving statistics lag so far behind that validation
-    found next to nothing (mAP@0.5 0.04 after 12 epochs of 600 images, 0.32 without)."""
-    strided = [_conv(filters, strides=2, activation="relu") for filters in (16, 32, 64)]
-    return _chain(("Input", {"shape": list(shape)}), *strided, _conv(64, activation="relu"),
+    for the detection demo set, then a DetectionHead of ``classes`` at a stride of 8.
+
+    Made to learn much from few CPU seconds: a 4 × 4 convolution with stride 4 cuts the image
+    into patches (a tenth of the work of two stride-2 3 × 3 convolutions), a separable
+    convolution mixes them, a stride-2 convolution widens to 128 channels, and three separable
+    3 × 3 convolutions (a depthwise filter and a 1 × 1 mix: an eighth of a full convolution's
+    work) let each cell see 68 pixels, more than the largest demo digit. Each is followed by
+    batch normalization and ReLU, which let it learn at a high rate. On the demo set, on a
+    2-core machine shared with other work (load average 5 to 6), it reached mAP@0.5 0.90 in
+    its 6th epoch, 220 to 279 s into training, where three plain stride-2 convolutions without
+    normalization had reached 0.51 after 4 epochs (``bench/detection_accuracy.py``)."""
+    blocks = [*_detector_block("Conv2D", 32, 4, strides=4),
+              *_detector_block("SeparableConv2D", 64),
+              *_detector_block("Conv2D", 128, strides=2),
+              *[layer for _ in range(3) for layer in _detector_block("SeparableConv2D", 128)]]
+    return _chain(("Input", {"shape": list(shape)}), *blocks,
                   ("DetectionHead", {"classes": classes}))()
+
+
+def small_detector_training() -> TrainingSettings:
+    """The small detector's training settings (the gallery's ``training`` for it): Adam at
+    0.004 in batches of 32, falling along a cosine over 8 epochs, which on the demo set fit in
+    5 minutes on 2 CPU cores."""
+    return TrainingSettings(batch_size=32, learning_rate=0.004, epochs=8,
+                            schedule=Schedule(kind="cosine"))
 
 
 def _vgg_block(filters: int) -> list[Layer]:
