@@ -41,12 +41,10 @@ SCALED = 512
 
 def demo_detector_run(root: Path) -> Path:
     """A run of the small detector template trained on the demo set for one epoch."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    from detection_accuracy import detector_project
-
+    from studio.core.project.templates import from_template
     from studio.core.training.trainer import train
 
-    result = train(detector_project(), root, epochs=1)
+    result = train(from_template("small_detector"), root, epochs=1)
     if result.status != "finished":
         raise SystemExit(f"The demo detector's run did not finish: {result.status}")
     return result.run_dir

@@ -476,6 +476,7 @@ TEMPLATES.update({
         "there, and how large the object is. Every weight starts random, and it trains on "
         "two CPU cores in minutes.",
         small_detector,
+        training=small_detector_training,
         dataset=_detection_demo(),
     ),
     "mobilenetv2_detector": Template(
