@@ -7,16 +7,16 @@ from collections.abc import Sequence
 
 import numpy as np
 from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPen, QPixmap
+from PySide6.QtGui import QColor, QPainter, QPen, QPixmap
 
 from studio.core.base.messages import count
 from studio.core.tasks.detection.boxes import ImageBoxes
 from studio.gui.data.images import ImageGrid, enlarged
 from studio.gui.tasks.detection import COLORS
+from studio.gui.widgets.tagged_box import draw_tagged_box
 
 PEN = 2
 """The width of a box's outline, in screen pixels."""
-TAG_PADDING = 4
 TAG_MIN_SIDE = 100
 """Pictures drawn smaller than this (pixels across) show their boxes without class tags, which
 would hide the objects."""
@@ -44,21 +44,11 @@ def draw_boxes(painter: QPainter, boxes: ImageBoxes, image_size: tuple[int, int]
     large enough for tags."""
     tags = tags and area.width() >= TAG_MIN_SIDE
     painter.save()
-    painter.setBrush(Qt.BrushStyle.NoBrush)
-    metrics = QFontMetrics(painter.font())
     for rect, cls in zip(box_rects(boxes, image_size, area), boxes.classes.tolist(),
                          strict=True):
-        colour = box_colour(cls)
-        painter.setPen(QPen(colour, PEN))
-        painter.drawRect(rect)
-        if not tags:
-            continue
         name = class_names[cls] if 0 <= cls < len(class_names) else str(cls)
-        tag = QRectF(rect.left(), max(area.top(), rect.top() - metrics.height()),
-                     metrics.horizontalAdvance(name) + TAG_PADDING, metrics.height())
-        painter.fillRect(tag, colour)
-        painter.setPen(QColor("white"))
-        painter.drawText(tag, Qt.AlignmentFlag.AlignCenter, name)
+        draw_tagged_box(painter, rect, QPen(box_colour(cls), PEN), name if tags else "",
+                        area.top())
     painter.restore()
 
 

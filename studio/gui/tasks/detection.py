@@ -6,13 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFontMetrics, QImage, QImageReader, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QColor, QImage, QImageReader, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QSlider, QVBoxLayout, QWidget
 
 from studio.core.base.messages import count
 from studio.core.inference.predictor import Prediction, redecoded
 from studio.gui.tasks.views import AnswerCells
 from studio.gui.widgets.images import array_pixmap
+from studio.gui.widgets.tagged_box import draw_tagged_box
 
 PICTURE_SIDE = 240
 """The longest side the image is drawn at on a card."""
@@ -84,20 +85,10 @@ class BoxPicture(QWidget):
         painter.fillRect(area, QColor("#f8f9fa"))
         if not self.picture.isNull():
             painter.drawImage(area, self.picture)
-        metrics = QFontMetrics(self.font())
         for label, score, (x0, y0, x1, y1) in zip(self.labels, self.scores, self.boxes,
                                                   strict=True):
-            color = self._color(label)
             box = QRectF(x0 * factor, y0 * factor, (x1 - x0) * factor, (y1 - y0) * factor)
-            painter.setPen(QPen(color, 2))
-            painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.drawRect(box)
-            tag = f"{label} {score:.2f}"
-            tag_box = QRectF(box.left(), max(0.0, box.top() - metrics.height()),
-                             metrics.horizontalAdvance(tag) + 6, metrics.height())
-            painter.fillRect(tag_box, color)
-            painter.setPen(QColor("white"))
-            painter.drawText(tag_box, Qt.AlignmentFlag.AlignCenter, tag)
+            draw_tagged_box(painter, box, QPen(self._color(label), 2), f"{label} {score:.2f}")
         painter.end()
 
 

@@ -18,7 +18,6 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import (
     QColor,
-    QFontMetrics,
     QIcon,
     QPainter,
     QPen,
@@ -43,6 +42,7 @@ from studio.gui.widgets.forms import hint
 from studio.gui.widgets.images import array_pixmap
 from studio.gui.widgets.plot_style import GRID_PEN, TEXT_PEN, TITLE_COLOR, EpochPlot, legend_below
 from studio.gui.widgets.score_table import score_cell, score_table
+from studio.gui.widgets.tagged_box import draw_tagged_box
 from studio.gui.widgets.thumbnail_grid import ThumbnailGrid
 
 CLASS_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -122,26 +122,15 @@ def mistakes_picture(image: np.ndarray, mistakes: ImageMistakes) -> QPixmap:
     font = painter.font()
     font.setPointSizeF(7)
     painter.setFont(font)
-    metrics = QFontMetrics(font)
 
-    def outline(box: np.ndarray, pen: QPen) -> QRectF:
+    def scaled(box: np.ndarray) -> QRectF:
         x0, y0, x1, y1 = (float(v) * factor for v in box)
-        rect = QRectF(x0, y0, x1 - x0, y1 - y0)
-        painter.setPen(pen)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.drawRect(rect)
-        return rect
+        return QRectF(x0, y0, x1 - x0, y1 - y0)
 
     for box in mistakes.missed:
-        outline(box, QPen(MISSED, 2, Qt.PenStyle.DashLine))
+        draw_tagged_box(painter, scaled(box), QPen(MISSED, 2, Qt.PenStyle.DashLine))
     for box, score in zip(mistakes.false_positives, mistakes.scores, strict=True):
-        rect = outline(box, QPen(FALSE_POSITIVE, 1.5))
-        tag = f"{score:.2f}"
-        tag_box = QRectF(rect.left(), max(0.0, rect.top() - metrics.height()),
-                         metrics.horizontalAdvance(tag) + 4, metrics.height())
-        painter.fillRect(tag_box, FALSE_POSITIVE)
-        painter.setPen(QColor("white"))
-        painter.drawText(tag_box, Qt.AlignmentFlag.AlignCenter, tag)
+        draw_tagged_box(painter, scaled(box), QPen(FALSE_POSITIVE, 1.5), f"{score:.2f}")
     painter.end()
     return picture
 
