@@ -32,7 +32,7 @@ from studio.core.data.tables import csv_columns
 from studio.core.data.types import DataError, DatasetInfo
 from studio.core.model.params import format_shape
 from studio.core.project.document import DatasetChoice, absolute_data_path
-from studio.core.tasks.registry import DEFAULT_TASK, TASKS, task_for
+from studio.core.tasks.registry import DEFAULT_TASK, TASKS
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import choice_box, edit_dataset, hint, narrow_box, show_choice
 
@@ -212,7 +212,7 @@ class SourceForm(QGroupBox):
                  else f", {count(info.sample_shape[0], 'feature')}" if info.kind == "table"
                  else "")
         text = size[0].upper() + size[1:] + shape
-        if not (task_for(info.task).has_classes or info.task == DETECTION):
+        if not info.class_names:  # a regression's labels
             return f"{text}; the label is a number to predict."
         names = ", ".join(info.class_names[:CLASSES_LISTED])
         more = info.num_classes - CLASSES_LISTED
