@@ -170,3 +170,6 @@ def test_each_task_sums_up_a_run_by_its_own_scores():
     no_validation = {"loss": 0.2, "accuracy": 0.95}
     assert task_for("classification").summary(no_validation) == "accuracy 95.0% · loss 0.2"
     assert task_for("regression").summary({}) == ""
+    scores = {"val_map50": 0.912, "val_map": 0.5, "val_loss": 0.5}
+    assert task_for("detection").summary(scores) == (
+        "val mAP@0.5 91.2% · val mAP@[0.5:0.95] 50.0% · val loss 0.5")

@@ -45,7 +45,7 @@ def test_a_detector_made_from_the_template_trains_on_a_folder_and_draws_boxes(
     assert len(panel.curves.series["val_score"].x) == 1
     assert all(len(panel.curves.series[f"part_train_{metric}"].x) == 1
                for metric in ("heatmap_loss", "size_loss", "offset_loss"))
-    assert "val map50" in panel.result
+    assert "val mAP@0.5" in panel.result
 
     try_panel = window.try_panel
     image = image_files(folder)[0]

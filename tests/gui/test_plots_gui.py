@@ -103,7 +103,9 @@ def test_a_detectors_live_curves_draw_its_validation_map_and_loss_parts(qtbot):
     _shown(qtbot, curves, 1200, 260)
     assert set(curves.plots) == {"loss", "score", "parts", "learning_rate"}
     score = curves.plots["score"].getPlotItem()
-    assert score.titleLabel.text == "mAP@0.5"
+    assert score.titleLabel.text == "mAP@0.5" and score.getAxis("left").labelText == "mAP"
+    # Keras logs no training mAP: only the validation curve is drawn and listed
+    assert [label.text for _, label in score.legend.items] == ["validation"]
     assert curves.series["val_score"].y == pytest.approx([0.3, 0.6, 0.9])
     assert curves.series["train_score"].x == curves.series["batch_score"].x == []
     for i, metric in enumerate(parts):
@@ -119,6 +121,7 @@ def test_a_detectors_live_curves_draw_its_validation_map_and_loss_parts(qtbot):
     assert set(curves.plots) == {"loss", "score", "learning_rate"}
     assert curves.plots["score"].isVisible()
     assert score.titleLabel.text == "Accuracy" and not curves._plots["parts"].isVisible()
+    assert [label.text for _, label in score.legend.items] == ["batches", "train", "validation"]
     assert not any(name.startswith("part_") for name in curves.series)
 
 

@@ -24,7 +24,7 @@ class Classification(Task):
     description = "Predict one of several classes"
     label_kind = "classes"
     summary_metrics = ("val_accuracy", "val_loss")
-    curve = Curve("accuracy", "Accuracy", bounded=True)
+    curve = Curve("accuracy", "Accuracy", "accuracy", bounded=True)
 
     def score_text(self, name: str, value: float) -> str:
         """Accuracy in percent (``val accuracy 97.1%``), other scores as numbers."""

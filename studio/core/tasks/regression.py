@@ -28,7 +28,7 @@ class Regression(Task):
     label_kind = "numbers"
     evaluation_refusal = NO_EVALUATION
     summary_metrics = ("val_mae", "val_loss")
-    curve = Curve("mae", "Mean absolute error")
+    curve = Curve("mae", "Mean absolute error", "MAE")
 
     def loss_specs(self, probabilities: Sequence[bool]) -> list[tuple[str, dict[str, Any]]]:
         return [("MeanSquaredError", {}) for _ in probabilities]

@@ -35,6 +35,8 @@ class Curve:
 
     metric: str
     title: str
+    axis: str
+    """The label of the values' axis: ``accuracy``."""
     bounded: bool = False
     validation_only: bool = False
     """Scored on the validation split at an epoch's end only (a detector's mAP)."""

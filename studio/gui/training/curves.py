@@ -43,7 +43,7 @@ _PART_COLORS = ("#1a73e8", "#e8710a", "#188038", "#a142f4", "#d01884")
 _EPOCH_CURVES = (("batch", "batches"), ("train", "train"), ("val", "validation"))
 PLOTS = {"loss": ("Loss", "loss", _EPOCH_CURVES),
          "score": ("Score", "score", _EPOCH_CURVES),
-         "parts": ("Loss parts (solid: train, dashed: validation)", "loss", ()),
+         "parts": ("Loss parts", "loss", ()),
          "learning_rate": ("Learning rate", "rate", (("planned", "planned"),
                                                      ("actual", "used")))}
 """Each plot's title, the label of its values' axis, and its curves (kind, legend label); the
@@ -182,13 +182,15 @@ class LiveCurves(QWidget):
         score.setVisible(curve is not None)
         if curve is not None:
             score.setTitle(curve.title, size="11pt")
-            score.setLabel("left", curve.title.lower() if len(curve.title) < 12 else curve.metric)
+            score.setLabel("left", curve.axis)
             if curve.bounded:
                 score.setYRange(0, 1, padding=0.02)
             else:
                 score.enableAutoRange()
+            self._show_training_curves(score, not curve.validation_only)
         parts = self._plots["parts"]
         parts.setVisible(bool(self.task.loss_parts))
+        parts.setToolTip("The loss's parts: solid for training, dashed for validation")
         for i, (metric, words) in enumerate(self.task.loss_parts):
             color = _PART_COLORS[i % len(_PART_COLORS)]
             self._attach(parts, f"part_train_{metric}", words, pg.mkPen(color, width=2), "o")
@@ -206,6 +208,17 @@ class LiveCurves(QWidget):
         name of its plot."""
         curve = self.task.curve
         return [("loss", "loss")] + ([(curve.metric, "score")] if curve else [])
+
+    def _show_training_curves(self, plot: pg.PlotWidget, shown: bool) -> None:
+        """Show the score's batch and training curves, and their legend entries, or hide them
+        for a score Keras logs on the validation split only."""
+        legend = plot.getPlotItem().legend
+        for kind, label in _EPOCH_CURVES:  # listed again in their order
+            item = self.series[f"{kind}_score"].item
+            legend.removeItem(item)
+            item.setVisible(shown or kind == "val")
+            if item.isVisible():
+                legend.addItem(item, label)
 
     def add_batch(self, x: float, metrics: dict[str, float]) -> None:
         """Add a batch point (x in epochs), smoothed with an exponential moving average."""

@@ -33,14 +33,15 @@ class Detection(Task):
     label_kind = "boxes"
     summary_metrics = ("val_map50", "val_map", "val_loss")
     epoch_end_metrics = ("val_map50", "val_map")
-    curve = Curve("map50", "mAP@0.5", bounded=True, validation_only=True)
+    curve = Curve("map50", "mAP@0.5", "mAP", bounded=True, validation_only=True)
     loss_parts = (("heatmap_loss", "centre heatmap"), ("size_loss", "box size"),
                   ("offset_loss", "centre offset"))
 
     def score_text(self, name: str, value: float) -> str:
-        """mAP in percent (``val map50 91.2%``), losses as numbers."""
-        if name.removeprefix("val_") in ("map50", "map"):
-            return f"{name.replace('_', ' ')} {value * 100:.1f}%"
+        """mAP in percent as COCO names it (``val mAP@0.5 91.2%``), losses as numbers."""
+        words = {"map50": "mAP@0.5", "map": "mAP@[0.5:0.95]"}.get(name.removeprefix("val_"))
+        if words is not None:
+            return f"{'val ' if name.startswith('val_') else ''}{words} {value * 100:.1f}%"
         return super().score_text(name, value)
 
     def class_counts(self, labels: BoxLabels, num_classes: int) -> list[int]:
