@@ -316,6 +316,37 @@ def test_mixed_bfloat16_computes_in_bfloat16_with_float32_outputs(split_cpu_run)
     assert split_cpu_run["after_policy"] == "float32"
 
 
+DETECTOR_SCRIPT = textwrap.dedent("""
+    import json, tempfile
+    from pathlib import Path
+    from studio.core.base.runtime import start_tensorflow
+    start_tensorflow()
+    from studio.core.training.trainer import train
+    from tests.detection_runs import detection_project
+
+    folder = Path(tempfile.mkdtemp())
+    project = detection_project(folder)
+    project.training.device.precision = "mixed_bfloat16"
+    events = []
+    result = train(project, folder / "runs", events.append)
+    (start,) = [e for e in events if e["type"] == "start"]
+    print(json.dumps({"status": result.status, "replicas": start["replicas"],
+                      "devices": start["devices"], "epochs": result.epochs}))
+""")
+
+
+def test_a_detector_trains_mirrored_on_two_cpu_devices_in_mixed_precision():
+    """A detector trains as a classifier does: on the CPU split in two under a
+    MirroredStrategy, computing in bfloat16, and logs finite loss parts and mAP."""
+    result = run_python(DETECTOR_SCRIPT, LAYER_STUDIO_CPU_DEVICES="2", LAYER_STUDIO_THREADS="1")
+    assert result["status"] == "finished"
+    assert result["replicas"] == 2 and result["devices"] == "/cpu:0, /cpu:1"
+    (epoch,) = result["epochs"]
+    for name in ("loss", "heatmap_loss", "size_loss", "offset_loss", "val_loss"):
+        assert math.isfinite(epoch[name]), name
+    assert 0.0 <= epoch["val_map50"] <= 1.0
+
+
 def test_start_tensorflow_after_the_runtime_started_says_what_it_could_not_apply():
     code = textwrap.dedent("""
         import json
