@@ -16,6 +16,7 @@ from studio.core.inference.predictor import Prediction, Predictor, redecoded
 from studio.core.project.document import load_project
 from studio.core.runs import folders as runs
 from studio.gui.inference.drawing_pad import EXPLAIN_TEXT, DrawingPad
+from studio.gui.inference.explain_view import CLICK_TEXT
 from studio.gui.inference.result_card import SELECTED_STYLE, ResultCard
 from studio.gui.shell.app import create_application
 from studio.gui.shell.main_window import MainWindow
@@ -102,6 +103,17 @@ def test_a_dropped_image_is_drawn_once_with_its_boxes_and_no_heat_map(
                       zip(prediction.labels[:3], prediction.probabilities[:3], strict=True))
     assert cells.answer == f"{found} boxes: {first}, …"
     assert cells.sort_confidence == prediction.probabilities[0]
+
+
+def test_choosing_a_detector_says_at_once_that_it_draws_no_heat_map(window, qtbot):
+    """Before any image is answered, the Why pane of a detector run shows only why there is
+    no explanation, not empty heat-map frames."""
+    panel = window.try_panel
+    with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS):
+        window.views.setCurrentWidget(panel)
+    assert panel.explain.note.text() == NOT_EXPLAINED and panel.explain.body.isHidden()
+    panel.explain.expect("classification")  # a classifier's run chosen next
+    assert panel.explain.note.text() == CLICK_TEXT and not panel.explain.body.isHidden()
 
 
 def slide(qtbot, slider: QSlider, value: int) -> None:

@@ -17,6 +17,7 @@ from studio.gui.widgets.forms import hint, narrow_box
 from studio.gui.widgets.images import array_pixmap, mosaic
 from studio.gui.widgets.jobs import JobSlot, Policy
 
+CLICK_TEXT = "Click an answered image to see why the model answered so."
 PICTURE = 160
 """The side of the image and heat-map pictures, in pixels."""
 GRID_WIDTH = 330
@@ -81,7 +82,7 @@ class ExplainView(QWidget):
         self.filters = QLabel()
         self.filters.setObjectName("explain-filters")
         self.filters.setToolTip("The first convolution layer's learned filters (kernels)")
-        self.note = hint("Click an answered image to see why the model answered so.")
+        self.note = hint(CLICK_TEXT)
         form = QFormLayout()
         form.addRow("Heat map for", self.class_box)
         pictures = QGridLayout()
@@ -139,6 +140,15 @@ class ExplainView(QWidget):
             self._clear("Explanations are drawn for images the model answered.")
             return
         self._start()
+
+    def expect(self, task: str) -> None:
+        """Get ready for the answers of a model of ``task``: say at once why they get no
+        explanation, or, after a model whose answers got none, invite a click again."""
+        declined = views_for(task).not_explained
+        if declined:
+            self.decline(declined)
+        elif self.body.isHidden():
+            self.reset(CLICK_TEXT)
 
     def decline(self, text: str) -> None:
         """Say ``text`` (why there is no explanation) in place of the pictures."""
