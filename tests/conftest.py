@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -40,24 +42,45 @@ def private_workspace(tmp_path, monkeypatch):
     return tmp_path / "workspace"
 
 
+def built_once(tmp_path_factory, name: str, build: Callable[[Path], Path]) -> Path:
+    """What ``build(folder)`` returns (a path inside ``folder``), built once for the whole run
+    of the suite: with xdist, the first worker to need it builds it in the temporary folder
+    the workers share, under a file lock, and the others wait for it and reuse it
+    (pytest-xdist's documented pattern for a session fixture made only once)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:  # no xdist: the session is the whole run
+        return build(tmp_path_factory.mktemp(name))
+    from filelock import FileLock
+
+    folder = tmp_path_factory.getbasetemp().parent / name
+    built = folder.with_name(f"{name}.built")  # the result's path in folder, once it is whole
+    with FileLock(folder.with_name(f"{name}.lock")):
+        if not built.is_file():
+            shutil.rmtree(folder, ignore_errors=True)  # what a worker that failed left
+            folder.mkdir()
+            built.write_text(build(folder).relative_to(folder).as_posix())
+    return folder / built.read_text()
+
+
 @pytest.fixture(scope="session")
 def cnn_run(tmp_path_factory):
-    """A finished run of ``small_cnn_project`` (trained once per session; treat as read-only):
-    its model, two checkpoints, preprocessing and a test split."""
-    from studio.core.training.trainer import train
-    from tests.helpers import small_cnn_project
+    """A finished run of ``small_cnn_project`` (trained once for all workers; treat as
+    read-only): its model, two checkpoints, preprocessing and a test split."""
+    def trained(folder: Path) -> Path:
+        from studio.core.training.trainer import train
+        from tests.helpers import small_cnn_project
 
-    result = train(small_cnn_project(), tmp_path_factory.mktemp("cnn-run"))
-    return result.run_dir
+        return train(small_cnn_project(), folder).run_dir
+
+    return built_once(tmp_path_factory, "cnn-run", trained)
 
 
 @pytest.fixture(scope="session")
 def detection_run(tmp_path_factory):
-    """A finished one-epoch run of a tiny detector (``tests.detection_runs``; trained once per
-    session; treat as read-only)."""
+    """A finished one-epoch run of a tiny detector (``tests.detection_runs``; trained once
+    for all workers; treat as read-only)."""
     from tests.detection_runs import trained_detection_run
 
-    return trained_detection_run(tmp_path_factory.mktemp("detection-run"))
+    return built_once(tmp_path_factory, "detection-run", trained_detection_run)
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from studio.core.data.detection import demo
 from studio.core.tasks.detection.labels import BoxLabels
 from studio.gui.data.boxes import box_colour
 from studio.gui.data.charts import balance_text
+from tests.gui.support import show_tab
 from tests.gui.test_data_gui import LOAD_MS, PREVIEW_MS, open_data_view, show_data_tab
 
 LEFT = Qt.MouseButton.LeftButton
@@ -39,11 +40,16 @@ def yolo_folder(tmp_path, demo_images) -> Path:
     return root
 
 
-def pick_detection_folder(qtbot, window, monkeypatch, folder: Path):
-    """Open the Data tab, and once the demo project's MNIST-10k shows, choose ``folder`` with
-    "Detection folder…"; wait for its sample pictures to be drawn."""
+def pick_detection_folder(qtbot, window, monkeypatch, folder: Path, read_first: bool = True):
+    """Open the Data tab, and once the project's data shows (without ``read_first``: at once,
+    while it is read, which the new choice replaces), choose ``folder`` with "Detection
+    folder…"; wait for its sample pictures to be drawn."""
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(folder))
-    panel = open_data_view(qtbot, window)
+    if read_first:
+        panel = open_data_view(qtbot, window)
+    else:
+        show_tab(qtbot, window, "Data")
+        panel = window.data_panel
     with qtbot.waitSignal(panel.samples.thumbnails_shown, timeout=LOAD_MS):
         choose_in_popup(qtbot, panel.source.source, "detection")
     assert isinstance(panel.loaded.labels, BoxLabels)
