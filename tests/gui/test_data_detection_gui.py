@@ -88,6 +88,7 @@ def test_a_yolo_folder_shows_its_format_health_and_boxed_samples(window, qtbot, 
     assert (choice.source, choice.path, choice.task) == ("detection", str(yolo_folder),
                                                          "detection")
     assert window.doc.undo_stack.undoText() == "Use detection folder digits"
+    assert panel.options.split.title() == "Split (at random, seeded)"  # boxes: not stratified
     assert panel.source.label_format.currentText() == "Auto: YOLO found"
     assert panel.source.label_format.isVisibleTo(panel)
     assert panel.options.native.isChecked() and panel.options.height.value() == 128

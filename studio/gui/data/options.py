@@ -72,6 +72,9 @@ NATIVE_SIZED = ("bundled", "keras", "detection")
 """Sources read at their images' own size when no size is set (a detection dataset at its
 most common one), so "Native size" applies."""
 
+SPLIT_TITLES = {True: "Split (stratified per class)", False: "Split (at random, seeded)"}
+"""The split box's title, by whether the labels are classes (only classes are stratified)."""
+
 
 class OptionsForm(QWidget):
     """Image, split, training and text options; each change is one undoable edit."""
@@ -123,7 +126,7 @@ class OptionsForm(QWidget):
         self.seed.valueChanged.connect(
             lambda v: edit_dataset(doc, "Set split seed", "dataset.seed", seed=v))
         self.split_note = hint()
-        self.split = QGroupBox("Split (stratified per class)")
+        self.split = QGroupBox(SPLIT_TITLES[True])
         grid = QGridLayout(self.split)
         for row, (text, editor, name) in enumerate((("Training", self.train, "train"),
                                                     ("Validation", self.validation, "validation"),
@@ -180,7 +183,9 @@ class OptionsForm(QWidget):
                                        "table" if choice.source == "csv" else "image")
         self.images.setVisible(kind == "image")
         self.text.setVisible(kind == "text")
-        self.class_weights.setVisible(task_for(choice.task).has_classes)
+        classes = task_for(choice.task).has_classes
+        self.class_weights.setVisible(classes)
+        self.split.setTitle(SPLIT_TITLES[classes])
         in_memory = choice.source in NATIVE_SIZED
         self.native.setVisible(in_memory)
         show_value(self.native, in_memory and choice.image_size is None)
