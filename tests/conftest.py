@@ -17,13 +17,14 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import pytest  # noqa: E402
 
 TESTS = Path(__file__).parent
-LONGEST_FILES = ("core/test_search_ray.py",)
-"""The test files that take longest, longest first. ``make test`` hands whole files to its two
-workers in collection order (``--dist loadfile --no-loadscope-reorder``): these go first, so
-that the short files fill in at the end and both workers finish together, instead of one
-working through a long file alone while the other has nothing left. Only the longest: the
-other long files start processes of their own too (exported scripts, search workers), which
-beside Ray's actors would crowd the two cores."""
+LONGEST_FILES = ("core/test_search_ray.py", "gui/test_training_gui.py", "gui/test_try_panel.py")
+"""Long test files, run first. ``make test`` hands whole files to its two workers in
+collection order (``--dist loadfile --no-loadscope-reorder``): these go first, so that the
+short files fill in at the end and both workers finish together, instead of one working
+through a long file alone while the other has nothing left. The longest, then long ones that
+collection would leave to the very end; not the other long files, which start processes of
+their own too (exported scripts, search workers) that beside Ray's actors would crowd the two
+cores."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
