@@ -203,11 +203,19 @@ class LiveCurves(QWidget):
             series.clear()
         self._smoothed.clear()
 
-    def _drawn(self) -> list[tuple[str, str]]:
-        """The logged metrics drawn as batch, train and validation curves, each with the
-        name of its plot."""
+    def _batch_series(self) -> list[tuple[str, str]]:
+        """Each logged metric drawn per batch (the loss, the task's score), with its series."""
         curve = self.task.curve
-        return [("loss", "loss")] + ([(curve.metric, "score")] if curve else [])
+        return [("loss", "batch_loss")] + ([(curve.metric, "batch_score")] if curve else [])
+
+    def _epoch_series(self) -> list[tuple[str, str, str]]:
+        """Each logged metric drawn per epoch, with its training and validation series: the
+        loss, the task's score and the loss's parts."""
+        curve = self.task.curve
+        return ([("loss", "train_loss", "val_loss")]
+                + ([(curve.metric, "train_score", "val_score")] if curve else [])
+                + [(metric, f"part_train_{metric}", f"part_val_{metric}")
+                   for metric, _ in self.task.loss_parts])
 
     def _show_training_curves(self, plot: pg.PlotWidget, shown: bool) -> None:
         """Show the score's batch and training curves, and their legend entries, or hide them
@@ -222,19 +230,16 @@ class LiveCurves(QWidget):
 
     def add_batch(self, x: float, metrics: dict[str, float]) -> None:
         """Add a batch point (x in epochs), smoothed with an exponential moving average."""
-        for metric, plot in self._drawn():
+        for metric, series in self._batch_series():
             if metric in metrics:
                 value = metrics[metric]
                 previous = self._smoothed.get(metric, value)
                 self._smoothed[metric] = SMOOTHING * previous + (1 - SMOOTHING) * value
-                self.series[f"batch_{plot}"].append(x, self._smoothed[metric])
+                self.series[series].append(x, self._smoothed[metric])
 
     def add_epoch(self, epoch: int, metrics: dict[str, float]) -> None:
         """Add the end-of-epoch training and validation points, and the loss's parts."""
-        drawn = self._drawn() + [(metric, f"part_{metric}") for metric, _ in self.task.loss_parts]
-        for metric, plot in drawn:
-            train, val = ((f"part_train_{metric}", f"part_val_{metric}")
-                          if plot.startswith("part_") else (f"train_{plot}", f"val_{plot}"))
+        for metric, train, val in self._epoch_series():
             if metric in metrics:
                 self.series[train].append(epoch, metrics[metric])
             if f"val_{metric}" in metrics:
