@@ -10,24 +10,14 @@ from typing import Any
 import numpy as np
 
 from studio.core.base.messages import count
-from studio.core.model.layers.detection import MAX_BOXES, NMS_IOU, SCORE_THRESHOLD
 from studio.core.tasks.detection.boxes import Detections, ImageBoxes, iou_matrix
-from studio.core.tasks.detection.decode import decode
+from studio.core.tasks.detection.decode import decode_in_input
 from studio.core.tasks.detection.map_callback import map_scores
 from studio.core.tasks.task import ExportAgreement
 
 AGREEMENT_IOU = 0.9
 """An export's box agrees with the Keras model's when it has its class and overlaps it by at
 least this IoU."""
-
-
-def decoded(output: np.ndarray, settings: Mapping[str, Any]) -> Detections:
-    """One image's boxes in input pixels, decoded with ``settings`` (a run's ``decoding``
-    record; without one, in cells of the head's grid at the head's default settings)."""
-    size = tuple(settings.get("input_size", output.shape[:2]))
-    return decode(output, settings.get("stride", 1), size, size, "squash",
-                  settings.get("score_threshold", SCORE_THRESHOLD),
-                  settings.get("nms_iou", NMS_IOU), settings.get("max_boxes", MAX_BOXES))
 
 
 def matches(wanted: Detections, found: Detections) -> int:
@@ -54,7 +44,7 @@ def box_agreement(outputs: np.ndarray, expected: np.ndarray, settings: Mapping[s
     if the export finds none either, else 0."""
     matched = total = extra = 0
     for ours, theirs in zip(outputs, expected, strict=True):
-        found, wanted = decoded(ours, settings), decoded(theirs, settings)
+        found, wanted = decode_in_input(ours, settings), decode_in_input(theirs, settings)
         total += len(wanted)
         extra += len(found)
         matched += matches(wanted, found)

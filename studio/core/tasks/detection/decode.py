@@ -10,6 +10,9 @@ per class, non-maximum suppression at the chosen IoU.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from studio.core.model.layers.detection import BOX_CHANNELS, MAX_BOXES, NMS_IOU, SCORE_THRESHOLD
@@ -69,3 +72,14 @@ def decode(output: np.ndarray, stride: int, input_size: Size, image_size: Size,
     kept = nms_by_class(boxes, scores[best], kind, nms_iou)
     return Detections(boxes[kept], kind[kept], scores[best][kept])
 
+
+def decode_in_input(output: np.ndarray, settings: Mapping[str, Any],
+                    score_threshold: float | None = None) -> Detections:
+    """One image's boxes in input pixels, decoded with ``settings`` (a run's ``decoding``
+    record; without one, in cells of the head's grid at the head's defaults), down to
+    ``score_threshold`` if given, else the record's."""
+    size = tuple(settings.get("input_size", output.shape[:2]))
+    threshold = settings.get("score_threshold", SCORE_THRESHOLD)
+    return decode(output, settings.get("stride", 1), size, size, "squash",
+                  threshold if score_threshold is None else score_threshold,
+                  settings.get("nms_iou", NMS_IOU), settings.get("max_boxes", MAX_BOXES))

@@ -15,7 +15,7 @@ import numpy as np
 from studio.core.model.layers.detection import BOX_CHANNELS
 from studio.core.tasks.detection.average_precision import average_precision
 from studio.core.tasks.detection.boxes import Detections, ImageBoxes
-from studio.core.tasks.detection.decode import decode
+from studio.core.tasks.detection.decode import decode_in_input
 
 SCORE_THRESHOLD = 0.05
 """The lowest score a box counts with in mAP: as in COCO's evaluations, far below the
@@ -35,9 +35,7 @@ def map_detections(outputs: np.ndarray, settings: Mapping[str, Any]) -> list[Det
     """Each image's boxes in input pixels as mAP counts them: head ``outputs`` (N × rows ×
     cols × channels) decoded with the run's ``decoding`` record (stride, input size, NMS IoU,
     max boxes) down to SCORE_THRESHOLD."""
-    size = tuple(settings["input_size"])
-    return [decode(output, settings["stride"], size, size, "squash", SCORE_THRESHOLD,
-                   settings["nms_iou"], settings["max_boxes"]) for output in outputs]
+    return [decode_in_input(output, settings, SCORE_THRESHOLD) for output in outputs]
 
 
 def map_scores(outputs: np.ndarray, truths: Sequence[ImageBoxes], settings: Mapping[str, Any]
