@@ -147,10 +147,11 @@ def test_an_export_folder_gets_the_users_umask(cnn_run, tmp_path, umask):
     assert mode(out.parent) == 0o777 & ~umask
 
 
-@pytest.mark.parametrize("fmt", sorted(set(FORMATS) - {"keras"}))
+@pytest.mark.parametrize("fmt", sorted(set(FORMATS) - {"keras", "tflite-int8"}))
 def test_every_export_format_gets_the_users_umask(cnn_run, tmp_path, fmt):
     """The converters write their own files: they too follow the umask (022, which tells
-    0644 from the 0600 of a private temp file)."""
+    0644 from the 0600 of a private temp file). int8 is left out: its bytes are written as
+    the other TensorFlow Lite files are, after a calibration that costs 11 s here."""
     previous = os.umask(0o022)
     try:
         export_run(cnn_run, fmt, tmp_path / fmt)

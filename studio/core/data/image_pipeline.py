@@ -479,10 +479,12 @@ def standard_image_files(prep: dict[str, Any], paths: list[str | Path],
     return batches.map(lambda x, _: x)
 
 
-def preprocess_image_files(prep: dict[str, Any], paths: list[str | Path]) -> np.ndarray:
-    """Image files as a run's model input (float32 N × H × W × C), read as in training."""
+def preprocess_image_files(prep: dict[str, Any], paths: list[str | Path],
+                           batch_size: int = READ_BATCH) -> np.ndarray:
+    """Image files as a run's model input (float32 N × H × W × C), read as in training,
+    ``batch_size`` files at a time."""
     form = ImageForm.from_prep(prep)
     if not paths:
         return np.zeros((0, *form.size, form.channels), np.float32)
     return np.concatenate([normalised(x, prep["scale"], prep["offset"]).numpy()
-                           for x in standard_image_files(prep, paths)])
+                           for x in standard_image_files(prep, paths, batch_size)])
