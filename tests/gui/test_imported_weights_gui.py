@@ -327,15 +327,22 @@ def grey_digits(window, tmp_path):
     return keras.saving.load_model(tmp_path / "grey.keras", compile=False)
 
 
-def test_try_offers_the_imported_model_and_answers_as_keras_does(window, qtbot, tmp_path):
+def test_try_offers_the_imported_model_and_answers_as_keras_does(window, qtbot, tmp_path,
+                                                                 monkeypatch):
     import numpy as np
     from PIL import Image
 
+    from studio.core.training import imported_model
     from tests.gui.support import drop_on
 
+    looked_on = []  # the threads that looked for the imported model's run in the run folders
+    find = imported_model.find_imported_run
+    monkeypatch.setattr(imported_model, "find_imported_run", lambda *args: (
+        looked_on.append(threading.current_thread()), find(*args))[1])
     model = grey_digits(window, tmp_path)
     panel = window.try_panel
     pick_imported_model(qtbot, window, "Try", panel.run_box)
+    assert looked_on and threading.main_thread() not in looked_on
     image = tmp_path / "digits" / "1" / "3.png"
     with qtbot.waitSignal(panel.answered, timeout=60_000) as answered:
         assert drop_on(panel, [image])

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.base.messages import count
+from studio.core.project.document import Project
 from studio.core.runs.history import RunInUseError, RunSummary
 from studio.core.runs.index import RunIndex
 from studio.core.search.moving import EARLIER, has_work
@@ -54,11 +55,16 @@ class Listing:
     """Why runs asked to be deleted were kept."""
     earlier: bool = False
     """Earlier versions left runs or searches in the workspace's shared folders."""
+    imported_missing: bool = False
+    """The project (as it was when the listing began) has imported weights and no run of
+    them: Try and Evaluate offer "Imported model"."""
 
 
-def list_runs(index: RunIndex, delete: Sequence[str] = ()) -> Listing:
+def list_runs(index: RunIndex, delete: Sequence[str], project: Project | None = None
+              ) -> Listing:
     """Delete the runs ``delete`` names (keeping those that cannot be), sync the index and
-    list its runs, newest first. Runs on a worker thread."""
+    list its runs, newest first, and say whether ``project``'s imported model has no run yet
+    (reading run folders' files). Runs on a worker thread."""
     problems = []
     for run_id in delete:
         try:
@@ -67,7 +73,12 @@ def list_runs(index: RunIndex, delete: Sequence[str] = ()) -> Listing:
             problems.append(str(exc))
     seen = len(index.notes)
     index.sync()
-    return Listing(index.runs(), index.notes[seen:], problems, has_work(EARLIER))
+    missing = False
+    if project is not None and project.weights is not None:
+        from studio.core.training.imported_model import find_imported_run
+
+        missing = find_imported_run(project, index.root) is None
+    return Listing(index.runs(), index.notes[seen:], problems, has_work(EARLIER), missing)
 
 
 class HistoryPanel(QWidget):
@@ -82,9 +93,14 @@ class HistoryPanel(QWidget):
     adopt_requested = Signal()
     """The user asked to import the runs earlier versions kept for every unsaved project."""
 
-    def __init__(self, root_provider: Callable[[], Path]) -> None:
+    def __init__(self, root_provider: Callable[[], Path],
+                 project_provider: Callable[[], Project | None] = lambda: None) -> None:
         super().__init__()
         self._root_provider = root_provider
+        self._project_provider = project_provider
+        """The project whose imported model's run a listing looks for (see Listing)."""
+        self.imported_missing = False
+        """As the last listing found it (``Listing.imported_missing``)."""
         self._index: RunIndex | None = None
         self.listing = JobSlot(self, Policy.RERUN)
         """Lists the runs; a refresh asked for meanwhile lists them again once it ends."""
@@ -256,7 +272,10 @@ class HistoryPanel(QWidget):
         if self._index is None or self._index.root != root:
             self._index = RunIndex(root)
         index = self._index
-        self.listing.start(lambda on_event, stop: list_runs(index, delete))
+        project = self._project_provider()
+        # A copy: the worker reads it while the person may edit the project
+        snapshot = None if project is None else project.copy()
+        self.listing.start(lambda on_event, stop: list_runs(index, delete, snapshot))
 
     @Slot()
     def _listing_started(self) -> None:
@@ -266,6 +285,7 @@ class HistoryPanel(QWidget):
     @Slot(object)
     def _show(self, listing: Listing) -> None:
         chosen = [run.id for run in self.selected_runs()]
+        self.imported_missing = listing.imported_missing
         self.model.set_runs(listing.runs)
         self.select_runs(chosen)
         self._update_count()

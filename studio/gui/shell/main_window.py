@@ -240,7 +240,7 @@ class MainWindow(QMainWindow):
     def _build_runs(self) -> HistoryPanel:
         from studio.gui.runs.history_panel import HistoryPanel
 
-        runs = HistoryPanel(lambda: runs_root(self.doc.place))
+        runs = HistoryPanel(lambda: runs_root(self.doc.place), lambda: self.doc.project)
         runs.resume_requested.connect(self._resume_run)
         runs.open_model_requested.connect(self.keras_files.import_path)
         runs.refreshed.connect(self._runs_listed)
@@ -249,13 +249,8 @@ class MainWindow(QMainWindow):
 
     def _offer_imported(self, picker: ModelChooser | EvaluationPanel) -> None:
         """Have ``picker`` offer "Imported model" while the project has imported weights and
-        no run of them, made by the Training dock (progress, Cancel) when chosen."""
-        from studio.core.training.imported_model import find_imported_run
-
-        def missing() -> bool:
-            project = self.doc.project
-            return (project.weights is not None
-                    and find_imported_run(project, runs_root(self.doc.place)) is None)
+        no run of them (as the runs' listing found, off the GUI thread), made by the Training
+        dock (progress, Cancel) when chosen."""
 
         def make() -> None:
             self.training_dock.raise_()
@@ -263,7 +258,7 @@ class MainWindow(QMainWindow):
                 self._note("The imported model cannot be kept as a run now: see the Training "
                            "dock.")
 
-        picker.imported_missing = missing
+        picker.imported_missing = lambda: self.runs.imported_missing
         picker.imported_wanted.connect(make)
 
     def _offer_runs(self, panel: TryPanel | EvaluationPanel) -> None:
