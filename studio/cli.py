@@ -375,10 +375,11 @@ def cmd_export_code(args: argparse.Namespace) -> int:
     from studio.core.data.types import DataError
     from studio.core.export.python_code import export_code
     from studio.core.project.document import ProjectFileError, load_project
+    from studio.core.runs.folders import runs_root
 
     _check_output(args.output, args.force)
     try:
-        text = export_code(load_project(args.project), args.output)
+        text = export_code(load_project(args.project), args.output, runs_root(args.project))
     except (ProjectFileError, ModelError, DataError) as exc:
         raise CliError(str(exc)) from None
     _write_output(args.output, lambda path: atomic_write_text(path, text))

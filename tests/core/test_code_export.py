@@ -427,10 +427,36 @@ def test_missing_imported_weights_are_not_exported(tmp_path, fine_tuned):
         export_code(project)
 
 
-def test_a_script_of_a_project_started_from_a_run_says_it_starts_from_random_weights():
+def test_a_script_of_a_project_started_from_a_run_starts_from_that_runs_model(tmp_path,
+                                                                              capsys):
     project = tiny_project(epochs=1)
+    project.graph.nodes.insert(2, Node("hidden", "Dense", {"units": 6}))
+    project.graph = Graph.from_chain(project.graph.nodes)
+    earlier = project.copy()
+    earlier.graph.node("dense_1").params["units"] = 12  # the run had other classes
+    run_model = build_keras_model(earlier.graph, project.name)
+    (tmp_path / "runs" / "r1").mkdir(parents=True)
+    run_model.save(tmp_path / "runs" / "r1" / "model.keras")
     project.training.start_from, project.training.start_model = "run", "r1/model.keras"
-    text = export_code(project)
-    assert "this script starts from random weights instead" in " ".join(text.split())
-    assert "print(\"Starting from random weights, not from the run's model" in text
+    path = tmp_path / "model.py"
+    path.write_text(export_code(project, path, tmp_path / "runs"))
+    assert "START_MODEL = HERE / 'runs/r1/model.keras'" in path.read_text()
+    script = runpy.run_path(str(path), run_name="exported")
+    built = script["build_model"]()
+    script["load_start_weights"](built)
+    for mine, theirs in zip(built.get_layer("hidden").get_weights(),
+                            run_model.get_layer("hidden").get_weights(), strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+    assert built.get_layer("dense_1").kernel.shape == (6, 10)
+    said = capsys.readouterr().out
+    assert "Starting from the run's model in" in said
+    assert "dense_1 starts from random weights: its weight shapes differ in model.keras" in said
+    (tmp_path / "runs" / "r1" / "model.keras").write_bytes(b"another model")
+    with pytest.raises(SystemExit, match="not the model this project starts from"):
+        script["load_start_weights"](built)
+    (tmp_path / "runs" / "r1" / "model.keras").unlink()
+    with pytest.raises(ModelError, match="r1/model.keras is not there"):
+        export_code(project, path, tmp_path / "runs")
     assert "load_start_weights" not in export_code(tiny_project(epochs=1))
+
+

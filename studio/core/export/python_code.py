@@ -42,8 +42,10 @@ from studio.core.model.applications import APPLICATION, BASES, chosen_part
 from studio.core.model.graph import Graph, Node
 from studio.core.model.layers import OPAQUE_TYPE, Nested
 from studio.core.project.document import EarlyStopping, Project, TrainingSettings
+from studio.core.project.weights import file_sha256
 from studio.core.runs.folders import BEST
 from studio.core.tasks.registry import task_for
+from studio.core.training.trainer import start_model_path
 
 _LINE = 96
 """The longest line the script's generated calls are wrapped to."""
@@ -60,7 +62,7 @@ $reads
 Needs Python with Keras, TensorFlow and NumPy. Run as it is, it trains; --build-only builds
 the model, prints a JSON summary and stops; --epochs N trains N epochs instead of EPOCHS;
 --summary FILE writes the model's layers, parameter count and each epoch's metrics to FILE
-as JSON.$note$start_note
+as JSON.$note
 """
 
 from __future__ import annotations
@@ -270,10 +272,12 @@ def application(base_name, input_shape, weights, trainable_layers, scale, offset
 studio.core.model.applications.build_application (tests/core/test_code_export.py compares them)."""
 
 
-def export_code(project: Project, script: Path | None = None) -> str:
+def export_code(project: Project, script: Path | None = None,
+                run_root: Path | None = None) -> str:
     """A runnable Python script that reads ``project``'s data, builds its model and trains it
     with Keras as Layer Studio does; ``script`` is where it will be written (paths to data in
-    its folder are then written relative to it).
+    its folder are then written relative to it), ``run_root`` the project's runs (where the
+    run's model it may start from is).
 
     Raise ModelError if the model cannot be built, does not fit the data or cannot be trained
     with its settings, and DataError if the data cannot be read.
@@ -291,7 +295,7 @@ def export_code(project: Project, script: Path | None = None) -> str:
     if problems:
         raise ModelError(" ".join(problems))
     data = data_section(project.dataset, info, settings.seed, script)
-    start_weights = _start_weights(project, script)
+    start_weights = _start_weights(project, script, run_root)
     learns = task_for(info.task)
     return _SCRIPT.substitute(
         title=_docstring_text(project.name),
@@ -301,7 +305,6 @@ def export_code(project: Project, script: Path | None = None) -> str:
             "project's settings and seed.", _LINE, break_long_words=False,
             break_on_hyphens=False)),
         note=_docstring_text(_application_note(graph)),
-        start_note=_docstring_text(_start_note(settings)),
         start_call=_START_CALLS.get(settings.start_from, ""),
         imports=_imports(data.imports),
         data_constants=data.constants,
@@ -402,19 +405,55 @@ def load_start_weights(model):
 
 '''
 
-_START_CALLS = {
-    "imported": "    load_start_weights(model)\n",
-    "run": "    print(\"Starting from random weights, not from the run's model that Layer Studio "
-           "starts this project from.\")\n",
-}
+_START_MODEL = '''
+START_MODEL = {path}
+"""The run's model this project's training starts from (a Keras file Layer Studio saved)."""
+START_MODEL_SHA256 = {sha256!r}
+
+
+def load_start_weights(model):
+    """Give each layer of ``model`` the weights of the layer of the same name in START_MODEL
+    (checked against START_MODEL_SHA256, loaded in safe mode: no code in it runs); a layer
+    whose weight shapes differ there keeps its random start, as in Layer Studio."""
+    import hashlib
+
+    if hashlib.sha256(START_MODEL.read_bytes()).hexdigest() != START_MODEL_SHA256:
+        raise SystemExit(f"{{START_MODEL.name}} is not the model this project starts from (its "
+                         "SHA-256 differs).")
+    print(f"Starting from the run's model in {{START_MODEL}}")
+    start = keras.saving.load_model(START_MODEL, compile=False, safe_mode=True)
+    given = {{layer.name: layer.get_weights() for layer in start.layers}}
+    for layer in model.layers:
+        values = given.get(layer.name)
+        if not values:
+            continue
+        if [tuple(w.shape) for w in layer.weights] != [v.shape for v in values]:
+            print(f"{{layer.name}} starts from random weights: its weight shapes differ in "
+                  f"{{START_MODEL.name}}.")
+            continue
+        layer.set_weights(values)
+
+'''
+
+_START_CALLS = {"imported": "    load_start_weights(model)\n",
+                "run": "    load_start_weights(model)\n"}
 """What ``main`` does after building the model, by where the project's training starts."""
 
 
-def _start_weights(project: Project, script: Path | None) -> str:
-    """The script's START_WEIGHTS and its loader, when training starts from imported weights;
-    ModelError if the project has none or their file is missing."""
+def _start_weights(project: Project, script: Path | None, run_root: Path | None) -> str:
+    """The script's START_WEIGHTS or START_MODEL and its loader, when training starts from
+    imported weights or a run's model (taken from ``run_root``); ModelError if the project
+    has none or their file is missing."""
+    start = project.training.start_from
+    if start == "run":
+        source = None if run_root is None else start_model_path(project, run_root)
+        if source is None or not source.is_file():
+            raise ModelError(f"Training starts from a run's model, but "
+                             f"{(project.training.start_model or 'no run')[:80]} is not there: "
+                             "choose another run, or start from random weights.")
+        return _START_MODEL.format(path=path_code(source, script), sha256=file_sha256(source))
     record = project.weights
-    if project.training.start_from != "imported":
+    if start != "imported":
         return ""
     if record is None or not record.path.is_file():
         problem = ("this project has none" if record is None
@@ -422,13 +461,6 @@ def _start_weights(project: Project, script: Path | None) -> str:
         raise ModelError(f"Training starts from imported weights, but {problem}: import the "
                          "model again, or start from random weights.")
     return _START_WEIGHTS.format(path=path_code(record.path, script), sha256=record.sha256)
-
-
-def _start_note(settings: TrainingSettings) -> str:
-    if settings.start_from != "run":
-        return ""
-    return ("\n\nLayer Studio starts this project's training from a run's model; this script "
-            "starts from random weights instead.")
 
 
 def _optimizer_doc(settings: TrainingSettings) -> str:

@@ -15,7 +15,7 @@ from studio.core.build.keras_model import ModelError
 from studio.core.data.types import DataError
 from studio.core.export.python_code import export_code
 from studio.core.project.document import project_stem, weights_path_for
-from studio.core.runs.folders import scratch_project
+from studio.core.runs.folders import runs_root, scratch_project
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.errors import show_error
 from studio.gui.widgets.jobs import JobSlot
@@ -110,7 +110,8 @@ class KerasFiles(QObject):
             return
         target = Path(path)
         try:
-            atomic_write_text(target, export_code(self.doc.project, target))
+            atomic_write_text(target, export_code(self.doc.project, target,
+                                                  runs_root(self.doc.place)))
         except (ModelError, DataError) as exc:
             show_error(self.window, "Cannot export", str(exc))
             return
