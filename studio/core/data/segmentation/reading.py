@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from studio.core.base.events import Progress
+from studio.core.base.messages import count
 from studio.core.data.detection.reading import relative_name
 from studio.core.data.image_check import ImageHeader, UnusableImage, inspect_image
 from studio.core.data.image_folder import PROGRESS_EVERY, WORKERS
@@ -171,7 +172,7 @@ def read_segmentation(root: Path, masks: Path | None = None,
     labels = MaskLabels(
         np.asarray([str(pair.mask) for pair, _, _ in kept], dtype=str),
         np.asarray([header.size[::-1] for _, header, _ in kept], np.int32).reshape(-1, 2),
-        np.asarray([pixels for _, _, pixels in kept], np.int64).reshape(-1, len(names)))
+        np.asarray([pixels for _, _, pixels in kept], np.int64).reshape(len(kept), len(names)))
     return SegmentationSet(root, layout.name, names, [pair.image for pair, _, _ in kept],
                            labels, [pair.split for pair, _, _ in kept], decoder, health)
 
@@ -194,8 +195,8 @@ def _check(root: Path, pair: Pair, header: ImageHeader | str,
         return None
     if facts.size != header.size:
         health.checks["size_mismatch"].add(
-            mask, detail=f"{facts.size[0]}×{facts.size[1]}, its image {header.size[0]}×"
-                         f"{header.size[1]}")
+            mask, detail=f"{facts.size[0]}×{facts.size[1]} pixels, its image "
+                         f"{header.size[0]}×{header.size[1]}")
         return None
     if facts.format == "JPEG":
         health.checks["lossy_masks"].add(mask)
@@ -204,13 +205,13 @@ def _check(root: Path, pair: Pair, header: ImageHeader | str,
     if facts.missing_colour is not None:
         colour, pixels = facts.missing_colour
         health.checks["unknown_colours"].add(mask, detail=f"colour {colour}, "
-                                                          f"{pixels:,} pixels")
+                                                          f"{count(pixels, 'pixel')}")
     histogram = facts.histogram
     if facts.indices:
         value, pixels = decoder.unknown_values(histogram)
         if pixels:
-            health.checks["unknown_values"].add(mask, detail=f"value {value}, {pixels:,} "
-                                                             "pixels")
+            health.checks["unknown_values"].add(mask, detail=f"value {value}, "
+                                                             f"{count(pixels, 'pixel')}")
         histogram = np.bincount(decoder.values, weights=histogram, minlength=256)
     classes = np.asarray(histogram[:len(health.class_names)], np.int64)
     health.add_mask(mask, classes)
