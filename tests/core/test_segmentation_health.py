@@ -5,18 +5,19 @@ the health report with a sentence, and the classes' pixels and images counted.""
 from __future__ import annotations
 
 import json
-import struct
-import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
+from PIL import Image
+from PIL.PngImagePlugin import PngInfo
 
-from studio.core.data import sources
+from studio.core.data import image_check, sources
 from studio.core.data.segmentation.reading import read_segmentation
 from studio.core.data.segmentation.record import describe_dict
 from studio.core.data.types import DataError
 from studio.core.project.document import DatasetChoice
+from tests.core.test_image_folder import png_claiming
 from tests.core.test_segmentation_data import (
     COLOURS,
     INDICES,
@@ -150,22 +151,18 @@ def test_a_16_bit_mask_of_300_values_or_past_8_bits_is_left_out(tmp_path):
         "as an 8-bit PNG")
 
 
-def png_claiming(width: int, height: int) -> bytes:
-    """A PNG whose header claims ``width`` × ``height`` grey pixels, with a little data."""
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return (struct.pack(">I", len(data)) + kind + data
-                + struct.pack(">I", zlib.crc32(kind + data)))
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\0"))
-            + chunk(b"IEND", b""))
-
-
-def test_a_mask_too_large_to_decode_is_left_out_before_decoding(tmp_path):
-    index_set(tmp_path, {"a": INDICES, "b": INDICES})
+def test_masks_past_the_caps_on_images_are_left_out_before_decoding(tmp_path, monkeypatch):
+    index_set(tmp_path, {"a": INDICES, "b": INDICES, "c": INDICES})
     (tmp_path / "masks" / "b.png").write_bytes(png_claiming(20_000, 20_000))
     dataset = read_segmentation(tmp_path)
     assert "decompression bomb" in problem(dataset, "unusable_masks")
     assert "'masks/b.png': 20,000 × 20,000 pixels" in problem(dataset, "unusable_masks")
+    padding = PngInfo()
+    padding.add_text("padding", "x" * 5_000)
+    Image.fromarray(INDICES).save(tmp_path / "masks" / "c.png", pnginfo=padding)
+    monkeypatch.setattr(image_check, "READ_LIMIT", 4_000)
+    capped = read_segmentation(tmp_path).health.checks["unusable_masks"]
+    assert capped.examples == ["masks/b.png", "masks/c.png"]
 
 
 def test_every_pairing_problem_is_counted(tmp_path):

@@ -151,11 +151,12 @@ def _through_table(codes: np.ndarray, table: ColourTable) -> RawMask:
     return RawMask(classes, indices=False, missing_colour=missing)
 
 
-def _palette_codes(image: Image.Image) -> np.ndarray:
+def _palette_codes(image: Image.Image, indices: np.ndarray) -> np.ndarray:
+    """The colour code of each pixel of a palette image whose palette ``indices`` they hold."""
     palette = np.zeros((256, 3), np.uint8)
     entries = np.asarray(image.getpalette("RGB") or [], np.uint8).reshape(-1, 3)[:256]
     palette[:len(entries)] = entries
-    return _codes(palette)[np.asarray(image)]
+    return _codes(palette)[indices]
 
 
 def _wide(values: np.ndarray) -> RawMask:
@@ -194,11 +195,10 @@ def decode(image: Image.Image, table: ColourTable | None) -> RawMask:
     class indices."""
     mode = image.mode
     if mode in ("P", "PA"):
+        indices = np.asarray(image.getchannel(0) if mode == "PA" else image, np.uint8)
         if table is not None:
-            return _through_table(_palette_codes(image), table)
-        voc = _is_voc_palette(image)
-        return RawMask(np.asarray(image.getchannel(0) if mode == "PA" else image, np.uint8),
-                       indices=True, voc=voc)
+            return _through_table(_palette_codes(image, indices), table)
+        return RawMask(indices, indices=True, voc=_is_voc_palette(image))
     if mode in _INDEX_MODES:
         pixels = np.asarray(image)
         return RawMask((pixels[..., 0] if pixels.ndim == 3 else pixels).astype(np.uint8),
