@@ -74,6 +74,7 @@ def _folder_info(choice: DatasetChoice) -> DatasetInfo:
                         "per class.")
     classes = _folder_classes(path)
     _refuse_detection_folder(path)
+    _refuse_segmentation_folder(path)
     size = tuple(choice.image_size) if choice.image_size else DEFAULT_IMAGE_SIZE
     return DatasetInfo(
         name=str(path),
@@ -114,6 +115,17 @@ def _refuse_detection_folder(path: Path) -> None:
     if found:
         raise DataError(f"{path} is a detection dataset ({found} labels), not a folder of "
                         "images per class: choose it as a detection dataset.")
+
+
+def _refuse_segmentation_folder(path: Path) -> None:
+    """DataError in one line if ``path`` holds a segmentation dataset (images with masks)
+    rather than a subfolder of images per class."""
+    from studio.core.data.segmentation.layouts import looks_like_segmentation  # with Pillow
+
+    found = looks_like_segmentation(path)
+    if found:
+        raise DataError(f"{path} is a segmentation dataset ({found}), not a folder of images "
+                        "per class: choose it as a segmentation dataset.")
 
 
 def _csv_info(choice: DatasetChoice, read: bool = True) -> DatasetInfo:

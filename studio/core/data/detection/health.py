@@ -123,6 +123,19 @@ CHECKS: dict[str, Sentence] = {
 """Each check's sentence, most serious first."""
 
 
+def checks_report(checks: dict[str, Tally], sentences: dict[str, Sentence], cancelled: bool,
+                  notes: list[str], problems: list[str], blocking: list[str]
+                  ) -> dict[str, Any]:
+    """The part of a dataset's health report every task shares, as JSON-serialisable data:
+    each check's count, examples and sentence (by ``sentences``), notes, problems and what
+    blocks training."""
+    return {"checks": {key: {"count": tally.count, "examples": list(tally.examples),
+                             "sentence": sentences[key](tally) if tally.count else ""}
+                       for key, tally in checks.items()},
+            "cancelled": cancelled, "notes": list(notes), "problems": problems,
+            "blocking": blocking}
+
+
 def _histogram(values: np.ndarray, bins: tuple[float, ...], labels: tuple[str, ...]
                ) -> list[int]:
     counts = np.bincount(np.searchsorted(bins, values, side="left"), minlength=len(labels))
@@ -227,13 +240,8 @@ class DetectionHealth:
                     strict=True)]},
             "box_sizes": [{"relative_side": label, "boxes": n} for label, n in zip(
                 SIZE_LABELS, _histogram(sizes, SIZE_BINS, SIZE_LABELS), strict=True)],
-            "checks": {key: {"count": tally.count, "examples": list(tally.examples),
-                             "sentence": CHECKS[key](tally) if tally.count else ""}
-                       for key, tally in self.checks.items()},
-            "cancelled": self.cancelled,
-            "notes": list(self.notes),
-            "problems": self.problems(),
-            "blocking": self.blocking(),
+            **checks_report(self.checks, CHECKS, self.cancelled, self.notes, self.problems(),
+                            self.blocking()),
         }
 
 
