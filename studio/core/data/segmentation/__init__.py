@@ -1,0 +1,1 @@
+"""Semantic segmentation datasets: images with masks of class indices per pixel."""
