@@ -5,6 +5,7 @@ Images are float, 0..255, N × H × W × C; the layers keep their shape and rang
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,9 @@ LayerSpec = tuple[str, dict[str, Any]]
 """A layer as its class name (in ``keras.layers``, or ``RandomCropResize``) and arguments."""
 CROP_CLASS = "RandomCropResize"
 """The one augmentation layer Keras lacks (``studio.core.data.random_crop``)."""
+MOVING_LAYERS = frozenset({"RandomFlip", "RandomRotation", "RandomZoom", "RandomTranslation",
+                           CROP_CLASS})
+"""The augmentations that move pixels (and so boxes or masks); the others change colours only."""
 
 
 def augmentation_specs(aug: Augmentation, seed: int) -> list[LayerSpec]:
@@ -72,6 +76,24 @@ def augmentation_layers(aug: Augmentation, seed: int):
     chosen = [layer(name, kwargs) for name, kwargs in augmentation_specs(aug, seed)]
     clip = keras.layers.Lambda(lambda x: keras.ops.clip(x, 0.0, 255.0), name="clip_0_255")
     return keras.Sequential([*chosen, clip], name="augmentation")
+
+
+def moving_and_colouring(specs: Sequence[LayerSpec], crop: Callable[..., Any],
+                         **moving: Any) -> tuple[list[Any], list[Any]]:
+    """The layers of ``specs`` that move pixels and those that change colours only, in order,
+    for augmenting images with their labels: the crop made by ``crop(**kwargs)``, the other
+    moving Keras layers given ``moving`` too (e.g. ``bounding_box_format``)."""
+    import keras
+
+    def layer(name: str, kwargs: dict[str, Any]) -> Any:
+        if name == CROP_CLASS:
+            return crop(**kwargs)
+        if name in MOVING_LAYERS:
+            return getattr(keras.layers, name)(**moving, **kwargs)
+        return getattr(keras.layers, name)(**kwargs)
+
+    return ([layer(n, kw) for n, kw in specs if n in MOVING_LAYERS],
+            [layer(n, kw) for n, kw in specs if n not in MOVING_LAYERS])
 
 
 def augment_preview(images: np.ndarray, aug: Augmentation, repeats: int, seed: int

@@ -17,15 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from studio.core.data.augmentation import CROP_CLASS, LayerSpec, augmentation_specs
+from studio.core.data.augmentation import (
+    LayerSpec,
+    augmentation_specs,
+    moving_and_colouring,
+)
 from studio.core.project.document import Augmentation
 from studio.core.tasks.detection.boxes import ImageBoxes
 
 BOX_FORMAT = "xyxy"
 """Keras's name for x_min, y_min, x_max, y_max in pixels: the boxes of ``ImageBoxes``."""
-MOVING_LAYERS = frozenset({"RandomFlip", "RandomRotation", "RandomZoom", "RandomTranslation",
-                           CROP_CLASS})
-"""The augmentations that move pixels, and so boxes; the others change colours only."""
 MIN_BOX_SIDE = 1.0
 """A moved box narrower or shorter than this many pixels has left the image: it is dropped."""
 
@@ -39,18 +40,10 @@ class BoxAugmentation:
     """
 
     def __init__(self, specs: Sequence[LayerSpec]) -> None:
-        import keras
         import tensorflow as tf
 
-        def layer(name: str, kwargs: dict[str, Any]) -> Any:
-            if name == CROP_CLASS:
-                return _BoxCrop(**kwargs)
-            if name in MOVING_LAYERS:
-                return getattr(keras.layers, name)(bounding_box_format=BOX_FORMAT, **kwargs)
-            return getattr(keras.layers, name)(**kwargs)
-
-        self.moving = [layer(n, kw) for n, kw in specs if n in MOVING_LAYERS]
-        self.colouring = [layer(n, kw) for n, kw in specs if n not in MOVING_LAYERS]
+        self.moving, self.colouring = moving_and_colouring(specs, _BoxCrop,
+                                                           bounding_box_format=BOX_FORMAT)
         # No step branches on a tensor, so autograph's rewrite of them (when tf.data traces
         # this) would only cost time: most of the trace's seconds.
         self._augment = tf.autograph.experimental.do_not_convert(self._augment)

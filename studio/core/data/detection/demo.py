@@ -2,36 +2,30 @@
 grey images of light noise with 1 to 5 dark digits each, each scaled so its larger side is 14
 to 48 pixels, boxed tightly around its ink; the class is the digit.
 
-Digits are placed at random with a retry, so boxes overlap at most a little (IoU ≤ 0.1); a
-digit that finds no such place after a few tries is left out. Each image is drawn from its own
-seed (the set's seed, its split and its index), so a smaller set is the start of a larger one;
-training images take their digits from the first 9,000 of MNIST-10k, validation images from the
-last 1,000, so no digit appears in both. Made once and cached in the workspace as an ``.npz``;
-VERSION is part of the file's name, so a change to the drawing makes it anew.
+The digits are drawn as ``digit_canvas`` draws them, their boxes overlapping at most a little
+(IoU ≤ 0.1); see there for the seeds, the splits and the cache. VERSION is part of the cached
+file's name, so a change to the drawing makes it anew.
 """
 
 from __future__ import annotations
 
 import threading
-import zipfile
-import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 
 from studio.core.base.events import Progress
-from studio.core.base.files import atomic_file
-from studio.core.data.builtin import datasets_dir
-from studio.core.data.bundled import MNIST_10K, load_arrays
+from studio.core.data import digit_canvas
 from studio.core.data.detection.formats import write_detection
 from studio.core.data.detection.record import LabelledImage
-from studio.core.data.image_folder import PROGRESS_EVERY
-from studio.core.data.types import DataError
-from studio.core.project.document import DatasetChoice
-from studio.core.tasks.detection.boxes import ImageBoxes, iou_matrix
+from studio.core.data.digit_canvas import BACKGROUND, TRAIN_DIGITS, Layout
+from studio.core.data.digit_canvas import mnist_digits as _mnist
+from studio.core.tasks.detection.boxes import ImageBoxes
+
+__all__ = ["BACKGROUND", "TRAIN_DIGITS", "DemoSet", "cache_path", "demo_set", "generate",
+           "write_demo"]
 
 VERSION = 1
 SEED = 23
@@ -40,19 +34,9 @@ DIGITS = (1, 5)
 DIGIT_SIDE = (14, 48)
 """The smallest and largest larger side a digit is scaled to, in pixels."""
 MAX_IOU = 0.1
-TRIES = 20
-INK = 0.35
-"""A scaled digit's pixels fainter than this (0..1) are left out, so its box holds all its ink;
-drawn over the lightest background, the faintest ink left is still darker than any noise."""
-BACKGROUND = (215, 250, 5)
-"""The background's noise: grey levels from, to (inclusive) and step; 8 levels, so that a
-random byte modulo 8 draws each equally often."""
-DARKEST = 60
-"""The lightest a digit may be drawn: each digit's grey is drawn from 0 to this."""
-TRAIN_DIGITS = 9_000
-"""MNIST-10k's first digits draw training images, the rest validation images."""
+LAYOUT = Layout(SIDE, DIGITS, DIGIT_SIDE, MAX_IOU)
+WHAT = "Drawing the detection demo set"
 CLASS_NAMES = tuple(str(digit) for digit in range(10))
-SPLITS = ("train", "validation")
 
 
 @dataclass(frozen=True)
@@ -68,70 +52,11 @@ class DemoSet:
         return len(self.images)
 
 
-@cache
-def _mnist() -> tuple[list[np.ndarray], np.ndarray]:
-    """MNIST-10k's digits, each cropped to its ink (its pixels of half intensity or more), and
-    their labels; read as the bundled dataset is."""
-    x, y = load_arrays(DatasetChoice(source="bundled", name=MNIST_10K.name))
-    digits = x.reshape(len(x), 28, 28)
-    rows, cols = (digits >= 128).any(axis=2), (digits >= 128).any(axis=1)
-    top, left = rows.argmax(axis=1), cols.argmax(axis=1)
-    bottom, right = 28 - rows[:, ::-1].argmax(axis=1), 28 - cols[:, ::-1].argmax(axis=1)
-    return [digit[t:b, s:e] for digit, t, b, s, e
-            in zip(digits, top, bottom, left, right, strict=True)], y
-
-
-def _digit(crop: np.ndarray, side: int) -> tuple[np.ndarray, np.ndarray]:
-    """A digit's crop scaled so its larger side is ``side``: its ink (0..1, the darkest 1,
-    fainter than INK set to 0) and its ink's box within it, a pixel or two smaller where a thin
-    stroke's end fades."""
-    scale = side / max(crop.shape)
-    size = (max(1, round(crop.shape[1] * scale)), max(1, round(crop.shape[0] * scale)))
-    ink = np.asarray(Image.fromarray(crop).resize(size, Image.Resampling.BILINEAR), np.float32)
-    ink /= ink.max()
-    ink[ink < INK] = 0
-    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
-    return ink, np.asarray([cols[0], rows[0], cols[-1] + 1, rows[-1] + 1], np.float32)
-
-
-def _place(box: np.ndarray, size: tuple[int, int], tries: np.ndarray, boxes: list[np.ndarray]
-           ) -> np.ndarray | None:
-    """Where a digit of ``size`` (height, width), its ink at ``box`` within it, goes: the
-    first of ``tries`` (uniform 0..1, TRIES × 2) whose box overlaps none of ``boxes`` by an
-    IoU over MAX_IOU; its box in the image, or None if no try fits."""
-    height, width = size
-    corners = np.floor(tries * [SIDE - width + 1, SIDE - height + 1])
-    candidates = np.concatenate([corners + box[:2], corners + box[2:]], axis=1)
-    if not boxes:
-        return candidates[0]
-    fits = np.flatnonzero(iou_matrix(candidates, np.stack(boxes)).max(axis=1) <= MAX_IOU)
-    return candidates[fits[0]] if len(fits) else None
-
-
 def _image(rng: np.random.Generator, crops: list[np.ndarray], y: np.ndarray, pool: range
            ) -> tuple[np.ndarray, ImageBoxes]:
     """One image of digits drawn from ``pool`` (indices into crops), and its boxes."""
-    low, high, step = BACKGROUND
-    levels = np.frombuffer(rng.bytes(SIDE * SIDE), np.uint8).reshape(SIDE, SIDE)
-    canvas = levels % ((high - low) // step + 1) * step + low  # bytes: 6 times faster to draw
-    n = int(rng.integers(DIGITS[0], DIGITS[1] + 1))
-    indices = rng.integers(pool.start, pool.stop, n)
-    sides = rng.integers(DIGIT_SIDE[0], DIGIT_SIDE[1] + 1, n)
-    darks = rng.integers(0, DARKEST + 1, n)
-    tries = rng.random((n, TRIES, 2))
-    boxes: list[np.ndarray] = []
-    classes: list[int] = []
-    for index, side, dark, where in zip(indices, sides, darks, tries, strict=True):
-        ink, box = _digit(crops[index], int(side))
-        placed = _place(box, ink.shape, where, boxes)
-        if placed is None:
-            continue
-        left, top = int(placed[0] - box[0]), int(placed[1] - box[1])
-        patch = canvas[top:top + ink.shape[0], left:left + ink.shape[1]]
-        patch[:] = np.round(patch * (1 - ink) + dark * ink)
-        boxes.append(placed)
-        classes.append(int(y[index]))
-    return canvas, ImageBoxes(np.asarray(boxes), classes)
+    canvas, digits = digit_canvas.draw_canvas(rng, crops, y, pool, LAYOUT)
+    return canvas, ImageBoxes(np.asarray([d.box for d in digits]), [d.label for d in digits])
 
 
 def generate(train: int = 4_000, validation: int = 500, seed: int = SEED,
@@ -139,78 +64,50 @@ def generate(train: int = 4_000, validation: int = 500, seed: int = SEED,
              ) -> DemoSet:
     """Draw the demo set anew: ``train`` then ``validation`` images. ``on_progress(what, done,
     total)`` is called every PROGRESS_EVERY images; setting ``stop`` ends it with a DataError."""
-    crops, y = _mnist()
-    images, labels, splits = [], [], []
-    total = train + validation
-    for split_index, (split, n) in enumerate(zip(SPLITS, (train, validation), strict=True)):
-        pool = range(0, TRAIN_DIGITS) if split == "train" else range(TRAIN_DIGITS, len(y))
-        for index in range(n):
-            if len(images) % PROGRESS_EVERY == 0:
-                _progress(on_progress, stop, len(images), total)
-            image, boxes = _image(np.random.default_rng((seed, split_index, index)), crops, y,
-                                  pool)
-            images.append(image)
-            labels.append(boxes)
-            splits.append(split)
-    _progress(on_progress, stop, total, total)
+    drawn, splits = digit_canvas.draw_splits(
+        (train, validation), seed, _mnist(), _image,
+        lambda done, total: _progress(on_progress, stop, done, total))
+    images = [image for image, _ in drawn]
     return DemoSet(np.stack(images) if images else np.zeros((0, SIDE, SIDE), np.uint8),
-                   labels, splits)
+                   [boxes for _, boxes in drawn], splits)
 
 
 def _progress(on_progress: Progress | None, stop: threading.Event | None, done: int,
               total: int) -> None:
-    if stop is not None and stop.is_set():
-        raise DataError("Drawing the detection demo set was cancelled.")
-    if on_progress is not None:
-        on_progress("Drawing the detection demo set", done, total)
+    digit_canvas.report_progress(on_progress, stop, WHAT, done, total)
 
 
 def cache_path(train: int, validation: int) -> Path:
-    """Where the demo set of this size is cached: ``<workspace>/datasets/`` with the version
-    and the size in its name."""
-    return datasets_dir() / f"detection-demo-v{VERSION}-{train}-{validation}.npz"
+    """Where the detection demo set of this size is cached, its VERSION in the name."""
+    return digit_canvas.cache_file(f"detection-demo-v{VERSION}", train, validation)
 
 
-def _save(path: Path, demo: DemoSet) -> None:
-    counts = np.asarray([len(boxes) for boxes in demo.labels], np.int32)
-    with atomic_file(path) as out:
-        np.savez(  # uncompressed: noise hardly compresses, and this reads 20 times faster
-            out, images=demo.images, counts=counts,
-            boxes=np.concatenate([b.boxes for b in demo.labels] or [np.zeros((0, 4))]),
-            classes=np.concatenate([b.classes for b in demo.labels] or [np.zeros(0)]),
-            validation=np.asarray([split == "validation" for split in demo.splits]))
+def _arrays(demo: DemoSet) -> dict[str, np.ndarray]:
+    return {"images": demo.images,
+            "counts": np.asarray([len(boxes) for boxes in demo.labels], np.int32),
+            "boxes": np.concatenate([b.boxes for b in demo.labels] or [np.zeros((0, 4))]),
+            "classes": np.concatenate([b.classes for b in demo.labels] or [np.zeros(0)]),
+            "validation": np.asarray([split == "validation" for split in demo.splits])}
 
 
-def _load(path: Path, train: int, validation: int) -> DemoSet | None:
-    """The cached set, or None if there is none or it is damaged (then it is deleted)."""
-    if not path.is_file():
-        return None
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            images, counts = archive["images"], archive["counts"]
-            boxes, classes = archive["boxes"], archive["classes"]
-            in_validation = archive["validation"]
-        if images.shape != (train + validation, SIDE, SIDE) or counts.sum() != len(boxes):
-            raise ValueError("the cached demo set has the wrong shape")
-    except (ValueError, KeyError, EOFError, OSError, zipfile.BadZipFile, zlib.error):
-        path.unlink(missing_ok=True)
-        return None
+def _read(arrays: Mapping[str, np.ndarray], train: int, validation: int) -> DemoSet:
+    images, counts = arrays["images"], arrays["counts"]
+    boxes, classes = arrays["boxes"], arrays["classes"]
+    if images.shape != (train + validation, SIDE, SIDE) or counts.sum() != len(boxes):
+        raise ValueError("the cached demo set has the wrong shape")
     ends = np.cumsum(counts)
     labels = [ImageBoxes(boxes[end - n:end], classes[end - n:end])
               for n, end in zip(counts, ends, strict=True)]
-    return DemoSet(images, labels, ["validation" if v else "train" for v in in_validation])
+    return DemoSet(images, labels, ["validation" if v else "train" for v in arrays["validation"]])
 
 
 def demo_set(train: int = 4_000, validation: int = 500, on_progress: Progress | None = None,
              stop: threading.Event | None = None) -> DemoSet:
     """The demo set of ``train`` + ``validation`` images, read from the cache, or drawn (with
     progress; ``stop`` cancels it with a DataError) and cached on first use."""
-    path = cache_path(train, validation)
-    demo = _load(path, train, validation)
-    if demo is None:
-        demo = generate(train, validation, on_progress=on_progress, stop=stop)
-        _save(path, demo)
-    return demo
+    return digit_canvas.cached(
+        cache_path(train, validation), lambda arrays: _read(arrays, train, validation),
+        lambda: generate(train, validation, on_progress=on_progress, stop=stop), _arrays)
 
 
 def write_demo(root: Path, format_name: str, demo: DemoSet) -> None:

@@ -1,6 +1,7 @@
 """Semantic-segmentation datasets: images with masks of class indices (``reading``), in three
 layouts (``layouts``), their mask kinds and colour tables (``mask_kinds``), their health report
-(``health``) and their record (``record``).
+(``health``) and their record (``record``); joint augmentation of images and masks
+(``augment``) and the offline demo set (``demo``).
 
 Bad input, and what becomes of it:
 
