@@ -106,11 +106,13 @@ def _append(after: str, layers: list[tuple[str, dict[str, Any]]], label: str = "
             graph.connect(last, node.id)
             last = node.id
 
-    names = " and ".join(
-        f"{layer}({params['units']}, {params['activation']})" if params else layer
-        for layer, params in layers
-    )
-    return Fix(label or f"Add {names} after {after}", apply)
+    if not label:
+        names = " and ".join(
+            f"{layer}({params['units']}, {params['activation']})" if params else layer
+            for layer, params in layers
+        )
+        label = f"Add {names} after {after}"
+    return Fix(label, apply)
 
 
 def set_filters(node_id: str, filters: int) -> Fix:
