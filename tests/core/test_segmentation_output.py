@@ -98,9 +98,9 @@ def test_a_model_made_for_another_task_is_the_cause():
     assert flat.cause and flat.fixes == ()
     assert flat.message == (
         "The model ends in Dense with output 3, which answers one thing per image, but Pets is "
-        "a segmentation dataset (a class for each pixel): end the model in a 8 × 8 map with 3 "
-        "channels, one per class (a 1×1 Conv2D with 3 filters and softmax on an image-sized "
-        "feature map).")
+        "a segmentation dataset (a class for each pixel): end the model in an output of "
+        "8 × 8 × 3, one channel per class (a 1×1 Conv2D with 3 filters and softmax on a feature "
+        "map of the input's size).")
     (head,) = problems(chain(conv(8), ("DetectionHead", {"classes": 3})))
     assert head.cause and "DetectionHead with output 8 × 8 × 7, which finds boxes" in head.message
 

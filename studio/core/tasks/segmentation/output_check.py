@@ -50,9 +50,9 @@ def output_problems(graph: Graph, out: str, shapes: Mapping[str, Shape | None],
             out,
             f"The model ends in {node.type} with output {format_shape(shape)}, which {gives}, "
             f"but {dataset.title} is a segmentation dataset (a class for each pixel): end the "
-            f"model in a {height} × {width} map with {classes} channels, one per class (a "
-            f"1×1 Conv2D with {classes} filters and softmax on an image-sized feature map)."
-            + more, cause=True)]
+            f"model in an output of {height} × {width} × {classes}, one channel per class (a "
+            f"1×1 Conv2D with {classes} filters and softmax on a feature map of the input's "
+            f"size).{more}", cause=True)]
     problems = []
     rows, cols, channels = shape
     if (rows, cols) != (height, width):
