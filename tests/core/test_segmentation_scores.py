@@ -10,6 +10,7 @@ import pytest
 
 from studio.core.tasks.segmentation.agreement import export_agreement, pixel_agreement
 from studio.core.tasks.segmentation.evaluation import SegmentationEvaluation, evaluation_text
+from studio.core.tasks.segmentation.fitting import mask_in_image
 from studio.core.tasks.segmentation.masks import IGNORE
 from studio.core.tasks.segmentation.scores import (
     class_dice,
@@ -184,3 +185,27 @@ def test_the_task_says_what_it_is_and_its_scores_in_percent():
                       {"kind": "dice", "from_logits": False, "class_weights": [1.0, 2.0, 3.0]}),
                      ("LayerStudio>SegmentationLoss",
                       {"kind": "dice", "from_logits": True, "class_weights": [1.0, 2.0, 3.0]})]
+
+
+def test_a_mask_is_taken_back_to_the_images_own_pixels():
+    mask = np.arange(16, dtype=np.uint8).reshape(4, 4)
+    # squashed: each input pixel covers 2 × 2 pixels of an 8 × 8 image
+    assert np.array_equal(mask_in_image(mask, (8, 8), "squash"),
+                          np.kron(mask, np.ones((2, 2), np.uint8)))
+    # centre-cropped: a 4 × 8 image's middle 4 × 4 was the input; its sides have no class
+    cropped = mask_in_image(mask, (4, 8), "crop")
+    assert np.array_equal(cropped[:, 2:6], mask) and (cropped[:, [0, 1, 6, 7]] == IGNORE).all()
+    # padded: a 2 × 4 image was shrunk to the input's width and centred in rows 1 and 2
+    assert np.array_equal(mask_in_image(mask, (2, 4), "pad"), mask[1:3])
+
+
+def test_answers_for_images_of_their_own_size():
+    masks = np.zeros((1, 4, 4), np.uint8)
+    masks[0, :, 3] = 1
+    task = Segmentation()
+    assert task.answers_need_image_sizes
+    (answer,) = task.image_answers(outputs_of(masks), NAMES, 1, {"resize": "crop"}, [(4, 8)])
+    assert answer["mask"].shape == (4, 8)
+    assert answer["labels"] == ["background", "cat"] and answer["areas"] == [12, 4]
+    (same,) = task.image_answers(outputs_of(masks), NAMES, 1, {"resize": "crop"})
+    assert same["mask"].shape == (4, 4)

@@ -15,6 +15,7 @@ from studio.core.model.layers import Shape
 from studio.core.model.params import format_shape
 from studio.core.tasks.segmentation.agreement import THRESHOLDS, export_agreement, pixel_agreement
 from studio.core.tasks.segmentation.evaluation import SegmentationEvaluation, evaluation_text
+from studio.core.tasks.segmentation.fitting import mask_in_image
 from studio.core.tasks.segmentation.loss import DEFAULT_KIND
 from studio.core.tasks.segmentation.masks import class_pixels
 from studio.core.tasks.segmentation.output_check import output_problems
@@ -102,15 +103,23 @@ class Segmentation(Task):
         """Each image's predicted mask (uint8, the argmax of its map) and the classes in it,
         the largest first, with their pixels (``areas``); every class shown is listed, so
         ``top_k`` is not used."""
-        answers = []
-        for mask in predicted_masks(outputs):
-            pixels = class_pixels(mask, outputs.shape[-1])
-            shown = [int(k) for k in np.argsort(-pixels, kind="stable") if pixels[k]]
-            answers.append({
-                "labels": [class_names[k] if k < len(class_names) else str(k) for k in shown],
-                "areas": [int(pixels[k]) for k in shown],
-                "mask": mask})
-        return answers
+        return [_answer(mask, class_names, outputs.shape[-1])
+                for mask in predicted_masks(outputs)]
+
+    answers_need_image_sizes = True
+
+    def image_answers(self, outputs: np.ndarray, class_names: Sequence[str], top_k: int,
+                      preprocessing: Mapping[str, Any],
+                      image_sizes: Sequence[tuple[int, int]] | None = None
+                      ) -> list[dict[str, Any]]:
+        """``answers`` with each mask in its image's own pixels (see ``mask_in_image``; in
+        the input's if ``image_sizes`` is None), fitted back with the run's ``resize``."""
+        if image_sizes is None:
+            return self.answers(outputs, class_names, top_k)
+        resize = preprocessing.get("resize", "squash")
+        return [_answer(mask_in_image(mask, (int(size[0]), int(size[1])), resize),
+                        class_names, outputs.shape[-1])
+                for mask, size in zip(predicted_masks(outputs), image_sizes, strict=True)]
 
     csv_columns = ("class", "pixels", "percent")
 
@@ -176,3 +185,12 @@ class Segmentation(Task):
             raise ValueError("A segmentation model's made-up labels need its output map's "
                              "shape.")
         return np.zeros((size, *output_shape[:2]), np.uint8)
+
+
+def _answer(mask: np.ndarray, class_names: Sequence[str], classes: int) -> dict[str, Any]:
+    """A predicted ``mask`` as an answer: the classes in it, the largest first, with their
+    pixels (IGNORE pixels, which no class covers, left out)."""
+    pixels = class_pixels(mask, classes)
+    shown = [int(k) for k in np.argsort(-pixels, kind="stable") if pixels[k]]
+    return {"labels": [class_names[k] if k < len(class_names) else str(k) for k in shown],
+            "areas": [int(pixels[k]) for k in shown], "mask": mask}
