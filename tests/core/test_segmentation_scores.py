@@ -209,3 +209,11 @@ def test_answers_for_images_of_their_own_size():
     assert answer["labels"] == ["background", "cat"] and answer["areas"] == [12, 4]
     (same,) = task.image_answers(outputs_of(masks), NAMES, 1, {"resize": "crop"})
     assert same["mask"].shape == (4, 4)
+
+
+def test_the_export_readme_snippet_reads_an_output(capsys):
+    masks = np.zeros((1, 4, 4), np.uint8)
+    masks[0, 0] = 2
+    exec(Segmentation().export_snippet(), {"np": np, "outputs": outputs_of(masks),
+                                           "labels": list(NAMES), "prep": {}})
+    assert capsys.readouterr().out == "{'background': 12, 'dog': 4}\n"
