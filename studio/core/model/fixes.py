@@ -95,7 +95,9 @@ def flatten_fixes(node_id: str, input_shape: Shape) -> tuple[Fix, ...]:
     return tuple(fixes)
 
 
-def _append(after: str, layers: list[tuple[str, dict[str, Any]]]) -> Fix:
+def _append(after: str, layers: list[tuple[str, dict[str, Any]]], label: str = "") -> Fix:
+    """Add ``layers`` in a chain after the layer ``after``; ``label`` says so, if given."""
+
     def apply(graph: Graph) -> None:
         last = after
         for layer, params in layers:
@@ -104,11 +106,32 @@ def _append(after: str, layers: list[tuple[str, dict[str, Any]]]) -> Fix:
             graph.connect(last, node.id)
             last = node.id
 
-    names = " and ".join(
-        f"{layer}({params['units']}, {params['activation']})" if params else layer
-        for layer, params in layers
-    )
-    return Fix(f"Add {names} after {after}", apply)
+    if not label:
+        names = " and ".join(
+            f"{layer}({params['units']}, {params['activation']})" if params else layer
+            for layer, params in layers
+        )
+        label = f"Add {names} after {after}"
+    return Fix(label, apply)
+
+
+def set_filters(node_id: str, filters: int) -> Fix:
+    """Give the convolution ``node_id`` ``filters`` feature maps."""
+    return _set_param(node_id, "filters", filters, f"Set filters to {filters}")
+
+
+def segmentation_head(out_id: str, classes: int) -> Fix:
+    """End the model at ``out_id`` (an image-sized feature map) in one probability per class
+    for each pixel."""
+    return _append(out_id, [("Conv2D", {"filters": classes, "kernel_size": 1,
+                                        "activation": "softmax"})],
+                   f"Add a 1×1 Conv2D with {classes} filters and softmax")
+
+
+def upsample_to_match(out_id: str, factor: int) -> Fix:
+    """Enlarge the map ``out_id`` ``factor`` times (bilinear), to the input's resolution."""
+    return _append(out_id, [("UpSampling2D", {"size": factor, "interpolation": "bilinear"})],
+                   f"Upsample ×{factor} to match")
 
 
 def set_input_dim(node_id: str, size: int) -> Fix:
