@@ -11,6 +11,7 @@ from pathlib import Path
 
 from studio.core.data.segmentation import demo
 from studio.core.model.graph import Graph, Node
+from studio.core.project import document
 from studio.core.project.document import DatasetChoice, Project
 from studio.core.tasks.registry import TASKS
 from studio.core.tasks.segmentation.task import Segmentation
@@ -19,15 +20,28 @@ SIDE = 16
 """The tiny model's input side: the demo's 64 × 64 images squashed."""
 
 
+def _forget_schema() -> None:
+    """The project schema names the registered tasks: made again after a change."""
+    for cached in (document.project_schema, document._validator):
+        cached.cache_clear()
+
+
 @contextlib.contextmanager
 def registered() -> Iterator[None]:
     """The Segmentation task registered while the block runs."""
     import pytest
 
-    with pytest.MonkeyPatch.context() as patch:
-        if "segmentation" not in TASKS:
-            patch.setitem(TASKS, "segmentation", Segmentation())
+    if "segmentation" in TASKS:
         yield
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(TASKS, "segmentation", Segmentation())
+        _forget_schema()
+        try:
+            yield
+        finally:
+            patch.undo()
+            _forget_schema()
 
 
 def demo_folder(root: Path) -> Path:
