@@ -14,6 +14,8 @@ from PIL import Image
 from studio.core.data import sources
 from studio.core.data.image_pipeline import ImageForm
 from studio.core.data.pipelines import PIPELINE_BUILDERS, make_pipelines
+from studio.core.data.segmentation import demo
+from studio.core.data.segmentation import source as segmentation_source
 from studio.core.data.segmentation.pipeline import fitted_masks, split_masks
 from studio.core.project.document import DatasetChoice
 from studio.core.tasks.detection.fitting import box_mapping
@@ -159,3 +161,12 @@ def test_augmentation_moves_masks_with_their_images_in_training_batches_only(fol
     y = np.concatenate([b[1].numpy() for b in pipes.validation.take(pipes.validation_steps)])
     np.testing.assert_array_equal(y, [by_hand(m, "squash") for m in masks_read(folder, "val")])
     assert pipes.loss_class_weights is None
+
+
+def test_the_demo_sets_masks_held_in_memory_are_fitted_alike(monkeypatch):
+    monkeypatch.setattr(segmentation_source, "DEMO_IMAGES", {"train": 8, "validation": 4})
+    loaded = sources.load(DatasetChoice(source="segmentation", task="segmentation",
+                                        image_size=[SIDE, SIDE]))
+    made = split_masks(loaded, loaded.splits["validation"], ImageForm((SIDE, SIDE), 1, "crop"))
+    expected = [by_hand(mask, "crop") for mask in demo.demo_set(8, 4).masks[8:]]
+    np.testing.assert_array_equal(made, expected)

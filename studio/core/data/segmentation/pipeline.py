@@ -89,8 +89,10 @@ def segmentation_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size:
     augment = mask_augmentation(choice.augmentation, seed)
     options = tf.data.Options()
     options.autotune.enabled = False
-    masks = {name: split_masks(loaded, indices, form)
-             for name, indices in loaded.splits.items()}
+    names = list(loaded.splits)  # every split's masks made in one pass
+    made = split_masks(loaded, np.concatenate([loaded.splits[n] for n in names]), form)
+    ends = np.cumsum([loaded.size(n) for n in names])
+    masks = dict(zip(names, np.split(made, ends[:-1]), strict=True))
 
     def batch(images, index, table, train: bool):
         x, y = tf.cast(images, tf.float32), tf.gather(table, index)
