@@ -92,3 +92,24 @@ def test_studio_data_prints_a_segmentation_folders_health(digits, tmp_path, caps
     assert main(["data", str(tmp_path / "one")]) == 1  # one class: blocks training
     assert "Problem: The masks hold one class only" in capsys.readouterr().out
     assert main(["data", str(tmp_path / "none"), "--segmentation"]) == 2
+
+
+def test_the_project_chooses_the_loss_and_a_logits_output_is_scored_as_logits(digits):
+    from studio.core.build.keras_model import build_model, compile_model
+    from studio.core.data import sources
+
+    project = segmenter(digits)
+    project.graph.node("conv2d_2").params["activation"] = "linear"
+    project.training.loss = "dice"
+    model = build_model(project.graph, sources.describe(project.dataset), project.name)
+    compile_model(model, project.graph, project.training, "segmentation", steps_per_epoch=1,
+                  class_weights=[2.0] * 11)
+    compiled = model.get_compile_config()
+    config = compiled["loss"]["config"]
+    assert (config["kind"], config["from_logits"], config["class_weights"]) == (
+        "dice", True, [2.0] * 11)
+    metrics = [m["config"] for m in compiled["metrics"]]
+    assert [m["name"] for m in metrics] == ["pixel_accuracy", "mean_iou", "cross_entropy_loss",
+                                            "dice_loss"]
+    assert all((m["from_logits"], m["class_weights"]) == (True, [2.0] * 11)
+               for m in metrics[2:])  # the parts as the loss computes them
