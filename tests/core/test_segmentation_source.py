@@ -124,6 +124,7 @@ def test_the_demo_set_loads_in_memory_with_its_splits(monkeypatch):
     assert loaded.labels[np.array([11, 0])].pixels.tolist() == [
         np.bincount(made.masks[i].ravel(), minlength=11).tolist() for i in (11, 0)]
     assert loaded.labels.sizes.tolist() == [[64, 64]] * 12
+    assert loaded.labels.class_images()[0] == 12  # every image has background
     assert loaded.splits["validation"].tolist() == list(range(8, 12))
     assert loaded.report["total_images"] == 12 and loaded.report["classes"][0]["pixels"] > 0
 

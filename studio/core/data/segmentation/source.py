@@ -96,6 +96,9 @@ class ArrayMasks:
     def class_pixels(self) -> np.ndarray:
         return self.pixels.sum(axis=0)
 
+    def class_images(self) -> np.ndarray:
+        return (self.pixels > 0).sum(axis=0)
+
     def class_counts(self, num_classes: int) -> list[int]:
         """Pixels per class, as a split's class counts."""
         return [int(n) for n in self.class_pixels()[:num_classes]]
