@@ -17,10 +17,12 @@ from studio.core.data.pipelines import PIPELINE_BUILDERS, make_pipelines
 from studio.core.data.segmentation import demo
 from studio.core.data.segmentation import source as segmentation_source
 from studio.core.data.segmentation.pipeline import fitted_masks, split_masks
+from studio.core.data.types import DataError
 from studio.core.project.document import DatasetChoice
 from studio.core.tasks.detection.fitting import box_mapping
 from studio.core.tasks.segmentation.fitting import mask_in_image
 from studio.core.tasks.segmentation.masks import IGNORE
+from tests.core.test_segmentation_data import INDICES, pair
 from tests.segmentation_runs import registered
 
 SIDE = 16
@@ -170,3 +172,16 @@ def test_the_demo_sets_masks_held_in_memory_are_fitted_alike(monkeypatch):
     made = split_masks(loaded, loaded.splits["validation"], ImageForm((SIDE, SIDE), 1, "crop"))
     expected = [by_hand(mask, "crop") for mask in demo.demo_set(8, 4).masks[8:]]
     np.testing.assert_array_equal(made, expected)
+
+
+def test_a_mask_gone_since_the_dataset_was_read_is_named_in_one_line(tmp_path):
+    for stem in "ab":
+        pair(tmp_path / "images", tmp_path / "masks", stem, INDICES)
+    (tmp_path / "classes.txt").write_text("a\nb\nc\n")
+    gone = choice(tmp_path)
+    loaded = sources.load(gone)
+    (tmp_path / "masks" / "b.png").write_bytes(b"not a png")
+    with pytest.raises(DataError) as refused:
+        make_pipelines(loaded, gone, 2, 0)
+    assert str(refused.value).startswith("b.png cannot be read any more (")
+    assert "\n" not in str(refused.value)

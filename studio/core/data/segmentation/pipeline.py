@@ -11,10 +11,12 @@ gathers boxes. Training batches are augmented with their masks (``augment.mask_a
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from studio.core.data.image_check import UnusableImage
 from studio.core.data.image_pipeline import (
     DECODE_CALLS,
     READ_BATCH,
@@ -27,8 +29,9 @@ from studio.core.data.image_pipeline import (
     split_batches,
 )
 from studio.core.data.segmentation.augment import mask_augmentation
+from studio.core.data.segmentation.mask_kinds import MaskError
 from studio.core.data.segmentation.source import ArrayMasks
-from studio.core.data.types import LoadedData
+from studio.core.data.types import DataError, LoadedData
 from studio.core.project.document import DatasetChoice
 from studio.core.tasks.segmentation.masks import IGNORE
 
@@ -62,7 +65,12 @@ def split_masks(loaded: LoadedData, indices: np.ndarray, form: ImageForm) -> np.
         ds = ds.map(lambda m: fitted_masks(m, form))
     else:
         def read(index):
-            return labels.mask(int(index))
+            try:
+                return labels.mask(int(index))
+            except (UnusableImage, MaskError, OSError) as exc:  # changed since it was read
+                failures.append(f"{Path(labels.masks[int(index)]).name} cannot be read any "
+                                f"more ({str(exc)[:80]}): read the dataset again.")
+                raise
 
         def one(index):
             mask = tf.numpy_function(read, [index], tf.uint8, stateful=False)
@@ -71,7 +79,13 @@ def split_masks(loaded: LoadedData, indices: np.ndarray, form: ImageForm) -> np.
 
         ds = tf.data.Dataset.range(len(labels)).map(one, num_parallel_calls=DECODE_CALLS,
                                                     deterministic=True).batch(READ_BATCH)
-    out = [batch for batch in ds.as_numpy_iterator()]
+    failures: list[str] = []
+    try:
+        out = [batch for batch in ds.as_numpy_iterator()]
+    except tf.errors.OpError:
+        if failures:
+            raise DataError(failures[0]) from None
+        raise
     return np.concatenate(out) if out else np.zeros((0, height, width), np.uint8)
 
 
