@@ -65,11 +65,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="accept Lambda layers, which hold Python code: only for files you trust")
     imp.add_argument("--force", action="store_true", help="overwrite an existing file")
     data = sub.add_parser("data", help="check an image folder (one subfolder per class), a "
-                          "detection dataset or a CSV file and print its health report",
+                          "detection or segmentation dataset or a CSV file and print its "
+                          "health report",
                           description="Print the health report of an image folder (one "
                           "subfolder per class), a detection dataset (images with YOLO, "
-                          "Pascal VOC, COCO or KITTI box labels, found by themselves) or a "
-                          "CSV file.",
+                          "Pascal VOC, COCO or KITTI box labels, found by themselves), a "
+                          "segmentation dataset (images with masks) or a CSV file.",
                           epilog="Exit code 0 when the data can be trained on (warnings may "
                           "be printed), 1 when a problem blocks training, 2 for a path or "
                           "arguments that cannot be used.")
@@ -82,6 +83,11 @@ def _parser() -> argparse.ArgumentParser:
     data.add_argument("--format", choices=("yolo", "voc", "coco", "kitti"), default=None,
                       help="a folder: read it as a detection dataset in this label format "
                       "(default: found by itself)")
+    data.add_argument("--segmentation", action="store_true",
+                      help="a folder: read it as a segmentation dataset (default: when it "
+                      "holds masks and no box labels)")
+    data.add_argument("--masks", type=Path, default=None,
+                      help="segmentation: the separate folder of masks of the images in path")
     history = sub.add_parser("runs", help="list a project's runs: status, start, duration, "
                              "epochs and best validation scores")
     history.add_argument("project", type=Path)
@@ -451,19 +457,29 @@ def _table_text(report: dict) -> str:
     return "\n".join(lines)
 
 
-def _scan_report(path: Path, label_format: str | None) -> tuple[dict, Callable[[dict], str]]:
-    """The health report of the folder ``path`` and how to print it: a detection dataset's if
-    it holds box labels (or ``label_format`` says it does), else an image folder's."""
+def _scan_report(path: Path, label_format: str | None, segmentation: bool = False,
+                 masks: Path | None = None) -> tuple[dict, Callable[[dict], str]]:
+    """The health report of the folder ``path`` and how to print it: a segmentation dataset's
+    if ``segmentation`` or ``masks`` (its separate masks folder) say so, a detection
+    dataset's if it holds box labels (or ``label_format`` says it does), a segmentation
+    dataset's if it holds masks, else an image folder's."""
     from studio.core.data.detection.formats import looks_like_detection, read_detection
     from studio.core.data.detection.record import describe_dict
     from studio.core.data.image_folder import health_report, scan_folder
+    from studio.core.data.segmentation.layouts import looks_like_segmentation
+    from studio.core.data.segmentation.reading import read_segmentation
+    from studio.core.data.segmentation.record import describe_dict as describe_masks
     from studio.core.data.types import DataError
 
     stop = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
+        if segmentation or masks is not None:
+            return describe_masks(read_segmentation(path, masks, stop=stop)), _masks_text
         if label_format or looks_like_detection(path):
             return describe_dict(read_detection(path, label_format, stop=stop)), _detection_text
+        if looks_like_segmentation(path):
+            return describe_masks(read_segmentation(path, stop=stop)), _masks_text
         return health_report(scan_folder(path, stop=stop)), _report_text
     except DataError as exc:
         raise CliError(str(exc)) from None
@@ -491,6 +507,21 @@ def _detection_text(report: dict) -> str:
     return "\n".join(lines)
 
 
+def _masks_text(report: dict) -> str:
+    splits = ", ".join(f"{name} {n}" for name, n in report["splits"].items())
+    lines = [f"{report['root']}: segmentation dataset ({report['layout_title']}), "
+             f"{count(report['total_images'], 'image')}, "
+             f"{count(report['total_pixels'], 'pixel')} in "
+             f"{count(len(report['classes']), 'class', 'classes')}; {splits}"]
+    lines += [f"  {c['name']}: {count(c['pixels'], 'pixel')} in {count(c['images'], 'image')}"
+              for c in report["classes"]]
+    lines += [f"Note: {n}" for n in report["notes"]]
+    lines += [f"Problem: {p}" for p in report["problems"]]
+    if not report["problems"]:
+        lines.append("No problems found.")
+    return "\n".join(lines)
+
+
 def cmd_data(args: argparse.Namespace) -> int:
     """Print the health report of an image folder, a detection dataset or a CSV file; exit 1
     if a problem blocks training."""
@@ -500,7 +531,7 @@ def cmd_data(args: argparse.Namespace) -> int:
 
     path: Path = args.path
     if path.is_dir():
-        report, text = _scan_report(path, args.format)
+        report, text = _scan_report(path, args.format, args.segmentation, args.masks)
     elif path.is_file():
         choice = DatasetChoice(source="csv", path=str(path), label_column=args.label,
                                text_column=args.text,

@@ -170,21 +170,24 @@ def outputs_probabilities(graph: Graph) -> list[bool]:
 
 
 def compile_model(model: Any, graph: Graph, training: TrainingSettings,
-                  task: str = DEFAULT_TASK, steps_per_epoch: int | None = None) -> None:
+                  task: str = DEFAULT_TASK, steps_per_epoch: int | None = None,
+                  class_weights: Sequence[float] | None = None) -> None:
     """Compile with the project's optimizer and learning-rate schedule, loss and metrics.
 
     ``steps_per_epoch`` (batches per epoch) times the schedules that change per step; the
     constant and reduce-on-plateau ones do without it. The ``task`` gives the loss and
-    metrics. Raise ValueError if the optimizer settings cannot work
-    (``optimizers.schedule_problems`` says why).
+    metrics, and ``class_weights`` (one per class, for a task that weighs them in its loss:
+    ``Pipelines.loss_class_weights``) weigh them. Raise ValueError if the optimizer settings
+    cannot work (``optimizers.schedule_problems`` says why).
     """
 
     if steps_per_epoch is None and isinstance(schedule_call(training), KerasCall):
         raise ValueError(f"The {training.schedule.kind} learning-rate schedule needs the "
                          "number of steps per epoch.")
     learns = task_for(task)
-    losses = learns.losses(outputs_probabilities(graph))
-    metrics = learns.metrics(training.metrics)
+    probabilities = outputs_probabilities(graph)
+    losses = learns.losses(probabilities, training.loss, class_weights)
+    metrics = learns.metrics(training.metrics, probabilities, class_weights)
     several = len(losses) > 1
     model.compile(
         optimizer=make_optimizer(training, steps_per_epoch or 1),

@@ -37,6 +37,9 @@ class Pipelines:
     scoring: Any = None
     """What the task's training callbacks score at epoch ends (a detector's validation
     images and true boxes), None if it scores nothing beyond Keras's metrics."""
+    loss_class_weights: list[float] | None = None
+    """Each class's weight in the loss itself, for a task whose labels are not one class per
+    sample (a mask's pixels): set when the choice asks to balance the classes."""
 
     def fit_arguments(self) -> dict[str, Any]:
         """What ``keras.Model.fit`` needs to read these datasets."""
@@ -71,13 +74,23 @@ def _box_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size: int, se
     return detection_datasets(loaded, choice, batch_size, seed, output)
 
 
+def _mask_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size: int, seed: int,
+                   output: dict[str, Any]) -> Datasets:
+    """Masks as labels: images with their masks fitted to the input."""
+    # Imported here: the segmentation pipeline is only read when a segmentation model trains.
+    from studio.core.data.segmentation.pipeline import segmentation_datasets
+
+    return segmentation_datasets(loaded, choice, batch_size, seed, output)
+
+
 PIPELINE_BUILDERS: dict[str, PipelineBuilder] = {
     "classes": _sample_datasets,
     "numbers": _sample_datasets,
     "boxes": _box_datasets,
+    "masks": _mask_datasets,
 }
-"""The pipeline builder of each task's ``label_kind``: a new kind of label (masks) plugs in
-with one entry."""
+"""The pipeline builder of each task's ``label_kind``: a new kind of label plugs in with one
+entry."""
 
 
 def make_pipelines(loaded: LoadedData, choice: DatasetChoice, batch_size: int, seed: int,
@@ -107,10 +120,15 @@ def make_pipelines(loaded: LoadedData, choice: DatasetChoice, batch_size: int, s
             dataset = dataset.map(fan_out)
         return dataset.prefetch(PREFETCH_BATCHES)
 
-    weights = (loaded.class_weights() if choice.class_weights and outputs == 1
-               and task_for(loaded.info.task).has_classes else None)
+    learns = task_for(loaded.info.task)
+    balance = choice.class_weights and outputs == 1
+    weights = loaded.class_weights() if balance and learns.has_classes else None
+    in_loss = None
+    if balance and learns.class_weights_in_loss:
+        found = loaded.class_weights()
+        in_loss = [found.get(k, 1.0) for k in range(loaded.info.num_classes)]
     if validation is None:
         scoring = None
     return Pipelines(finish(train, True), finish(validation, True), finish(test, False), prep,
                      weights, math.ceil(loaded.size("train") / batch_size),
-                     math.ceil(loaded.size("validation") / batch_size), scoring)
+                     math.ceil(loaded.size("validation") / batch_size), scoring, in_loss)

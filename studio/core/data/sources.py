@@ -153,6 +153,10 @@ def describe(choice: DatasetChoice, read: bool = True) -> DatasetInfo:
         from studio.core.data.detection import source as detection  # it reads this module
 
         return detection.describe(choice, read)
+    if choice.source == "segmentation":
+        from studio.core.data.segmentation import source as segmentation  # with Pillow
+
+        return segmentation.describe(choice, read)
     raise DataError(f"Unknown kind of dataset source {choice.source!r}.")
 
 
@@ -263,6 +267,10 @@ def load(choice: DatasetChoice, on_progress: Progress | None = None,
         from studio.core.data.detection import source as detection  # it reads this module
 
         return detection.load(choice, on_progress, stop)
+    if choice.source == "segmentation":
+        from studio.core.data.segmentation import source as segmentation  # with Pillow
+
+        return segmentation.load(choice, on_progress, stop)
     raise DataError(f"Unknown kind of dataset source {choice.source!r}.")
 
 

@@ -314,7 +314,7 @@ def export_code(project: Project, script: Path | None = None,
         batch_size=settings.batch_size,
         deterministic=settings.device.deterministic,
         precision=repr(settings.device.precision),
-        metrics=repr(learns.metrics(settings.metrics)),
+        metrics=repr(learns.metrics(settings.metrics, outputs_probabilities(graph))),
         class_weights=project.dataset.class_weights,
         early_stopping=_early_stopping(settings.early_stopping),
         checkpoint_every=settings.checkpoints.every_epochs,
@@ -325,7 +325,8 @@ def export_code(project: Project, script: Path | None = None,
         optimizer_doc=_docstring_text(_optimizer_doc(settings)),
         optimizer=_optimizer_code(settings),
         losses=", ".join(f"keras.losses.{loss}({', '.join(_arguments((), kwargs))})"
-                         for loss, kwargs in learns.loss_specs(outputs_probabilities(graph))),
+                         for loss, kwargs in learns.loss_specs(outputs_probabilities(graph),
+                                                               settings.loss)),
         schedule_callbacks=", ".join(call.source() for call in callback_calls(settings)),
     )
 

@@ -25,7 +25,7 @@ from studio.core.tasks.registry import DEFAULT_TASK, TASKS
 if TYPE_CHECKING:
     import jsonschema
 
-FORMAT_VERSION = 8
+FORMAT_VERSION = 9
 SUFFIX = ".studio.json"
 SCHEMA_PATH = Path(__file__).with_name("project.schema.json")
 MAX_FILE_BYTES = 64 * 2**20
@@ -43,7 +43,10 @@ SCHEDULES = ("constant", "step", "exponential", "cosine", "plateau")
 DEVICE_KINDS = ("cpu", "gpu", "gpus")
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 MONITORS = ("val_loss", "val_accuracy", "loss", "accuracy")
-LOSSES = ("sparse_categorical_crossentropy",)
+LOSSES = ("sparse_categorical_crossentropy", "cross_entropy", "dice", "cross_entropy_dice")
+"""The losses a project can name: a classifier's, and a segmentation model's pixel
+cross-entropy, Dice or their sum (``tasks.segmentation.loss.LOSS_KINDS``; a segmentation
+project naming the first learns from the sum)."""
 STARTS = ("random", "imported", "run")
 """What training starts from: random weights, the project's imported ones, or a run's model
 (its final model or a checkpoint)."""
@@ -59,13 +62,14 @@ RESIZE_MODES = ("squash", "crop", "pad")
 NORMALIZATIONS = ("unit", "symmetric", "standardize")
 CACHES = ("auto", "none", "memory", "disk")
 STRATEGIES = ("grid", "random", "bayes", "hyperband")
-MAXIMISED = ("val_accuracy", "accuracy", "val_map50", "val_map")
+MAXIMISED = ("val_accuracy", "accuracy", "val_map50", "val_map", "val_mean_iou",
+             "val_pixel_accuracy")
 """The scores a search maximises; it minimises the others (losses and errors)."""
 SCALES = ("linear", "log")
 FILL_MODES = ("constant", "nearest", "reflect", "wrap")
 """How rotation, zoom and shift fill the corners they uncover: black, the nearest edge pixel,
 the edge mirrored, or the opposite edge (Keras's names)."""
-DATA_PATH_FIELDS = ("path", "validation_path")
+DATA_PATH_FIELDS = ("path", "validation_path", "mask_path")
 """The dataset's fields naming files or folders: absolute in memory, stored relative to the
 project file when the data lies in its folder."""
 
@@ -105,8 +109,11 @@ class DatasetChoice:
     one subfolder per class, ``validation_path`` an optional separate validation folder) or
     ``csv`` (``path``; ``label_column``, and ``text_column`` for text) or ``detection`` (a
     detection dataset: the folder ``path`` with its labels in ``label_format``, ``auto`` to
-    find which, or with no path the bundled demo set; ``task`` is then ``detection``).
-    Image options apply
+    find which, or with no path the bundled demo set; ``task`` is then ``detection``) or
+    ``segmentation`` (images with masks: the folder ``path`` in any layout
+    ``data.segmentation.layouts`` reads, its masks in the separate folder ``mask_path`` if
+    given, or with no path the bundled demo set; ``task`` is then ``segmentation``, and
+    ``class_weights`` weighs each pixel's cross-entropy by its class). Image options apply
     to every image source: ``image_size`` is ``[height, width]`` (None keeps the native size
     of in-memory datasets); ``color`` ``auto`` keeps their channels and reads folders as RGB.
     ``validation_split`` and ``test_split`` are fractions of the samples, split per class.
@@ -131,6 +138,7 @@ class DatasetChoice:
     max_tokens: int = 10_000
     sequence_length: int = 100
     label_format: str = "auto"
+    mask_path: str = ""
     augmentation: Augmentation = field(default_factory=Augmentation)
 
     @staticmethod

@@ -62,9 +62,16 @@ def _v7_to_v8(document: Document) -> Document:
     return {**document, "format_version": 8}
 
 
+def _v8_to_v9(document: Document) -> Document:
+    """Format 9 adds segmentation datasets (source ``segmentation``, with an optional
+    ``mask_path``), their losses (``cross_entropy``, ``dice``, ``cross_entropy_dice``) and
+    scores (``val_mean_iou``, ``val_pixel_accuracy``); a v8 project has none."""
+    return {**document, "format_version": 9}
+
+
 STEPS: dict[int, Callable[[Document], Document]] = {
     1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7,
-    7: _v7_to_v8}
+    7: _v7_to_v8, 8: _v8_to_v9}
 """Format version -> the step that turns such a document into the next version."""
 
 

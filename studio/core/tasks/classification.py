@@ -32,10 +32,13 @@ class Classification(Task):
             return f"{name.replace('_', ' ')} {value * 100:.1f}%"
         return super().score_text(name, value)
 
-    def loss_specs(self, probabilities: Sequence[bool]) -> list[tuple[str, dict[str, Any]]]:
+    def loss_specs(self, probabilities: Sequence[bool], kind: str | None = None,
+                   class_weights: Sequence[float] | None = None
+                   ) -> list[tuple[str, dict[str, Any]]]:
         return [("SparseCategoricalCrossentropy", {"from_logits": not p}) for p in probabilities]
 
-    def metrics(self, chosen: Sequence[str]) -> list[str]:
+    def metrics(self, chosen: Sequence[str], probabilities: Sequence[bool] = (True,),
+                class_weights: Sequence[float] | None = None) -> list[str]:
         return list(chosen)
 
     def check_output(self, graph: Graph, out: str, shapes: Mapping[str, Shape | None],

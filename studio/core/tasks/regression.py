@@ -30,10 +30,13 @@ class Regression(Task):
     summary_metrics = ("val_mae", "val_loss")
     curve = Curve("mae", "Mean absolute error", "MAE")
 
-    def loss_specs(self, probabilities: Sequence[bool]) -> list[tuple[str, dict[str, Any]]]:
+    def loss_specs(self, probabilities: Sequence[bool], kind: str | None = None,
+                   class_weights: Sequence[float] | None = None
+                   ) -> list[tuple[str, dict[str, Any]]]:
         return [("MeanSquaredError", {}) for _ in probabilities]
 
-    def metrics(self, chosen: Sequence[str]) -> list[str]:
+    def metrics(self, chosen: Sequence[str], probabilities: Sequence[bool] = (True,),
+                class_weights: Sequence[float] | None = None) -> list[str]:
         return ["mae"]
 
     def check_output(self, graph: Graph, out: str, shapes: Mapping[str, Shape | None],

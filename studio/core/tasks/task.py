@@ -131,6 +131,11 @@ class Task(ABC):
             return []
         return [int(n) for n in np.bincount(labels, minlength=num_classes)]
 
+    class_weights_in_loss = False
+    """Whether balancing the classes weighs them in the loss (``loss_specs``'s
+    ``class_weights``: a mask's pixels) rather than each sample by its class, as Keras's
+    ``class_weight`` does."""
+
     def register_keras_objects(self) -> None:
         """Make the Keras objects a compiled model of this task saves (a custom loss)
         known to Keras, before such a model is loaded. Most tasks use Keras's own."""
@@ -150,21 +155,31 @@ class Task(ABC):
         return []
 
     @abstractmethod
-    def loss_specs(self, probabilities: Sequence[bool]) -> list[tuple[str, dict[str, Any]]]:
+    def loss_specs(self, probabilities: Sequence[bool], kind: str | None = None,
+                   class_weights: Sequence[float] | None = None
+                   ) -> list[tuple[str, dict[str, Any]]]:
         """The Keras loss of each output as a class in ``keras.losses`` and its arguments;
         ``probabilities`` says, per output, whether it ends in softmax (else it gives
-        logits). One description for training and for exported scripts."""
+        logits). One description for training and for exported scripts. ``kind`` is the
+        loss the project names (``TrainingSettings.loss``) and ``class_weights`` each class's
+        weight for a task whose loss weighs them (``class_weights_in_loss``); the tasks with
+        one loss and Keras's own class weights leave both out."""
 
-    def losses(self, probabilities: Sequence[bool]) -> list[Any]:
+    def losses(self, probabilities: Sequence[bool], kind: str | None = None,
+               class_weights: Sequence[float] | None = None) -> list[Any]:
         """A Keras loss for each output (see ``loss_specs``)."""
         import keras
 
         return [getattr(keras.losses, name)(**kwargs)
-                for name, kwargs in self.loss_specs(probabilities)]
+                for name, kwargs in self.loss_specs(probabilities, kind, class_weights)]
 
     @abstractmethod
-    def metrics(self, chosen: Sequence[str]) -> list[str]:
-        """The Keras metrics each output reports, given those the person ``chosen``."""
+    def metrics(self, chosen: Sequence[str], probabilities: Sequence[bool] = (True,),
+                class_weights: Sequence[float] | None = None) -> list[Any]:
+        """The Keras metrics each output reports, given those the person ``chosen``; a
+        metric computed from the output needs to know whether each output gives
+        ``probabilities`` (else logits), and the loss's ``class_weights`` (as
+        ``loss_specs``)."""
 
     @abstractmethod
     def check_output(self, graph: Graph, out: str, shapes: Mapping[str, Shape | None],

@@ -263,7 +263,7 @@ def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Pro
     settings = project.training
     loaded, pipes, names = prepared.loaded, prepared.pipes, prepared.names
     with device_scope(names) as replicas:
-        model = _model(project, loaded.info, plan, pipes.steps, on_event, folder.path.parent)
+        model = _model(project, loaded.info, plan, pipes, on_event, folder.path.parent)
         samples = loaded.size("train")
         on_event({
             "type": "start",
@@ -341,7 +341,7 @@ def _check_start(project: Project, run_root: Path) -> None:
                             "there: choose another run, or start from random weights.")
 
 
-def _model(project: Project, info: DatasetInfo, plan: _Plan, steps: int,
+def _model(project: Project, info: DatasetInfo, plan: _Plan, pipes: Pipelines,
            on_event: OnEvent, run_root: Path) -> Any:
     """The model to fit: reloaded from the checkpoint (with its optimizer state), or built
     and compiled anew with float32 outputs (which mixed precision needs for a stable loss),
@@ -375,7 +375,8 @@ def _model(project: Project, info: DatasetInfo, plan: _Plan, steps: int,
                             name=model.name)
     # The schedule spans the epochs this run plans (``--epochs`` may differ from the project's).
     training = replace(project.training, epochs=plan.epochs)
-    compile_model(model, project.graph, training, info.task, steps_per_epoch=steps)
+    compile_model(model, project.graph, training, info.task, steps_per_epoch=pipes.steps,
+                  class_weights=pipes.loss_class_weights)
     return model
 
 

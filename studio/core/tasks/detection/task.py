@@ -53,15 +53,19 @@ class Detection(Task):
 
         loss_class()
 
-    def loss_specs(self, probabilities: Sequence[bool]) -> list[tuple[str, dict[str, Any]]]:
+    def loss_specs(self, probabilities: Sequence[bool], kind: str | None = None,
+                   class_weights: Sequence[float] | None = None
+                   ) -> list[tuple[str, dict[str, Any]]]:
         return [("LayerStudio>DetectionLoss", {}) for _ in probabilities]
 
-    def losses(self, probabilities: Sequence[bool]) -> list[Any]:
+    def losses(self, probabilities: Sequence[bool], kind: str | None = None,
+               class_weights: Sequence[float] | None = None) -> list[Any]:
         from studio.core.tasks.detection.loss import detection_loss
 
         return [detection_loss() for _ in probabilities]
 
-    def metrics(self, chosen: Sequence[str]) -> list[Any]:
+    def metrics(self, chosen: Sequence[str], probabilities: Sequence[bool] = (True,),
+                class_weights: Sequence[float] | None = None) -> list[Any]:
         """The loss's heatmap, size and offset parts, each logged as its own metric."""
         from studio.core.tasks.detection.loss import part_metrics
 

@@ -16,7 +16,7 @@ from studio.core.model.params import format_shape
 from studio.core.tasks.segmentation.agreement import THRESHOLDS, export_agreement, pixel_agreement
 from studio.core.tasks.segmentation.evaluation import SegmentationEvaluation, evaluation_text
 from studio.core.tasks.segmentation.fitting import mask_in_image
-from studio.core.tasks.segmentation.loss import DEFAULT_KIND
+from studio.core.tasks.segmentation.loss import DEFAULT_KIND, LOSS_KINDS
 from studio.core.tasks.segmentation.masks import class_pixels
 from studio.core.tasks.segmentation.output_check import output_problems
 from studio.core.tasks.segmentation.scores import predicted_masks
@@ -56,6 +56,12 @@ class Segmentation(Task):
         """Masks are fed as they are stored: uint8 class indices."""
         return np.uint8
 
+    class_weights_in_loss = True
+
+    def class_counts(self, labels: Any, num_classes: int) -> list[int]:
+        """Pixels per class (``labels``: a dataset's masks, ``MaskLabels`` or alike)."""
+        return labels.class_counts(num_classes)
+
     def register_keras_objects(self) -> None:
         from studio.core.tasks.segmentation.loss import loss_class, part_metric_class
         from studio.core.tasks.segmentation.metrics import metric_classes
@@ -64,17 +70,19 @@ class Segmentation(Task):
         part_metric_class()
         metric_classes()
 
-    def loss_specs(self, probabilities: Sequence[bool], kind: str = DEFAULT_KIND,
+    def loss_specs(self, probabilities: Sequence[bool], kind: str | None = DEFAULT_KIND,
                    class_weights: Sequence[float] | None = None
                    ) -> list[tuple[str, dict[str, Any]]]:
-        """The ``kind`` of loss (``loss.LOSS_KINDS``) for each output, with cross-entropy
+        """The ``kind`` of loss (``loss.LOSS_KINDS``; any other, such as a classifier's
+        loss every new project names, is DEFAULT_KIND) for each output, with cross-entropy
         weighed by ``class_weights`` (one per class) if given."""
+        kind = kind if kind in LOSS_KINDS else DEFAULT_KIND
         weights = None if class_weights is None else [float(w) for w in class_weights]
         return [("LayerStudio>SegmentationLoss",
                  {"kind": kind, "from_logits": not p, "class_weights": weights})
                 for p in probabilities]
 
-    def losses(self, probabilities: Sequence[bool], kind: str = DEFAULT_KIND,
+    def losses(self, probabilities: Sequence[bool], kind: str | None = DEFAULT_KIND,
                class_weights: Sequence[float] | None = None) -> list[Any]:
         from studio.core.tasks.segmentation.loss import segmentation_loss
 
