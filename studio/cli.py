@@ -112,6 +112,10 @@ def _infer_parser(sub) -> None:
     infer.add_argument("--project", type=Path, help="look for RUN among this project's runs")
     infer.add_argument("--column", help="text models: the CSV column holding the texts "
                        "(default: the run's text column, or the file's only one)")
+    infer.add_argument("--masks", type=Path, metavar="DIR",
+                       help="segmentation models: write each image's mask in DIR as a PNG "
+                       "(class indices, with a colour per class) and their class areas as "
+                       "areas.csv")
     described = infer.add_argument_group(
         "a model file without preprocessing.json beside it: how its images were prepared")
     described.add_argument("--size", nargs=2, type=int, metavar=("H", "W"))
@@ -646,12 +650,29 @@ def _answer_inputs(args: argparse.Namespace, predictor, stop: threading.Event) -
     return [p for p in predictions if p is not None]
 
 
+def _write_masks(predictions: list, folder: Path, class_names: list[str]) -> None:
+    """Each answered image's mask as a PNG in ``folder``, with their areas as CSV."""
+    from studio.core.inference.mask_files import write_masks
+
+    try:
+        written = write_masks(predictions, folder, class_names)
+    except OSError as exc:
+        raise CliError(unwritable(folder, exc)) from None
+    print(f"Wrote {len(written)} masks in {folder}.", file=sys.stderr)
+
+
 def cmd_infer(args: argparse.Namespace) -> int:
     """Answer images, folders or CSV rows; one line (or JSON object) per answer; exit 1 if
     some input could not be answered."""
     if args.top_k < 1:
         raise UsageError(f"--top-k must be at least 1, not {args.top_k}.")
+    if args.masks is not None and args.masks.exists() and not args.masks.is_dir():
+        raise UsageError(f"--masks must name a folder, and {quoted(str(args.masks))} is a "
+                         "file.")
     predictor = _load_predictor(args)
+    if args.masks is not None and predictor.task != "segmentation":
+        raise UsageError(f"--masks writes a segmentation model's masks, and this model "
+                         f"answers {predictor.task}.")
     for note in predictor.notes:
         print(f"Note: {note}", file=sys.stderr)
     stop = threading.Event()
@@ -660,6 +681,8 @@ def cmd_infer(args: argparse.Namespace) -> int:
         predictions = _answer_inputs(args, predictor, stop)
     finally:
         signal.signal(signal.SIGINT, previous)
+    if args.masks is not None:
+        _write_masks(predictions, args.masks, predictor.class_names)
     if args.json:
         print(json.dumps([p.to_dict() for p in predictions], ensure_ascii=False, indent=2))
     elif predictions:
