@@ -328,6 +328,8 @@ class Predictor:
         model_path = _model_file(Path(path))
         prep = preprocessing or _preprocessing_beside(model_path)
         notes: list[str] = []
+        if prep is not None:  # a task's own Keras objects (a custom loss) known before loading
+            task_for(prep.get("task", DEFAULT_TASK)).register_keras_objects()
         model = _load_model(model_path, notes)
         if prep is None:
             raise PreprocessingMissing(model_path, tuple(model.inputs[0].shape[1:]))
