@@ -106,12 +106,13 @@ class Prediction:
 
     def to_dict(self) -> dict[str, Any]:
         """The answer as JSON-ready values (without what is only for showing it: no
-        pixels); a segmentation's ``areas`` with their ``percents``."""
+        pixels); a segmentation's ``areas`` with their ``percents`` (None for other tasks,
+        as ``boxes`` is for all but a detector)."""
         found = {f.name: getattr(self, f.name) for f in fields(self)
                  if f.name not in ("thumbnail", "image", "task", "output", "decoding", "mask",
                                    "class_names")}
-        if self.areas is not None:
-            found["percents"] = [round(share, 4) for share in self.percents or []]
+        found["percents"] = (None if self.percents is None
+                             else [round(share, 4) for share in self.percents])
         return found
 
 
