@@ -101,7 +101,18 @@ def test_a_dropped_folders_table_shows_areas_and_saves_masks(window, panel, qtbo
     assert panel.folder.masks_button.isVisibleTo(panel)
     out = tmp_path / "masks"
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(out))
-    with qtbot.waitSignal(panel.folder.message) as said:
+    with qtbot.waitSignal(panel.folder.message, timeout=RUN_TIMEOUT_MS) as said:
         qtbot.mouseClick(panel.folder.masks_button, Qt.MouseButton.LeftButton)
-    assert said.args[0].startswith("Saved 2 masks")
+    qtbot.waitUntil(lambda: not panel.folder.saving.busy())
+    assert said.args[0] == "Saved 2 masks and their areas"
+    assert panel.folder.masks_button.isEnabled()
     assert (np.asarray(Image.open(out / "b.png")) == 2).all() and (out / MASKS_CSV).is_file()
+    # a folder that cannot be written: one line saying so, and the button back
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the folder would be")
+    out = blocked / "masks"
+    with qtbot.waitSignal(panel.folder.problem, timeout=RUN_TIMEOUT_MS) as said:
+        qtbot.mouseClick(panel.folder.masks_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not panel.folder.saving.busy())
+    assert str(out) in said.args[0] and "\n" not in said.args[0]
+    assert panel.folder.masks_button.isEnabled()

@@ -23,6 +23,7 @@ from studio.core.base.messages import unwritable
 from studio.core.inference.batch import BatchResult, write_predictions_csv
 from studio.core.inference.mask_files import write_masks
 from studio.gui.inference.prediction_table import SORT_ROLE, PredictionTableModel
+from studio.gui.widgets.jobs import JobSlot
 
 
 class FolderBatch(QWidget):
@@ -69,6 +70,10 @@ class FolderBatch(QWidget):
                                      "per class) in a folder, with the class areas as CSV")
         self.masks_button.hide()  # shown for a segmentation's answers
         self.masks_button.clicked.connect(self.masks_dialog)
+        self.saving = JobSlot(self)
+        self.saving.succeeded.connect(self._masks_saved)
+        self.saving.failed.connect(self.problem)
+        self.saving.finished.connect(lambda: self.masks_button.setEnabled(True))
         batch_bar = QHBoxLayout()
         batch_bar.addWidget(self.progress, 1)
         batch_bar.addWidget(self.cancel_button)
@@ -135,15 +140,22 @@ class FolderBatch(QWidget):
                 self.message.emit(f"Saved {len(self.table_model.rows):,} answers in {name}")
 
     def masks_dialog(self) -> None:
-        """Save the answered masks, and their areas as CSV, in a folder the person picks."""
+        """Save the answered masks, and their areas as CSV, in a folder the person picks
+        (in the background: a large folder's masks take a while to write)."""
         name = QFileDialog.getExistingDirectory(self, "A folder for the masks")
         if not name:
             return
-        rows = self.table_model.rows
+        folder, rows = Path(name), list(self.table_model.rows)
         names = next((p.class_names for p in rows if p.class_names), None) or []
-        try:
-            written = write_masks(rows, Path(name), names)
-        except OSError as exc:
-            self.problem.emit(unwritable(Path(name), exc))
-        else:
-            self.message.emit(f"Saved {len(written):,} masks and their areas in {name}")
+
+        def save(on_event, stop) -> list[Path]:
+            try:
+                return write_masks(rows, folder, names)
+            except OSError as exc:
+                raise RuntimeError(unwritable(folder, exc)) from None
+
+        self.masks_button.setEnabled(False)
+        self.saving.start(save)
+
+    def _masks_saved(self, written: list[Path]) -> None:
+        self.message.emit(f"Saved {len(written):,} masks and their areas")
