@@ -1,7 +1,7 @@
 """Trying a segmentation model: a dropped image is drawn with its mask over it, the opacity
 slider and the overlay / mask / image choice redraw what is painted, the legend names each
-class with its colour and area, and a dropped folder's table shows the main classes' areas
-and saves its masks."""
+class with its colour and area, a dropped folder's table shows the main classes' areas and
+saves its masks, and the drawing pad answers with masks."""
 
 from __future__ import annotations
 
@@ -9,11 +9,14 @@ import numpy as np
 import pytest
 from PIL import Image
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QRadioButton
 
 from studio.core.inference.mask_files import MASKS_CSV, class_colors
+from studio.core.inference.predictor import Predictor
+from studio.gui.inference.drawing_pad import DrawingPad
 from studio.gui.tasks.segmentation import DEFAULT_OPACITY, SegmentationAnswer
 from tests.gui.support import RUN_TIMEOUT_MS, drop_on
+from tests.gui.test_drawing_pad import BAR, SEVEN, draw
 from tests.gui.test_try_detection import slide
 from tests.segmentation_runs import CLASSES, segmentation_run, stripes
 
@@ -76,11 +79,11 @@ def test_a_dropped_image_shows_its_mask_over_it_with_opacity_modes_and_legend(
     assert np.abs(cat - over(COLORS[1], 128, opacity + 0.2)).max() <= 3
     assert np.abs(dog - over(COLORS[2], 255, opacity + 0.2)).max() <= 3
     # the mask alone (a click), then the image alone (the keyboard)
-    mask_button = answer.findChild(type(answer.modes.button(0)), "mask")
+    mask_button = answer.findChild(QRadioButton, "mask")
     qtbot.mouseClick(mask_button, Qt.MouseButton.LeftButton)
     assert answer.mode == "mask" and not answer.opacity.isEnabled()
     assert [tuple(c) for c in band_pixels(answer)] == [tuple(COLORS[k]) for k in range(3)]
-    image_button = answer.findChild(type(mask_button), "image")
+    image_button = answer.findChild(QRadioButton, "image")
     image_button.setFocus()
     qtbot.keyClick(image_button, Qt.Key.Key_Space)
     assert answer.mode == "image"
@@ -116,3 +119,29 @@ def test_a_dropped_folders_table_shows_areas_and_saves_masks(window, panel, qtbo
     qtbot.waitUntil(lambda: not panel.folder.saving.busy())
     assert str(out) in said.args[0] and "\n" not in said.args[0]
     assert panel.folder.masks_button.isEnabled()
+
+
+def test_the_drawing_pad_answers_with_a_mask_and_keeps_how_it_is_drawn(qtbot, tmp_path):
+    predictor = Predictor.load(segmentation_run(tmp_path))
+    pad = DrawingPad(lambda: predictor, lambda: 5)
+    qtbot.addWidget(pad)
+    pad.resize(700, 400)
+    pad.show()
+    qtbot.waitExposed(pad)
+    pad.set_predictor(predictor)
+    draw(qtbot, pad.canvas, SEVEN)
+    qtbot.waitUntil(lambda: pad.answered_version == pad.version, timeout=RUN_TIMEOUT_MS)
+    answer = pad.answer
+    assert isinstance(answer, SegmentationAnswer) and answer.isVisible()
+    (expected,) = predictor.predict_images([pad.canvas.pixels()], ["expected"])
+    assert (answer.prediction.mask == expected.mask).all()
+    assert answer.picture.image_size == expected.mask.shape
+    assert not pad.explain_button.isEnabled()
+    # the opacity and the mode the person chose hold for the answers to the next strokes
+    answer.opacity.setFocus()
+    slide(qtbot, answer.opacity, DEFAULT_OPACITY - 10)
+    qtbot.mouseClick(answer.findChild(QRadioButton, "mask"), Qt.MouseButton.LeftButton)
+    draw(qtbot, pad.canvas, BAR)
+    qtbot.waitUntil(lambda: pad.answer is not answer and pad.answered_version == pad.version,
+                    timeout=RUN_TIMEOUT_MS)
+    assert pad.answer.opacity.value() == DEFAULT_OPACITY - 10 and pad.answer.mode == "mask"
