@@ -13,10 +13,9 @@ from PySide6.QtWidgets import QFileDialog, QRadioButton
 
 from studio.core.inference.mask_files import MASKS_CSV, class_colors
 from studio.core.inference.predictor import Predictor
-from studio.gui.inference.drawing_pad import DrawingPad
 from studio.gui.tasks.segmentation import DEFAULT_OPACITY, SegmentationAnswer
 from tests.gui.support import RUN_TIMEOUT_MS, drop_on
-from tests.gui.test_drawing_pad import BAR, SEVEN, draw
+from tests.gui.test_drawing_pad import BAR, SEVEN, draw, pad_of
 from tests.gui.test_try_detection import slide
 from tests.segmentation_runs import CLASSES, segmentation_run, stripes
 
@@ -123,12 +122,7 @@ def test_a_dropped_folders_table_shows_areas_and_saves_masks(window, panel, qtbo
 
 def test_the_drawing_pad_answers_with_a_mask_and_keeps_how_it_is_drawn(qtbot, tmp_path):
     predictor = Predictor.load(segmentation_run(tmp_path))
-    pad = DrawingPad(lambda: predictor, lambda: 5)
-    qtbot.addWidget(pad)
-    pad.resize(700, 400)
-    pad.show()
-    qtbot.waitExposed(pad)
-    pad.set_predictor(predictor)
+    pad = pad_of(qtbot, predictor)
     draw(qtbot, pad.canvas, SEVEN)
     qtbot.waitUntil(lambda: pad.answered_version == pad.version, timeout=RUN_TIMEOUT_MS)
     answer = pad.answer
