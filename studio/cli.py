@@ -644,21 +644,25 @@ def _answer_inputs(args: argparse.Namespace, predictor, stop: threading.Event) -
         found = image_files(path, stop) if path.is_dir() else [path]
         items += found or [Prediction(str(path), error="a folder with no image files")]
     paths = [item for item in items if isinstance(item, Path)]
-    answers = iter(predict_folder(predictor, paths, args.top_k, stop=stop).predictions)
-    predictions = [item if isinstance(item, Prediction) else next(answers, None)
-                   for item in items]
-    return [p for p in predictions if p is not None]
+    writer = None
+    if args.masks is not None:
+        from studio.core.inference.mask_files import MaskWriter
 
-
-def _write_masks(predictions: list, folder: Path, class_names: list[str]) -> None:
-    """Each answered image's mask as a PNG in ``folder``, with their areas as CSV."""
-    from studio.core.inference.mask_files import write_masks
-
+        writer = MaskWriter([str(p) for p in paths], args.masks, predictor.class_names)
     try:
-        written = write_masks(predictions, folder, class_names)
+        answers = iter(predict_folder(predictor, paths, args.top_k, stop=stop,
+                                      on_answers=writer and writer.write).predictions)
+        predictions = [item if isinstance(item, Prediction) else next(answers, None)
+                       for item in items]
+        predictions = [p for p in predictions if p is not None]
+        if writer is not None:
+            written = writer.finish(predictions)
+            print(f"Wrote {count(len(written), 'mask')} in {args.masks}.", file=sys.stderr)
     except OSError as exc:
-        raise CliError(unwritable(folder, exc)) from None
-    print(f"Wrote {len(written)} masks in {folder}.", file=sys.stderr)
+        if writer is None:
+            raise
+        raise CliError(unwritable(args.masks, exc)) from None
+    return predictions
 
 
 def cmd_infer(args: argparse.Namespace) -> int:
@@ -681,8 +685,6 @@ def cmd_infer(args: argparse.Namespace) -> int:
         predictions = _answer_inputs(args, predictor, stop)
     finally:
         signal.signal(signal.SIGINT, previous)
-    if args.masks is not None:
-        _write_masks(predictions, args.masks, predictor.class_names)
     if args.json:
         print(json.dumps([p.to_dict() for p in predictions], ensure_ascii=False, indent=2))
     elif predictions:

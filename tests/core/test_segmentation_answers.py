@@ -12,7 +12,7 @@ from PIL import Image
 
 from studio.cli import main
 from studio.core.inference.batch import image_files, predict_folder, write_predictions_csv
-from studio.core.inference.mask_files import MASKS_CSV, class_colors, write_masks
+from studio.core.inference.mask_files import MASKS_CSV, MaskWriter, class_colors, write_masks
 from studio.core.inference.predictor import Predictor
 from studio.core.tasks.segmentation.masks import IGNORE, VOC_CLASSES, voc_palette
 from tests.segmentation_runs import CLASSES, SIDE, expected_mask, segmentation_run, stripes
@@ -111,6 +111,16 @@ def test_a_folder_is_answered_and_its_masks_written_as_palette_pngs(predictors, 
     assert rows[-1].startswith(f"{images / 'broken.png'},,,,")  # its problem, no areas
     write_predictions_csv(result.predictions, tmp_path / "same.csv")
     assert (tmp_path / "same.csv").read_text() == (out / MASKS_CSV).read_text()
+    # written as each batch is answered, each mask let go once saved: the same files
+    streamed = tmp_path / "streamed"
+    paths = image_files(images)
+    writer = MaskWriter([str(p) for p in paths], streamed, predictor.class_names)
+    again = predict_folder(predictor, paths, batch_size=1, on_answers=writer.write)
+    assert writer.finish(again.predictions) == [streamed / "a/one.png", streamed / "b/one.png"]
+    assert all(p.mask is None for p in again.predictions)
+    for name in ("a/one.png", "b/one.png"):
+        assert (streamed / name).read_bytes() == (out / name).read_bytes()
+    assert (streamed / MASKS_CSV).is_file()
 
 
 def test_voc_classes_take_vocs_colours_and_others_distinct_ones():
@@ -147,3 +157,9 @@ def test_infer_refuses_masks_it_cannot_write_in_one_line(predictors, tmp_path, c
     error = capsys.readouterr().err.strip()
     assert "segmentation model's masks" in error and "\n" not in error
     assert not (tmp_path / "out").exists()
+    # a folder that cannot be made (a file stands in its way): one line, exit 1
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file")
+    assert main(["infer", str(run), str(path), "--masks", str(blocked / "masks")]) == 1
+    error = capsys.readouterr().err.strip()
+    assert f"{blocked / 'masks'} cannot be written to" in error and "\n" not in error

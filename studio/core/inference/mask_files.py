@@ -76,9 +76,36 @@ def mask_paths(sources: Sequence[str], folder: Path) -> list[Path]:
             for source in sources]
 
 
+class MaskWriter:
+    """Writes answered images' masks in ``folder`` as they come (see ``mask_paths``, of all
+    the ``sources`` to be answered), freeing each mask once written, so a large folder's
+    masks are never all held at once."""
+
+    def __init__(self, sources: Sequence[str], folder: Path, class_names: Sequence[str]
+                 ) -> None:
+        self.folder = Path(folder)
+        self.class_names = list(class_names)
+        self.targets = dict(zip(sources, mask_paths(sources, folder), strict=True))
+        self.written: list[Path] = []
+
+    def write(self, predictions: Sequence) -> None:
+        """Save the masks of ``predictions`` that hold one, and let them go."""
+        for prediction in predictions:
+            if prediction.error is None and prediction.mask is not None:
+                path = self.targets[prediction.source]
+                write_mask(prediction.mask, path, self.class_names)
+                prediction.mask = None
+                self.written.append(path)
+
+    def finish(self, predictions: Sequence) -> list[Path]:
+        """Save the class areas of all ``predictions`` as MASKS_CSV; the masks written."""
+        write_predictions_csv(predictions, self.folder / MASKS_CSV)
+        return self.written
+
+
 def write_masks(predictions: Sequence, folder: Path, class_names: Sequence[str]) -> list[Path]:
     """Save each answered prediction's mask in ``folder`` (see ``mask_paths``) and their class
-    areas as MASKS_CSV there; the mask files written."""
+    areas as MASKS_CSV there; the mask files written. The predictions keep their masks."""
     answered = [p for p in predictions if p.error is None and p.mask is not None]
     paths = mask_paths([p.source for p in answered], folder)
     for prediction, path in zip(answered, paths, strict=True):
