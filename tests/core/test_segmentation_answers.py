@@ -143,6 +143,10 @@ def test_infer_prints_class_areas_as_json_and_writes_masks(predictors, tmp_path,
     assert main(["infer", str(run), str(path)]) == 0
     line = capsys.readouterr().out
     assert line.startswith(f"{path}: ") and "of 20 × 30 pixels" in line
+    # lines too when the masks are written (and let go) as they are answered
+    assert main(["infer", str(run), str(path), "--masks", str(out)]) == 0
+    line = capsys.readouterr().out
+    assert line.startswith(f"{path}: ") and "of 600 pixels" in line
 
 
 def test_infer_refuses_masks_it_cannot_write_in_one_line(predictors, tmp_path, capsys):
