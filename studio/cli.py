@@ -118,6 +118,10 @@ def _infer_parser(sub) -> None:
     infer.add_argument("--project", type=Path, help="look for RUN among this project's runs")
     infer.add_argument("--column", help="text models: the CSV column holding the texts "
                        "(default: the run's text column, or the file's only one)")
+    infer.add_argument("--masks", type=Path, metavar="DIR",
+                       help="segmentation models: write each image's mask in DIR as a PNG "
+                       "(class indices, with a colour per class) and their class areas as "
+                       "areas.csv")
     described = infer.add_argument_group(
         "a model file without preprocessing.json beside it: how its images were prepared")
     described.add_argument("--size", nargs=2, type=int, metavar=("H", "W"))
@@ -671,10 +675,25 @@ def _answer_inputs(args: argparse.Namespace, predictor, stop: threading.Event) -
         found = image_files(path, stop) if path.is_dir() else [path]
         items += found or [Prediction(str(path), error="a folder with no image files")]
     paths = [item for item in items if isinstance(item, Path)]
-    answers = iter(predict_folder(predictor, paths, args.top_k, stop=stop).predictions)
-    predictions = [item if isinstance(item, Prediction) else next(answers, None)
-                   for item in items]
-    return [p for p in predictions if p is not None]
+    writer = None
+    if args.masks is not None:
+        from studio.core.inference.mask_files import MaskWriter
+
+        writer = MaskWriter([str(p) for p in paths], args.masks, predictor.class_names)
+    try:
+        answers = iter(predict_folder(predictor, paths, args.top_k, stop=stop,
+                                      on_answers=writer and writer.write).predictions)
+        predictions = [item if isinstance(item, Prediction) else next(answers, None)
+                       for item in items]
+        predictions = [p for p in predictions if p is not None]
+        if writer is not None:
+            written = writer.finish(predictions)
+            print(f"Wrote {count(len(written), 'mask')} in {args.masks}.", file=sys.stderr)
+    except OSError as exc:
+        if writer is None:
+            raise
+        raise CliError(unwritable(args.masks, exc)) from None
+    return predictions
 
 
 def cmd_infer(args: argparse.Namespace) -> int:
@@ -682,7 +701,13 @@ def cmd_infer(args: argparse.Namespace) -> int:
     some input could not be answered."""
     if args.top_k < 1:
         raise UsageError(f"--top-k must be at least 1, not {args.top_k}.")
+    if args.masks is not None and args.masks.exists() and not args.masks.is_dir():
+        raise UsageError(f"--masks must name a folder, and {quoted(str(args.masks))} is a "
+                         "file.")
     predictor = _load_predictor(args)
+    if args.masks is not None and predictor.task != "segmentation":
+        raise UsageError(f"--masks writes a segmentation model's masks, and this model "
+                         f"answers {predictor.task}.")
     for note in predictor.notes:
         print(f"Note: {note}", file=sys.stderr)
     stop = threading.Event()

@@ -1,47 +1,25 @@
-"""Small segmentation datasets and a tiny segmentation model for tests of the integration.
-
-``registered`` registers the Segmentation task for a test until helper H-B's registration
-(tasks/registry.py) is merged; the lead removes it then."""
+"""Segmentation for tests: a small folder of the demo set and a tiny segmentation project to
+train on it (``demo_folder``, ``segmenter``), and a hand-made model saved as a run, to test
+answering with masks without training: a 1 × 1 convolution over 16 × 16 grey inputs whose
+classes follow the pixels' brightness (``segmentation_run``)."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
+
 from studio.core.data.segmentation import demo
+from studio.core.inference.predictor import image_preprocessing
 from studio.core.model.graph import Graph, Node
-from studio.core.project import document
 from studio.core.project.document import DatasetChoice, Project
-from studio.core.tasks.registry import TASKS
-from studio.core.tasks.segmentation.task import Segmentation
+from studio.core.runs import folders as runs
 
 SIDE = 16
-"""The tiny model's input side: the demo's 64 × 64 images squashed."""
-
-
-def _forget_schema() -> None:
-    """The project schema names the registered tasks: made again after a change."""
-    for cached in (document.project_schema, document._validator):
-        cached.cache_clear()
-
-
-@contextlib.contextmanager
-def registered() -> Iterator[None]:
-    """The Segmentation task registered while the block runs."""
-    import pytest
-
-    if "segmentation" in TASKS:
-        yield
-        return
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(TASKS, "segmentation", Segmentation())
-        _forget_schema()
-        try:
-            yield
-        finally:
-            patch.undo()
-            _forget_schema()
+"""The tiny models' input side (the demo's 64 × 64 images squashed)."""
+CLASSES = ("background", "cat", "dog")
+"""The hand-made run's classes: dark pixels are background, mid-grey ones cat, bright ones
+dog."""
 
 
 def demo_folder(root: Path) -> Path:
@@ -67,3 +45,40 @@ def segmenter(root: Path | str) -> Project:
     project.training.epochs = 1
     project.training.batch_size = 4
     return project
+
+
+def expected_mask(image: np.ndarray) -> np.ndarray:
+    """The class the model answers for each pixel of a grey uint8 ``image`` of its input's
+    size: background below 64, cat up to 191, dog above."""
+    return np.digitize(image, [64, 192]).astype(np.uint8)
+
+
+def segmentation_run(folder: Path, resize: str = "squash", task: str = "segmentation"
+                     ) -> Path:
+    """A run folder under ``folder`` holding the model and its preprocessing (``resize``),
+    recorded as a model of ``task``."""
+    import json
+
+    import keras
+
+    inputs = keras.Input((SIDE, SIDE, 1))
+    conv = keras.layers.Conv2D(len(CLASSES), 1, activation="softmax")
+    model = keras.Model(inputs, conv(inputs))
+    # logits 0, 40x - 10 and 80x - 40 for pixels x in 0..1: the largest changes at 1/4, 3/4
+    conv.set_weights([np.array([0.0, 40.0, 80.0], np.float32).reshape(1, 1, 1, 3),
+                      np.array([0.0, -10.0, -40.0], np.float32)])
+    run = Path(folder) / f"{task}-{resize}"
+    run.mkdir(parents=True)
+    model.save(run / runs.MODEL_FILE)
+    prep = image_preprocessing((SIDE, SIDE, 1), "grayscale", "unit", resize, CLASSES)
+    prep["task"] = task
+    (run / runs.PREPROCESSING_FILE).write_text(json.dumps(prep), encoding="utf-8")
+    return run
+
+
+def stripes(height: int, width: int) -> np.ndarray:
+    """A grey image of three vertical bands: dark, mid-grey and bright (left to right)."""
+    image = np.zeros((height, width), np.uint8)
+    image[:, width // 3:] = 128
+    image[:, 2 * width // 3:] = 255
+    return image

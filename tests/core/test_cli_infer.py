@@ -76,7 +76,8 @@ def test_folders_expand_to_their_images_and_json_lists_the_answers(cnn_run, digi
     assert [a["source"] for a in answers] == [str(p) for p in digits]
     assert [a["labels"][0] for a in answers] == expected_top(cnn_run, digits)
     assert all(set(a) == {"source", "labels", "probabilities", "value", "seconds", "error",
-                          "boxes"} and a["boxes"] is None
+                          "boxes", "areas", "percents"} and a["boxes"] is None
+               and a["areas"] is None and a["percents"] is None
                and len(a["probabilities"]) == 2 and a["error"] is None for a in answers)
 
 

@@ -32,7 +32,7 @@ def chain(*layers, side: int = 8) -> Graph:
 
 def problems(graph: Graph, facts=FACTS) -> list[Problem]:
     """The output check of each of ``graph``'s outputs, as the analysis makes it for a dataset
-    of the segmentation task (which is not registered yet)."""
+    of the segmentation task."""
     report = analyze(graph)
     assert report.ok, report.problems
     shapes = {node: r.output_shape for node, r in report.nodes.items()}

@@ -23,7 +23,6 @@ from studio.core.tasks.detection.fitting import box_mapping
 from studio.core.tasks.segmentation.fitting import mask_in_image
 from studio.core.tasks.segmentation.masks import IGNORE
 from tests.core.test_segmentation_data import INDICES, pair
-from tests.segmentation_runs import registered
 
 SIDE = 16
 GREYS = np.zeros(256, np.uint8)
@@ -34,12 +33,6 @@ SIZES = {"train": [(SIDE, SIDE)] * 4, "val": [(11, 20), (20, 11), (9, 9)]}
 that an augmented image still shows its mask), validation's resized each way, at sizes where
 no input pixel's centre falls on the border of two image pixels (where float32 and Pillow's
 float64 may round apart)."""
-
-
-@pytest.fixture(autouse=True)
-def _segmentation():
-    with registered():
-        yield
 
 
 def random_mask(rng: np.random.Generator, size: tuple[int, int]) -> np.ndarray:

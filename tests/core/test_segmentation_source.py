@@ -27,13 +27,7 @@ from studio.core.project.document import (
 from studio.core.project.migrations import migrate
 from studio.core.tasks.segmentation.masks import VOC_CLASSES
 from tests.core.test_segmentation_data import INDICES, pair, voc
-from tests.segmentation_runs import demo_folder, registered, segmenter
-
-
-@pytest.fixture(autouse=True)
-def _segmentation():
-    with registered():
-        yield
+from tests.segmentation_runs import demo_folder, segmenter
 
 
 @pytest.fixture(scope="module")

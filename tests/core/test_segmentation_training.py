@@ -19,15 +19,9 @@ from studio.cli import main
 from studio.core.project.document import save_project
 from studio.core.training.trainer import resume
 from tests.core.test_segmentation_data import pair
-from tests.segmentation_runs import demo_folder, registered, segmenter
+from tests.segmentation_runs import demo_folder, segmenter
 
 SCORES = ("loss", "cross_entropy_loss", "dice_loss", "pixel_accuracy", "mean_iou")
-
-
-@pytest.fixture(autouse=True)
-def _segmentation():
-    with registered():
-        yield
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +36,7 @@ def trained(digits):
     project.dataset.class_weights = True
     path = digits.parent / "pixels.studio.json"
     out = io.StringIO()
-    with registered(), contextlib.redirect_stdout(out):
+    with contextlib.redirect_stdout(out):
         save_project(project, path)
         assert main(["train", str(path), "--json"]) == 0
     return [json.loads(line) for line in out.getvalue().splitlines()]

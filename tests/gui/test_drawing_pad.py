@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from studio.core.inference.predictor import Predictor
-from studio.gui.inference.drawing_pad import EMPTY_TEXT, NO_MODEL_TEXT, PadCanvas
+from studio.gui.inference.drawing_pad import EMPTY_TEXT, NO_MODEL_TEXT, DrawingPad, PadCanvas
 from tests.gui.support import RUN_TIMEOUT_MS, copied_run, runs_of
 
 LEFT = Qt.MouseButton.LeftButton
@@ -43,6 +43,17 @@ def draw(qtbot, canvas, stroke: list[tuple[float, float]]) -> None:
         for step in range(1, 5):
             qtbot.mouseMove(canvas, start + (end - start) * step / 4)
     qtbot.mouseRelease(canvas, LEFT, pos=points[-1])
+
+
+def pad_of(qtbot, predictor: Predictor) -> DrawingPad:
+    """A drawing pad on its own, shown, answering with ``predictor``."""
+    pad = DrawingPad(lambda: predictor, lambda: 5)
+    qtbot.addWidget(pad)
+    pad.resize(700, 400)
+    pad.show()
+    qtbot.waitExposed(pad)
+    pad.set_predictor(predictor)
+    return pad
 
 
 def draw_answered(qtbot, pad, stroke) -> None:

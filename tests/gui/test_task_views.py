@@ -3,6 +3,7 @@ views plug in with one registration."""
 
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtWidgets import QLabel, QWidget
 
 from studio.core.inference.predictor import Prediction
@@ -11,6 +12,7 @@ from studio.gui.inference.result_card import ResultCard
 from studio.gui.tasks.classification import ProbabilityBars
 from studio.gui.tasks.detection import DetectionAnswer
 from studio.gui.tasks.registry import VIEWS
+from studio.gui.tasks.segmentation import SegmentationAnswer
 from studio.gui.tasks.views import AnswerCells
 
 
@@ -39,6 +41,13 @@ def test_each_task_draws_its_answer(qtbot):
     assert found.thumbnail is None  # the answer draws the image, with its boxes
     # An answer that kept no head output (read from elsewhere) cannot be decoded again
     assert not found.answer.score_slider.isEnabled()
+    mask = np.zeros((4, 6), np.uint8)
+    mask[:, 4:] = 1
+    segmented = card(qtbot, Prediction("e.png", labels=["0", "1"], areas=[16, 8], mask=mask,
+                                       task="segmentation"))
+    assert isinstance(segmented.answer, SegmentationAnswer)
+    assert segmented.answer.legend.rows == [("0", "66.7% (16 px)"), ("1", "33.3% (8 px)")]
+    assert segmented.thumbnail is None  # the answer draws the image, with its mask
 
 
 def table_row(prediction: Prediction) -> list[str]:
@@ -57,6 +66,9 @@ def test_each_task_fills_the_folder_table(qtbot):
                                 probabilities=[0.98, 0.91, 0.6, 0.4], boxes=[[0, 0, 1, 1]] * 4)
                      )[1:4] == ["4 boxes: 7 (0.98), 1 (0.91), 7 (0.60), …", "98.0%", ""]
     assert table_row(Prediction("e.png", task="detection"))[1] == "no boxes"
+    assert table_row(Prediction("f.png", labels=["background", "cat", "dog"], areas=[6, 3, 1],
+                                task="segmentation"))[1:4] == [
+        "cat 30.0%", "", "background 60.0%, dog 10.0%"]
     assert table_row(Prediction("c.png", error="not an image"))[1:] == [
         "", "", "", "0.0 ms", "not an image"]
 

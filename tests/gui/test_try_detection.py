@@ -15,7 +15,7 @@ from studio.core.inference.batch import image_files
 from studio.core.inference.predictor import Prediction, Predictor, redecoded
 from studio.core.project.document import load_project
 from studio.core.runs import folders as runs
-from studio.gui.inference.drawing_pad import EXPLAIN_TEXT, DrawingPad
+from studio.gui.inference.drawing_pad import EXPLAIN_TEXT
 from studio.gui.inference.explain_view import CLICK_TEXT
 from studio.gui.inference.result_card import SELECTED_STYLE, ResultCard
 from studio.gui.shell.app import create_application
@@ -23,7 +23,7 @@ from studio.gui.shell.main_window import MainWindow
 from studio.gui.tasks.detection import NOT_EXPLAINED, BoxPicture, DetectionAnswer
 from studio.gui.tasks.registry import views_for
 from tests.gui.support import RUN_TIMEOUT_MS, copied_run, drop_on, runs_of
-from tests.gui.test_drawing_pad import BAR, SEVEN, draw
+from tests.gui.test_drawing_pad import BAR, SEVEN, draw, pad_of
 
 LEFT = Qt.MouseButton.LeftButton
 
@@ -168,12 +168,7 @@ def test_the_sliders_redraw_the_boxes_as_decoding_again_gives_without_the_model(
 
 
 def test_the_drawing_pad_answers_a_detector_with_boxes(qtbot, predictor):
-    pad = DrawingPad(lambda: predictor, lambda: 5)
-    qtbot.addWidget(pad)
-    pad.resize(700, 400)
-    pad.show()
-    qtbot.waitExposed(pad)
-    pad.set_predictor(predictor)
+    pad = pad_of(qtbot, predictor)
     qtbot.mouseClick(pad.dark_box, LEFT)  # the demo set's digits are dark on light paper
     draw(qtbot, pad.canvas, SEVEN)
     qtbot.waitUntil(lambda: pad.answered_version == pad.version, timeout=RUN_TIMEOUT_MS)

@@ -9,7 +9,7 @@ import io
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,13 +76,16 @@ def _check(paths: list[Path], on_progress: Progress, stop: threading.Event | Non
 
 def predict_folder(predictor: Predictor, paths: Sequence[Path], top_k: int = DEFAULT_TOP_K,
                    on_progress: Progress | None = None, stop: threading.Event | None = None,
-                   batch_size: int = BATCH, thumbnails: bool = False) -> BatchResult:
+                   batch_size: int = BATCH, thumbnails: bool = False,
+                   on_answers: Callable[[list[Prediction]], None] | None = None
+                   ) -> BatchResult:
     """Answer image files in batches, in file order: all are checked first (two threads), then
     the usable ones are read in batches by the predictor's traced reader (a new ``tf.data``
     pipeline would be traced anew, holding the interpreter lock for a quarter second) and
     answered. Unusable files get their reason and the rest go on. Stopping keeps the
     answers so far (the files not reached are left out). Thumbnails are kept only if asked
-    (they take memory)."""
+    (they take memory); ``on_answers`` sees each batch's answers as they come (to write
+    a segmentation's masks and let them go)."""
     started = time.perf_counter()
     on_progress = on_progress or (lambda what, done, total: None)
     paths = [Path(p) for p in paths]
@@ -98,10 +101,14 @@ def predict_folder(predictor: Predictor, paths: Sequence[Path], top_k: int = DEF
         problems.update({batch[j]: error for j, error in errors.items()})
         outputs = predictor.outputs(predictor.normalised(images))
         sizes = predictor.image_sizes([paths[batch[j]] for j in read])
-        for j, image, answer in zip(read, images, predictor.answers(outputs, top_k, sizes),
-                                    strict=True):
-            answers[batch[j]] = Prediction(str(paths[batch[j]]), **answer,
-                                           thumbnail=thumbnail_of(image) if thumbnails else None)
+        answered = [Prediction(str(paths[batch[j]]), **answer,
+                               thumbnail=thumbnail_of(image) if thumbnails else None)
+                    for j, image, answer in zip(read, images,
+                                                predictor.answers(outputs, top_k, sizes),
+                                                strict=True)]
+        if on_answers is not None:
+            on_answers(answered)
+        answers.update(zip((batch[j] for j in read), answered, strict=True))
         on_progress("Answering images", reached + len(batch), len(good))
     else:
         reached = len(good)

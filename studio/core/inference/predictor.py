@@ -87,11 +87,33 @@ class Prediction:
     other settings without running the model again."""
     decoding: dict[str, Any] | None = field(default=None, repr=False)
     """The settings the boxes were decoded with (the run's, with the image's own size)."""
+    areas: list[int] | None = None
+    """A segmentation's pixels of each class in ``labels`` (the largest first), counted in
+    the image's own pixels."""
+    mask: np.ndarray | None = field(default=None, repr=False)
+    """A segmentation's predicted mask: uint8, the image's own height × width, each pixel
+    its class's index in the run's class names (``masks.IGNORE`` where a crop left it out)."""
+    class_names: list[str] | None = field(default=None, repr=False)
+    """The run's class names (a mask's values index them), for drawing the answer."""
+
+    @property
+    def percents(self) -> list[float] | None:
+        """Each of ``areas`` as a share, in percent, of the pixels given a class."""
+        if self.areas is None:
+            return None
+        total = sum(self.areas) or 1
+        return [pixels / total * 100 for pixels in self.areas]
 
     def to_dict(self) -> dict[str, Any]:
-        """The answer as JSON-ready values (without what is only for showing it)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name not in ("thumbnail", "image", "task", "output", "decoding")}
+        """The answer as JSON-ready values (without what is only for showing it: no
+        pixels); a segmentation's ``areas`` with their ``percents`` (None for other tasks,
+        as ``boxes`` is for all but a detector)."""
+        found = {f.name: getattr(self, f.name) for f in fields(self)
+                 if f.name not in ("thumbnail", "image", "task", "output", "decoding", "mask",
+                                   "class_names")}
+        found["percents"] = (None if self.percents is None
+                             else [round(share, 4) for share in self.percents])
+        return found
 
 
 def _shape_text(shape: Sequence[int | None]) -> str:
@@ -307,6 +329,8 @@ class Predictor:
         model_path = _model_file(Path(path))
         prep = preprocessing or _preprocessing_beside(model_path)
         notes: list[str] = []
+        if prep is not None:  # a task's own Keras objects (a custom loss) known before loading
+            task_for(prep.get("task", DEFAULT_TASK)).register_keras_objects()
         model = _load_model(model_path, notes)
         if prep is None:
             raise PreprocessingMissing(model_path, tuple(model.inputs[0].shape[1:]))
@@ -358,7 +382,8 @@ class Predictor:
             return []
         found = task_for(self.task).image_answers(outputs, self.class_names, top_k, self.prep,
                                                   image_sizes)
-        return [{**answer, "task": self.task} for answer in found]
+        return [{**answer, "task": self.task, "class_names": self.class_names}
+                for answer in found]
 
     def _answered(self, sources: Sequence[str], x: np.ndarray, top_k: int, started: float,
                   thumbnails: Sequence[np.ndarray | None],

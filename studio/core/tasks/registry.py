@@ -5,9 +5,11 @@ from __future__ import annotations
 from studio.core.tasks.classification import Classification
 from studio.core.tasks.detection.task import Detection
 from studio.core.tasks.regression import Regression
+from studio.core.tasks.segmentation.task import Segmentation
 from studio.core.tasks.task import Task
 
-TASKS: dict[str, Task] = {task.name: task for task in (Classification(), Regression(), Detection())}
+TASKS: dict[str, Task] = {task.name: task for task in (Classification(), Regression(), Detection(),
+                                                       Segmentation())}
 DEFAULT_TASK = Classification.name
 """The task a newly chosen dataset starts with."""
 

@@ -19,8 +19,11 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.base.events import ProgressEvent
+from studio.core.base.messages import unwritable
 from studio.core.inference.batch import BatchResult, write_predictions_csv
+from studio.core.inference.mask_files import write_masks
 from studio.gui.inference.prediction_table import SORT_ROLE, PredictionTableModel
+from studio.gui.widgets.jobs import JobSlot
 
 
 class FolderBatch(QWidget):
@@ -62,10 +65,20 @@ class FolderBatch(QWidget):
         self.export_button.setToolTip("Save the table as a CSV file")
         self.export_button.setEnabled(False)
         self.export_button.clicked.connect(self.export_dialog)
+        self.masks_button = QPushButton("Save masks…")
+        self.masks_button.setToolTip("Save each image's mask as a PNG (class indices, a colour "
+                                     "per class) in a folder, with the class areas as CSV")
+        self.masks_button.hide()  # shown for a segmentation's answers
+        self.masks_button.clicked.connect(self.masks_dialog)
+        self.saving = JobSlot(self)
+        self.saving.succeeded.connect(self._masks_saved)
+        self.saving.failed.connect(self.problem)
+        self.saving.finished.connect(lambda: self.masks_button.setEnabled(True))
         batch_bar = QHBoxLayout()
         batch_bar.addWidget(self.progress, 1)
         batch_bar.addWidget(self.cancel_button)
         batch_bar.addWidget(self.export_button)
+        batch_bar.addWidget(self.masks_button)
         folder_layout = QVBoxLayout(self)
         folder_layout.addLayout(batch_bar)
         folder_layout.addWidget(self.table, 1)
@@ -89,6 +102,7 @@ class FolderBatch(QWidget):
         """Show what the batch answered; how it went, in words."""
         self.table_model.set_rows(result.predictions)
         self.export_button.setEnabled(bool(result.predictions))
+        self.masks_button.setVisible(any(p.mask is not None for p in result.predictions))
         count = len(result.predictions)
         failed = sum(1 for p in result.predictions if p.error)
         rate = count / result.seconds if result.seconds > 0 else 0.0
@@ -111,6 +125,7 @@ class FolderBatch(QWidget):
         """Empty the table."""
         self.table_model.set_rows([])
         self.export_button.setEnabled(False)
+        self.masks_button.hide()
 
     def export_dialog(self) -> None:
         """Save the table as CSV."""
@@ -123,3 +138,24 @@ class FolderBatch(QWidget):
                 self.problem.emit(f"Could not save {name}: {exc.strerror or exc}")
             else:
                 self.message.emit(f"Saved {len(self.table_model.rows):,} answers in {name}")
+
+    def masks_dialog(self) -> None:
+        """Save the answered masks, and their areas as CSV, in a folder the person picks
+        (in the background: a large folder's masks take a while to write)."""
+        name = QFileDialog.getExistingDirectory(self, "A folder for the masks")
+        if not name:
+            return
+        folder, rows = Path(name), list(self.table_model.rows)
+        names = next((p.class_names for p in rows if p.class_names), None) or []
+
+        def save(on_event, stop) -> list[Path]:
+            try:
+                return write_masks(rows, folder, names)
+            except OSError as exc:
+                raise RuntimeError(unwritable(folder, exc)) from None
+
+        self.masks_button.setEnabled(False)
+        self.saving.start(save)
+
+    def _masks_saved(self, written: list[Path]) -> None:
+        self.message.emit(f"Saved {len(written):,} masks and their areas")

@@ -26,9 +26,9 @@ NOT_EXPLAINED = ("Explanations (heat maps of where the model looked) are drawn f
                  "classifiers: a detector's boxes already show where it found each object.")
 
 
-def _picture(prediction: Prediction) -> QImage:
-    """The answered image at most PICTURE_SIDE a side: its file read again (boxes are in its
-    own pixels), else the image as the model saw it."""
+def answered_picture(prediction: Prediction) -> QImage:
+    """The answered image at most PICTURE_SIDE a side: its file read again (boxes and masks
+    are in its own pixels), else the image as the model saw it."""
     reader = QImageReader(prediction.source)
     if Path(prediction.source).is_file() and reader.canRead():
         size = reader.size()
@@ -104,7 +104,7 @@ class DetectionAnswer(QWidget):
         """The answer as drawn, for the sliders' settings."""
         decoding = prediction.decoding or {}
         height, width = decoding.get("image_size") or (PICTURE_SIDE, PICTURE_SIDE)
-        self.picture = BoxPicture(_picture(prediction), (int(height), int(width)))
+        self.picture = BoxPicture(answered_picture(prediction), (int(height), int(width)))
         self.summary = QLabel()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -140,10 +140,12 @@ class Segmentation(Task):
 
     def answer_text(self, answer: Any) -> str:
         """Each class in the predicted mask with its share of the pixels: ``cat 62.5%
-        background 37.5% of 8 × 8 pixels``."""
+        background 37.5% of 8 × 8 pixels`` (``of 64 pixels`` once the mask is let go)."""
         total = sum(answer.areas) or 1
         shares = "  ".join(f"{label} {pixels / total:.1%}"
                            for label, pixels in zip(answer.labels, answer.areas, strict=True))
+        if answer.mask is None:  # saved and let go (``studio infer --masks``)
+            return f"{shares} of {total:,} pixels"
         return f"{shares} of {format_shape(answer.mask.shape)} pixels"
 
     def agreement(self, outputs: np.ndarray, expected: np.ndarray) -> float | None:
