@@ -19,16 +19,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.core.data.augmentation import augment_preview
-from studio.core.data.detection.augment import box_augment_preview
-from studio.core.data.detection.pipeline import input_boxes
-from studio.core.data.image_pipeline import ImageForm
 from studio.core.data.types import ArraySamples, FileSamples, LoadedData
 from studio.core.project.document import FILL_MODES, Augmentation, DatasetChoice
-from studio.core.tasks.detection.boxes import ImageBoxes
-from studio.gui.data.boxes import BoxGrid
+from studio.core.tasks.registry import DEFAULT_TASK
 from studio.gui.data.images import fit, read_array
-from studio.gui.data.samples import has_boxes, pick
+from studio.gui.data.registry import data_views_for
+from studio.gui.data.samples import pick
+from studio.gui.data.views import DataViews, Preview
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.forms import delay, hint
@@ -113,27 +110,18 @@ def model_images(loaded: LoadedData, indices: np.ndarray, shape: tuple[int, ...]
             np.asarray(kept, np.int64))
 
 
-Preview = tuple[np.ndarray, list[list[ImageBoxes]] | None]
-"""R × N × H × W × C uint8 images, the first row unaugmented, and each image's boxes (None
-for data without boxes)."""
-
-
 def _preview_task(loaded: LoadedData, indices: np.ndarray, choice: DatasetChoice,
-                  shape: tuple[int, ...], seed: int):
+                  shape: tuple[int, ...], seed: int, views: DataViews):
     aug = choice.augmentation
 
     def task(on_event, stop) -> Preview:
         images, kept = model_images(loaded, indices, shape, choice.resize)
-        if not has_boxes(loaded):
-            if not aug.active() or not len(images):
-                return images[np.newaxis], None
-            return np.concatenate([images[np.newaxis],
-                                   augment_preview(images, aug, REPEATS, seed)]), None
-        boxes = input_boxes(loaded.labels[kept], ImageForm(shape[:2], shape[2], choice.resize))
+        overlays = views.overlays(loaded, kept, choice, shape)
         if not aug.active() or not len(images):
-            return images[np.newaxis], [boxes]
-        moved_images, moved = box_augment_preview(images, boxes, aug, REPEATS, seed)
-        return np.concatenate([images[np.newaxis], moved_images]), [boxes, *moved]
+            return images[np.newaxis], None if overlays is None else [overlays]
+        moved_images, moved = views.augment(images, overlays, aug, REPEATS, seed)
+        return (np.concatenate([images[np.newaxis], moved_images]),
+                None if overlays is None else [overlays, *moved])
 
     return task
 
@@ -207,8 +195,9 @@ class AugmentationView(QWidget):
         left.addWidget(self.note)
         left.addStretch(1)
 
-        self.picture = BoxGrid(first_gap=ROW_GAP)
-        self.picture.setObjectName("augment-preview")
+        self.views = data_views_for(DEFAULT_TASK)
+        """The data views of the data previewed: they augment it and draw it."""
+        self.picture = self._new_grid()
         self.caption = hint()
         self.status = QLabel()
         self.status.setWordWrap(True)
@@ -218,7 +207,7 @@ class AugmentationView(QWidget):
         bottom = QHBoxLayout()
         bottom.addWidget(self.status, 1)
         bottom.addWidget(self.redraw, 0, Qt.AlignmentFlag.AlignTop)
-        right = QVBoxLayout()
+        self.right = right = QVBoxLayout()
         right.addWidget(self.caption)
         right.addWidget(self.picture, 1)
         right.addLayout(bottom)
@@ -231,8 +220,9 @@ class AugmentationView(QWidget):
         self.shape: tuple[int, ...] | None = None
         self.preview: np.ndarray | None = None
         """The images on screen: R × N × H × W × C, the first row unaugmented."""
-        self.boxes: list[list[ImageBoxes]] | None = None
-        """The boxes drawn on them (pixels of these images), row by row, for detection."""
+        self.overlays: list[list] | None = None
+        """What the data views draw over them (pixels of these images), row by row: a
+        detection's boxes; None for data drawn as the images alone."""
         self.seed = 0
         self._gesture = 0
         self._data_version = 0
@@ -271,15 +261,33 @@ class AugmentationView(QWidget):
         if not isinstance(loaded.samples, ArraySamples | FileSamples):
             self.clear("Augmentation changes images; it does not apply to tables or texts.")
             return
+        views = data_views_for(loaded.info.task)
+        if views is not self.views:  # another kind of label: its own grid draws it
+            self.job.cancel()
+            self.views = views
+            grid = self._new_grid()
+            self.right.replaceWidget(self.picture, grid)
+            self.picture.deleteLater()
+            self.picture = grid
         self.loaded = loaded
         self._data_version += 1
         self._request()
+
+    @property
+    def boxes(self) -> list[list] | None:
+        """The boxes drawn on a detection's preview (its overlays), row by row."""
+        return self.overlays
+
+    def _new_grid(self):
+        grid = self.views.preview_grid(ROW_GAP)
+        grid.setObjectName("augment-preview")
+        return grid
 
     def clear(self, message: str) -> None:
         """Show ``message`` instead of a preview."""
         self.job.cancel()
         self.timer.stop()
-        self.loaded, self.preview, self.boxes = None, None, None
+        self.loaded, self.preview, self.overlays = None, None, None
         self._wanted = self._started = None
         self.picture.set_images(None)
         self.caption.setText("")
@@ -329,16 +337,17 @@ class AugmentationView(QWidget):
         self._started = self._wanted
         aug = self.choice.augmentation
         indices = pick(self.loaded, "train", PREVIEW_SAMPLES)
-        self.job.start(_preview_task(self.loaded, indices, self.choice, self.shape, self.seed))
+        self.job.start(_preview_task(self.loaded, indices, self.choice, self.shape, self.seed,
+                                    self.views))
         self.status.setStyleSheet("")
         self.status.setText("Loading TensorFlow for the preview…"
                             if aug.active() and not self._tensorflow_used else "Working…")
         self._tensorflow_used |= aug.active()
 
     def _show_preview(self, result: Preview) -> None:
-        preview, boxes = result
-        self.preview, self.boxes = preview, boxes
-        self.picture.set_images(preview, boxes, self.loaded.info.class_names)
+        preview, self.overlays = result
+        self.preview = preview
+        self.views.show_preview(self.picture, result, self.loaded.info.class_names)
         if not preview.shape[1]:
             self.status.setText("No training image could be read for the preview.")
             return

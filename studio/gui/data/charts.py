@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -19,84 +18,13 @@ from PySide6.QtWidgets import (
 
 from studio.core.data.types import SPLITS, LoadedData
 from studio.core.tasks.registry import task_for
-from studio.gui.data.samples import SPLIT_TITLES, has_boxes
+from studio.gui.data.bars import BarChart
+from studio.gui.data.registry import data_views_for
+from studio.gui.data.samples import SPLIT_TITLES
 
 SPLIT_COLOURS = {"train": "#1a73e8", "validation": "#e8710a", "test": "#188038"}
-AXIS_ROOM = 70
-"""Pixels of the chart's width taken by the left axis and margins."""
-CHAR_WIDTH = 7
-TICK_GAP = 10
-TICK_CHARS = 12
 BINS = 20
 IMBALANCE_RATIO = 5
-_AXIS_PEN = pg.mkPen("#c4c7cc")
-_TEXT_PEN = pg.mkPen("#3c4043")
-
-
-def _short(name: str) -> str:
-    return name if len(name) <= TICK_CHARS else name[:TICK_CHARS - 1] + "…"
-
-
-class BarChart(pg.PlotWidget):
-    """Stacked bars with a category name under each; static (no pan or zoom)."""
-
-    categories: tuple[str, ...] = ()
-    """The bar names, shortened (a class attribute first: pyqtgraph resizes while building)."""
-
-    def __init__(self, left: str = "") -> None:
-        super().__init__(background="w")
-        self.setMenuEnabled(False)
-        self.setMouseEnabled(x=False, y=False)
-        self.hideButtons()
-        self.setMinimumHeight(160)
-        self.showGrid(y=True, alpha=0.3)
-        for side in ("left", "bottom"):
-            axis = self.getAxis(side)
-            axis.setPen(_AXIS_PEN)
-            axis.setTextPen(_TEXT_PEN)
-        if left:
-            self.setLabel("left", left)
-        self.legend = self.addLegend(offset=(-10, 4), labelTextColor="#202124", colCount=3,
-                                     brush=pg.mkBrush(255, 255, 255, 230))
-        self.heights: dict[str, list[float]] = {}
-        """The bars drawn, by series name (for tests and tooltips)."""
-
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        """Label as many bars as fit the new width."""
-        super().resizeEvent(event)
-        self._update_ticks()
-
-    def _update_ticks(self) -> None:
-        """Name every bar, or every k-th one when the names would overlap."""
-        names = self.categories
-        if not names:
-            return
-        room = max(self.width() - AXIS_ROOM, 100) / len(names)
-        needed = max(len(n) for n in names) * CHAR_WIDTH + TICK_GAP
-        step = max(1, -(-needed // int(room)) if room >= 1 else len(names))
-        self.getAxis("bottom").setTicks([[(i, names[i]) for i in range(0, len(names), step)]])
-
-    def show_bars(self, categories: list[str], series: dict[str, tuple[list[float], str]]
-                  ) -> None:
-        """Draw one bar per category stacking each series (name: (heights, colour))."""
-        self.plotItem.clear()
-        self.heights = {}
-        x = np.arange(len(categories))
-        bottom = np.zeros(len(categories))
-        for name, (heights, colour) in series.items():
-            values = np.asarray(heights, dtype=float)
-            if not values.any():
-                continue
-            self.addItem(pg.BarGraphItem(x=x, height=values, y0=bottom, width=0.75,
-                                         brush=colour, pen=None, name=name))
-            bottom = bottom + values
-            self.heights[name] = values.tolist()
-        self.legend.setVisible(len(self.heights) > 1)
-        self.categories = tuple(_short(name) for name in categories)
-        self._update_ticks()
-        self.setXRange(-0.6, len(categories) - 0.4, padding=0)
-        headroom = 1.25 if len(self.heights) > 1 else 1.08  # room for the legend
-        self.setYRange(0, max(1.0, float(bottom.max(initial=0))) * headroom, padding=0)
 
 
 def _numeric(value: int) -> QTableWidgetItem:
@@ -161,9 +89,8 @@ class ClassesView(QWidget):
 
     def show_data(self, loaded: LoadedData) -> None:
         """Chart the classes of ``loaded`` (label values for regression)."""
-        task = task_for(loaded.info.task)
-        classes = task.has_classes or has_boxes(loaded)
-        what = "boxes" if has_boxes(loaded) else "samples"
+        task, views = task_for(loaded.info.task), data_views_for(loaded.info.task)
+        classes, what = views.counts_classes(loaded), views.counted
         self.chart.setLabel("left", what)
         if classes:
             names = list(loaded.info.class_names)

@@ -11,7 +11,8 @@ from PySide6.QtWidgets import QGridLayout, QWidget
 
 from studio.core.base.messages import count
 from studio.core.data.detection.formats import FORMATS
-from studio.gui.data.charts import BarChart
+from studio.core.data.types import LoadedData
+from studio.gui.data.bars import BarChart, used
 
 CHECKS: dict[str, tuple[str, str]] = {
     "unusable_images": ("Image files that cannot be used", "left out"),
@@ -80,12 +81,6 @@ def detection_html(report: dict[str, Any]) -> str:
     return _summary(report) + _checks_table(report)
 
 
-def used(bars: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
-    """The bars from the first to the last that is not empty (all of them if all are)."""
-    filled = [i for i, bar in enumerate(bars) if bar[key]]
-    return bars[filled[0]:filled[-1] + 1] if filled else bars
-
-
 def _chart(title: str, left: str) -> BarChart:
     chart = BarChart(left)
     chart.setTitle(title, color="#202124", size="10pt")
@@ -112,8 +107,9 @@ class BoxCharts(QWidget):
         grid.addWidget(self.per_image, 1, 0)
         grid.addWidget(self.sizes, 1, 1)
 
-    def show_report(self, report: dict[str, Any]) -> None:
-        """Chart ``report`` (``DetectionHealth.to_dict``)."""
+    def show_data(self, loaded: LoadedData) -> bool:
+        """Chart the report of ``loaded`` (``DetectionHealth.to_dict``): always something."""
+        report = loaded.report or {}
         classes = report["classes"]
         self.classes.show_bars([c["name"] for c in classes],
                                {"boxes": ([c["boxes"] for c in classes], CLASS_COLOUR)})
@@ -123,3 +119,4 @@ class BoxCharts(QWidget):
         sizes = used(report["box_sizes"], "boxes")
         self.sizes.show_bars([b["relative_side"] for b in sizes],
                              {"boxes": ([b["boxes"] for b in sizes], SIZE_COLOUR)})
+        return True

@@ -25,13 +25,12 @@ from studio.core.base.messages import count
 from studio.core.data import sources as data
 from studio.core.data.types import SPLITS, DataError, DataPending, DatasetInfo, LoadedData
 from studio.core.project.document import DatasetChoice
-from studio.core.tasks.registry import task_for
 from studio.gui.data.augmentation import AugmentationView
 from studio.gui.data.charts import ClassesView
-from studio.gui.data.detection_health import format_title
 from studio.gui.data.health import HealthView
 from studio.gui.data.options import OptionsForm, estimated_counts
-from studio.gui.data.samples import SamplesView, has_boxes
+from studio.gui.data.registry import data_views_for
+from studio.gui.data.samples import SamplesView
 from studio.gui.data.source import ERROR_STYLE, SourceForm
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.errors import note_error
@@ -319,15 +318,9 @@ class DataPanel(QWidget):
         info = loaded.info
         what = {"image": "image", "table": "row", "text": "text"}[info.kind]
         text = f"Read {count(len(loaded.labels), what)}"
-        boxes = has_boxes(loaded)
-        found = (loaded.report or {}).get("format", "") if boxes else ""
-        self.source.show_found_format(found)
-        if boxes:
-            text += f" with {count(len(loaded.labels.boxes), 'box', 'boxes')}"
-        if task_for(info.task).has_classes or boxes:
-            text += f" in {count(info.num_classes, 'class', 'classes')}"
-        if found:
-            text += f" ({format_title(found)} labels)"
+        views = data_views_for(info.task)
+        self.source.show_found_format(views.found_format(loaded))
+        text += views.summary(loaded)
         notes = loaded.notes + loaded.split_notes()
         if notes:
             listed = "".join(f"\n• {note}" for note in notes[:NOTES_SHOWN])

@@ -26,10 +26,9 @@ from PySide6.QtWidgets import (
 from studio.core.base.messages import count
 from studio.core.data.types import SPLITS, ArraySamples, FileSamples, LoadedData, TableSamples
 from studio.core.model.params import format_shape
-from studio.core.tasks.detection.labels import BoxLabels
-from studio.core.tasks.registry import task_for
-from studio.gui.data.boxes import boxed, boxes_text
-from studio.gui.data.images import THUMBNAIL, framed, pixmap, thumbnail
+from studio.core.tasks.registry import DEFAULT_TASK, task_for
+from studio.gui.data.images import THUMBNAIL, thumbnail
+from studio.gui.data.registry import data_views_for
 from studio.gui.widgets.forms import same_width
 from studio.gui.widgets.jobs import JobSlot
 
@@ -37,9 +36,6 @@ SAMPLES = 48
 """Images shown per split."""
 ROWS = 100
 """Table or text rows shown per split."""
-ICON = 88
-BOXES_ICON = 150
-"""A detection sample's picture is drawn larger: its boxes and their tags must read."""
 SPLIT_TITLES = {"train": "Training", "validation": "Validation", "test": "Test"}
 TEXT_TIP = 600
 
@@ -56,22 +52,6 @@ def pick(loaded: LoadedData, split: str, n: int, seed: int = 0) -> np.ndarray:
             turn[mine] = np.arange(np.count_nonzero(mine))
         order = order[np.argsort(turn, kind="stable")]
     return order[:n]
-
-
-def has_boxes(loaded: LoadedData) -> bool:
-    """Whether ``loaded`` is a detection dataset: its labels are boxes."""
-    return isinstance(loaded.labels, BoxLabels)
-
-
-def label_text(loaded: LoadedData, index: int) -> str:
-    """The label of sample ``index`` as a person reads it."""
-    if has_boxes(loaded):
-        boxes = len(loaded.labels.image(index))
-        return count(boxes, "box", "boxes") if boxes else "background"
-    value = loaded.labels[index]
-    if task_for(loaded.info.task).has_classes:
-        return loaded.info.class_names[int(value)]
-    return f"{float(value):.4g}"
 
 
 def _thumbnails(paths, size: int = THUMBNAIL):
@@ -132,8 +112,9 @@ class SamplesView(QWidget):
         self.grid.setViewMode(QListView.ViewMode.IconMode)
         self.grid.setResizeMode(QListView.ResizeMode.Adjust)
         self.grid.setMovement(QListView.Movement.Static)
-        self.grid.setIconSize(QSize(ICON, ICON))
-        self.grid.setGridSize(QSize(ICON + 20, ICON + 28))
+        self.views = data_views_for(DEFAULT_TASK)
+        """How samples of the data shown are drawn (its task's data views)."""
+        self._size_grid(self.views.card_side)
         self.grid.setUniformItemSizes(True)
         self.grid.setWordWrap(False)
         self.grid.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
@@ -165,7 +146,7 @@ class SamplesView(QWidget):
 
     def show_data(self, loaded: LoadedData) -> None:
         """Show samples of ``loaded``, in the split chosen before."""
-        self.loaded = loaded
+        self.loaded, self.views = loaded, data_views_for(loaded.info.task)
         self._enable(True)
         self._fill()
 
@@ -206,13 +187,12 @@ class SamplesView(QWidget):
 
     def _fill_grid(self, loaded: LoadedData) -> None:
         self.grid.clear()
-        icon = BOXES_ICON if has_boxes(loaded) else ICON
-        self.grid.setIconSize(QSize(icon, icon))
-        self.grid.setGridSize(QSize(icon + 20, icon + 28))
+        icon = self.views.card_side
+        self._size_grid(icon)
         blank = QPixmap(icon, icon)
         blank.fill(QColor("#eceef1"))
         for index in self.indices:
-            item = QListWidgetItem(QIcon(blank), label_text(loaded, index))
+            item = QListWidgetItem(QIcon(blank), self.views.label_text(loaded, index))
             item.setTextAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
             self.grid.addItem(item)
         self.stack.setCurrentWidget(self.grid)
@@ -227,30 +207,26 @@ class SamplesView(QWidget):
         broken = self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
         for row, (index, image) in enumerate(zip(self.indices, images, strict=False)):
             item = self.grid.item(row)
-            name = label_text(loaded, index)
             if image is None:
+                name = self.views.label_text(loaded, index)
                 item.setIcon(broken)
                 item.setToolTip(f"{name}\nThis file cannot be read.")
                 continue
             item.setIcon(QIcon(self.picture(index, image)))
             where = (f"\n{loaded.samples.paths[index].name}"
                      if isinstance(loaded.samples, FileSamples) else f"\nSample {index:,}")
-            shown = "" if max(image.shape[:2]) < THUMBNAIL else " (thumbnail)"
-            if has_boxes(loaded):
-                name = boxes_text(loaded.labels.image(index), loaded.info.class_names)
-                height, width = loaded.labels.sizes[index].tolist()
-                shown = f" (stored {width}×{height})"
+            name, shown = self.views.card_tip(loaded, index, image)
             item.setToolTip(f"{name}{where}\n{format_shape(image.shape)}{shown}")
         self.thumbnails_shown.emit()
 
     def picture(self, index: int, image: np.ndarray) -> QPixmap:
-        """Sample ``index``'s card picture from its pixels ``image`` (a thumbnail, maybe):
-        with its boxes drawn for a detection dataset."""
-        loaded, size = self.loaded, self.icon_size()
-        if not has_boxes(loaded):
-            return framed(pixmap(image), size)
-        return boxed(pixmap(image), loaded.labels.image(index),
-                     tuple(loaded.labels.sizes[index].tolist()), loaded.info.class_names, size)
+        """Sample ``index``'s card picture from its pixels ``image`` (a thumbnail, maybe), as
+        the data's views draw it (a detection's with its boxes)."""
+        return self.views.picture(self.loaded, index, image, self.icon_size())
+
+    def _size_grid(self, icon: int) -> None:
+        self.grid.setIconSize(QSize(icon, icon))
+        self.grid.setGridSize(QSize(icon + 20, icon + 28))
 
     def _fill_table(self, loaded: LoadedData) -> None:
         samples = loaded.samples
@@ -269,7 +245,8 @@ class SamplesView(QWidget):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text[:TEXT_TIP] + ("…" if len(text) > TEXT_TIP else ""))
                 self.table.setItem(row, 0, item)
-            self.table.setItem(row, len(columns) - 1, QTableWidgetItem(label_text(loaded, index)))
+            self.table.setItem(row, len(columns) - 1,
+                               QTableWidgetItem(self.views.label_text(loaded, index)))
         self.table.setVerticalHeaderLabels([f"{i:,}" for i in self.indices])
         self.table.resizeColumnsToContents()
         self.table.horizontalHeader().setSectionResizeMode(
