@@ -211,8 +211,9 @@ def _per_pixel_classes(classes: int) -> Layer:
 
 
 def small_unet_segmenter(shape: Sequence[int] = (64, 64, 1), classes: int = 11) -> Graph:
-    """A small U-Net from scratch that gives every pixel of images of ``shape`` one of
-    ``classes`` (11 fits the segmentation demo set: background and the ten digits).
+    """A small U-Net from scratch that gives every pixel of images of ``shape`` (height and
+    width multiples of 4) one of ``classes`` (11 fits the segmentation demo set: background
+    and the ten digits).
 
     Three levels of 16, 32 and 64 channels; each level is one 3 × 3 convolution without bias,
     batch normalization (following the weights quickly, as the small detector's does) and
@@ -537,7 +538,8 @@ UNET_DECODER_FILTERS = (96, 64, 48, 32, 16)
 
 def mobilenetv2_unet_segmenter(shape: Sequence[int] = (64, 64, 3), classes: int = 11) -> Graph:
     """A U-Net whose encoder is MobileNetV2 with ImageNet weights, all its layers learning,
-    for colour images of ``shape`` and ``classes`` per pixel.
+    for colour images of ``shape`` (height and width multiples of 32, from 32) and
+    ``classes`` per pixel.
 
     The base is a chain of five Application parts, each going on from the one before at
     the stride it ended (1/2 to 1/32 of the image), so that the base runs once and each
