@@ -38,6 +38,14 @@ def test_the_small_unet_gives_every_pixel_a_softmax_over_the_classes(shape, clas
     assert len(skips) == 2 and sum(node.type == "MaxPooling2D" for node in graph.nodes) == 2
 
 
+
+def test_the_small_unet_can_have_two_convolutions_per_level_as_the_original():
+    counts = {n: sum(node.type == "Conv2D" for node in small_unet_segmenter(convolutions=n).nodes)
+              for n in (1, 2)}
+    assert counts == {1: 4 + 2 + 1, 2: 8 + 2 + 1}  # levels down and up, the bottom, the head
+    assert per_pixel_output(small_unet_segmenter(convolutions=2))[1] == (64, 64, 11)
+
+
 def test_keras_builds_the_small_unet_analysis_counts():
     graph = small_unet_segmenter()
     model = build_keras_model(graph, "small_unet")

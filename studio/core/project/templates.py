@@ -174,10 +174,11 @@ UNET_FILTERS = (16, 32, 64)
 """The U-Net's channels at full, half and quarter resolution (the bottom of the U)."""
 
 
-def _u(builder: _Builder, x: str, block: Callable[[int], list[Layer]], bottom: int = 1
-       ) -> str:
+def _u(builder: _Builder, x: str, block: Callable[[int], list[Layer]],
+       bottom: Callable[[int], list[Layer]] | None = None) -> str:
     """A U-Net of UNET_FILTERS after ``x``, returning its full-size features;
-    ``block(filters)`` is the layers of a level, repeated ``bottom`` times at the bottom.
+    ``block(filters)`` is the layers of a level, ``bottom(filters)`` those of the bottom
+    (``block``'s if None).
 
     Going down, a block per level and max pooling; going up, a transposed convolution
     doubles the size, a Concatenate joins the encoder's features of that level (the skip
@@ -188,7 +189,7 @@ def _u(builder: _Builder, x: str, block: Callable[[int], list[Layer]], bottom: i
         skip = builder.chain(x, *block(filters))
         skips.append(skip)
         x = builder.chain(skip, _POOL)
-    x = builder.chain(x, *block(UNET_FILTERS[-1]) * bottom)
+    x = builder.chain(x, *(bottom or block)(UNET_FILTERS[-1]))
     for filters, skip in zip(reversed(UNET_FILTERS[:-1]), reversed(skips), strict=True):
         up = builder.chain(x, ("Conv2DTranspose", {"filters": filters, "kernel_size": 2,
                                                    "strides": 2, "padding": "same"}))
@@ -210,22 +211,24 @@ def _per_pixel_classes(classes: int) -> Layer:
     return _conv(classes, 1, activation="softmax")
 
 
-def small_unet_segmenter(shape: Sequence[int] = (64, 64, 1), classes: int = 11) -> Graph:
+def small_unet_segmenter(shape: Sequence[int] = (64, 64, 1), classes: int = 11,
+                         convolutions: int = 1) -> Graph:
     """A small U-Net from scratch that gives every pixel of images of ``shape`` (height and
     width multiples of 4) one of ``classes`` (11 fits the segmentation demo set: background
     and the ten digits).
 
-    Three levels of 16, 32 and 64 channels; each level is one 3 × 3 convolution without bias,
-    batch normalization (following the weights quickly, as the small detector's does) and
-    ReLU, and the bottom two; then a 1 × 1 convolution with a softmax over the classes, at the
-    input's resolution. Each output pixel sees 32 × 32 pixels of the image, a demo digit and
-    its surroundings. Two convolutions per level, as in the original, took nearly twice as
-    long per epoch (timed side by side on two shared CPU cores) for 1.6 times the work (0.10
-    G multiply-adds per 64 × 64 image against 0.06 G): most of the time goes to moving the
-    full-size layers' values."""
+    Three levels of 16, 32 and 64 channels; each level is ``convolutions`` 3 × 3
+    convolutions without bias, each followed by batch normalization (following the weights
+    quickly, as the small detector's does) and ReLU, and the bottom two; then a 1 × 1
+    convolution with a softmax over the classes, at the input's resolution. With one
+    convolution per level each output pixel sees 32 × 32 pixels of the image, a demo digit
+    and its surroundings. Two per level, as in the original U-Net, do 1.6 times the work
+    (0.10 G multiply-adds per 64 × 64 image against 0.06 G); ``bench/segmenter_epoch.py``
+    times an epoch of each."""
     builder = _Builder()
     x = _u(builder, builder.chain(None, ("Input", {"shape": list(shape)})),
-           lambda filters: _detector_block("Conv2D", filters), bottom=2)
+           lambda filters: _detector_block("Conv2D", filters) * convolutions,
+           lambda filters: _detector_block("Conv2D", filters) * 2)
     builder.chain(x, _per_pixel_classes(classes))
     return builder.graph
 
