@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/detection_metrics.py
 	$(BIN)/python bench/detection_accuracy.py
 	$(BIN)/python bench/detection_latency.py
+	$(BIN)/python bench/segmenter_epoch.py
 	$(BIN)/python bench/batch_inference.py
 	$(BIN)/python bench/search_overhead.py
 	$(BIN)/python bench/loader_fuzz.py

@@ -6,6 +6,7 @@ import dataclasses
 import errno
 import hashlib
 import io
+import itertools
 import os
 import threading
 import urllib.error
@@ -15,14 +16,18 @@ import numpy as np
 import pytest
 
 from studio.core.base import downloads
+from studio.core.build.keras_model import build_keras_model
 from studio.core.model.applications import (
     APPLICATION,
     BASES,
+    WHOLE_STRIDE,
     WeightsUnavailable,
     build_application,
     cache_dir,
+    chosen_part,
     fetch_weights,
 )
+from studio.core.model.graph import Graph, Node
 from studio.core.model.layers import LayerError
 from studio.core.model.weights import missing_weights, use_random_weights
 from studio.core.project.templates import from_template
@@ -34,9 +39,9 @@ HDF5 = b"\x89HDF\r\n\x1a\n"
 
 
 def params(name: str, weights: str = "random", trainable_layers: int = 0,
-           output_stride: str = "32") -> dict:
+           output_stride: str = "32", input_stride: str = "1") -> dict:
     return {"name": name, "weights": weights, "trainable_layers": trainable_layers,
-            "output_stride": output_stride}
+            "output_stride": output_stride, "input_stride": input_stride}
 
 
 def keras_base(name: str, shape, weights=None):
@@ -55,6 +60,17 @@ def test_table_matches_keras(name):
         assert APPLICATION.output(params(name, output_stride=str(stride)), [ODD_SHAPE]) == (
             tuple(ended.output.shape[1:]), ended.count_params()), stride
         assert len(ended.layers) == cut.layers
+    strides = [*sorted(BASES[name].cuts), WHOLE_STRIDE]
+    for start, end in itertools.combinations(strides, 2):
+        features = base.get_layer(BASES[name].cuts[start].layer).output
+        part = keras.Model(features, base.get_layer(BASES[name].cut(end).layer).output
+                           if end != WHOLE_STRIDE else base.output)
+        assert APPLICATION.output(
+            params(name, output_stride=str(end), input_stride=str(start)),
+            [tuple(features.shape[1:])]) == (tuple(part.output.shape[1:]),
+                                             part.count_params()), (start, end)
+        assert len(part.layers) == chosen_part(
+            params(name, output_stride=str(end), input_stride=str(start))).layers
     with pytest.raises(LayerError, match="MobileNetV2 up to stride 8 has 57 layers"):
         APPLICATION.output(params("MobileNetV2", trainable_layers=58, output_stride="8"),
                            [ODD_SHAPE])
@@ -146,6 +162,82 @@ def test_a_base_ended_at_stride_16_keeps_its_imagenet_weights(monkeypatch):
     assert expected.shape == (2, 2, 2, 576)
     np.testing.assert_allclose(ours(pixels), expected, rtol=1e-3,
                                atol=1e-4 * np.abs(expected).max())
+
+
+
+def test_a_chain_of_parts_gives_the_base_features_each_computed_once(monkeypatch):
+    """Parts from stride 1 to 2, 2 to 4, 4 to 8 and 8 to 16, each loading the ImageNet
+    weights, give what the base with those weights gives at stride 16, on an odd-sized
+    image."""
+    donor = keras_base("MobileNetV2", ODD_SHAPE)
+    for layer in donor.layers:  # keep the features from fading out through 13 blocks
+        if isinstance(layer, keras.layers.BatchNormalization):
+            layer.moving_variance.assign(np.full(layer.moving_variance.shape, 0.1))
+    path = cache_dir() / BASES["MobileNetV2"].weights_name
+    path.parent.mkdir(parents=True)
+    save_legacy_weights(donor, path)
+    pixels = np.random.default_rng(0).random((2, *ODD_SHAPE), dtype="float32")
+    features = pixels
+    for start, end in itertools.pairwise(["1", "2", "4", "8", "16"]):
+        part = build_application(params("MobileNetV2", "imagenet", output_stride=end,
+                                         input_stride=start), features.shape[1:])
+        assert ("input_scaling" in [x.name for x in part.layers]) == (start == "1")
+        features = np.asarray(part(features))
+    ended = keras.Model(donor.input, donor.get_layer("block_13_expand_relu").output)
+    expected = np.asarray(ended(pixels * 2.0 - 1.0))  # as the first part scales them
+    assert features.shape == expected.shape == (2, 3, 5, 576) and np.abs(expected).max() > 1
+    np.testing.assert_allclose(features, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_a_part_that_goes_on_from_a_stride_reads_only_features_of_that_stride():
+    with pytest.raises(LayerError) as error:
+        APPLICATION.output(params("MobileNetV2", output_stride="16", input_stride="8"),
+                           [(8, 8, 3)])
+    assert str(error.value) == (
+        "MobileNetV2 from stride 8 goes on from the features of its layer block_6_expand_relu, "
+        "as a MobileNetV2 ended at stride 8 gives them (192 channels, at least 4 × 4), but its "
+        "input is 8 × 8 × 3.")
+    with pytest.raises(LayerError, match="at least 4 × 4"):
+        APPLICATION.output(params("MobileNetV2", output_stride="16", input_stride="8"),
+                           [(3, 8, 192)])
+    with pytest.raises(LayerError, match="^MobileNetV2 must end at a larger stride than it "
+                                         "starts at, but it starts at 8 and ends at 8.$"):
+        APPLICATION.output(params("MobileNetV2", output_stride="8", input_stride="8"),
+                           [(8, 8, 192)])
+    backwards = Graph.from_chain([
+        Node("features", "Input", {"shape": [8, 8, 192]}),
+        Node("part", "Application", {"name": "MobileNetV2", "output_stride": "2",
+                                     "input_stride": "16"})])
+    use_random_weights(backwards)  # as when the download fails: no negative layer count
+    assert backwards.node("part").params["trainable_layers"] == 0
+    with pytest.raises(LayerError, match="^MobileNetV2 from stride 8 to 16 has 63 layers, so "
+                                         "at most 63 can be trainable.$"):
+        APPLICATION.output(params("MobileNetV2", trainable_layers=64, output_stride="16",
+                                  input_stride="8"),
+                           [(8, 8, 192)])
+
+
+
+def base_in_two_parts() -> Graph:
+    """VGG16 (the quickest base to build) on 40 × 56 images in two parts: up to stride 2, and
+    from there to stride 4, its last two layers learning."""
+    return Graph.from_chain([
+        Node("image", "Input", {"shape": [40, 56, 3]}),
+        Node("early", "Application", {"name": "VGG16", "weights": "random",
+                                      "output_stride": "2"}),
+        Node("late", "Application", {"name": "VGG16", "weights": "random",
+                                     "trainable_layers": 2, "input_stride": "2",
+                                     "output_stride": "4"})])
+
+
+def test_a_model_with_a_base_in_parts_saves_and_loads_as_checkpoints_do(tmp_path):
+    model = build_keras_model(base_in_two_parts(), "parts")
+    model.save(tmp_path / "parts.keras")
+    again = keras.saving.load_model(tmp_path / "parts.keras", safe_mode=True, compile=False)
+    pixels = np.random.default_rng(0).random((2, 40, 56, 3), dtype="float32")
+    expected = np.asarray(model(pixels))
+    assert expected.shape == (2, 10, 14, 256) and expected.any()
+    np.testing.assert_array_equal(again(pixels), expected)
 
 
 def test_pretrained_batch_normalization_stays_frozen(monkeypatch):

@@ -25,6 +25,7 @@ from studio.core.model.registry import REGISTRY
 from studio.core.model.weights import use_random_weights
 from studio.core.project.document import Project, Schedule
 from studio.core.project.templates import demo_project, from_template
+from tests.core.test_applications import base_in_two_parts
 from tests.core.test_layer_oracle import TESTED
 from tests.core.test_layer_oracle import _case as oracle_case
 from tests.helpers import tiny_project, two_tower_project
@@ -302,6 +303,21 @@ def test_a_base_ended_at_stride_16_exports_the_same_model():
     assert "end_at='block_13_expand_relu'" in model_code(graph, project.name)
     assert summary(exported) == summary(ours) and ours.output_shape == (None, 4, 4, 576)
     assert len(exported.trainable_weights) == len(ours.trainable_weights) > 0
+
+
+
+def test_a_base_in_parts_exports_the_same_model():
+    graph = base_in_two_parts()
+    project = Project(name="parts", graph=graph)
+    assert "start_at='block2_conv2', input_stride=2" in model_code(graph, project.name)
+    exported, ours = model_from_code(project), build_keras_model(graph, project.name)
+    assert summary(exported) == summary(ours)
+    for part in ("early", "late"):
+        assert summary(exported.get_layer(part)) == summary(ours.get_layer(part))
+    assert len(exported.trainable_weights) == len(ours.trainable_weights) > 0
+    exported.set_weights(ours.get_weights())
+    pixels = np.random.default_rng(0).random((2, 40, 56, 3), dtype="float32")
+    np.testing.assert_allclose(exported(pixels), ours(pixels), rtol=1e-6)
 
 
 def test_imagenet_weights_are_left_to_keras_and_read_rgb():

@@ -108,6 +108,23 @@ def test_frozen_layers_need_no_gradients_or_optimizer_state():
     assert base.gradients_bytes == base.optimizer_bytes == 0
 
 
+def test_a_base_in_parts_keeps_about_what_the_whole_base_keeps():
+    def learning(*parts: dict) -> Project:
+        return Project(name="Parts", graph=Graph.from_chain([
+            Node("input", "Input", {"shape": [64, 64, 3]}),
+            *[Node(f"part{i}", "Application", {"name": "MobileNetV2", "weights": "random",
+                                                "trainable_layers": layers, **strides})
+              for i, (layers, strides) in enumerate(parts)]]))
+
+    # The part after stride 8 reads a map 64 times smaller than the image, but keeps the
+    # values of its share of the base's layers on the whole image.
+    whole = estimate(learning((97, {})), 1, NO_GPU, DeviceChoice())
+    parts = estimate(learning((0, {"output_stride": "8"}), (98, {"input_stride": "8"})), 1,
+                     NO_GPU, DeviceChoice())
+    assert parts.params == whole.params
+    assert 0.97 < parts.activation_bytes_per_sample / whole.activation_bytes_per_sample < 1.03
+
+
 @pytest.mark.parametrize("optimizer", OPTIMIZERS)
 def test_weights_gradients_and_optimizer_state_match_keras_variables(optimizer):
     from studio.core.build.keras_model import build_keras_model, compile_model

@@ -24,7 +24,7 @@ from studio.core.build.keras_model import build_model, compile_model, model_endp
 from studio.core.build.optimizers import optimizer_slots
 from studio.core.data.types import DatasetInfo, LoadedData
 from studio.core.hardware.devices import Devices, apply_precision, device_scope
-from studio.core.model.applications import APPLICATION, chosen_part
+from studio.core.model.applications import APPLICATION, BASES, chosen_part, image_pixels
 from studio.core.model.graph import Node
 from studio.core.model.layers import OPAQUE_TYPE
 from studio.core.model.layers.attention import kept_values as attention_kept_values
@@ -205,9 +205,9 @@ def _kept_values(node: Node, output: tuple[int, ...], inputs: list[tuple[int, ..
     elif node.type == "MultiHeadAttention" and inputs:
         kept += attention_kept_values(params, inputs)
     elif node.type == APPLICATION.name and inputs:
-        height, width = inputs[0][:2]
-        inside = APPLICATION_VALUES_PER_PIXEL[params["name"]] * height * width
-        kept += inside * params["trainable_layers"] // chosen_part(params).layers
+        # Spread evenly over the whole base's layers, so a part keeps its share.
+        inside = APPLICATION_VALUES_PER_PIXEL[params["name"]] * image_pixels(params, inputs)
+        kept += inside * params["trainable_layers"] // BASES[params["name"]].layers
     return kept
 
 

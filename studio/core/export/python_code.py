@@ -243,30 +243,36 @@ $layers
 _APPLICATION_HELPER = '''
 
 def application(base_name, input_shape, weights, trainable_layers, scale, offset,
-                flip_channels_of, name, end_at=None):
+                flip_channels_of, name, end_at=None, start_at=None, input_stride=1):
     """A keras.applications base without its classifier, reading pixels in 0..1.
 
     With weights="imagenet", Keras downloads and caches them; a base trained on BGR images
     then has its first convolution reversed over colours so that it reads RGB. ``end_at``
-    names the layer the base ends at, if not its last. Only the last ``trainable_layers``
-    layers learn, and pre-trained batch normalizations never do.
+    names the layer the base ends at, if not its last; ``start_at`` the layer whose
+    features, ``input_stride`` times smaller than the image, it goes on from instead of
+    reading the image. Only the last ``trainable_layers`` layers learn, and pre-trained batch
+    normalizations never do.
     """
+    image = (input_shape[0] * input_stride, input_shape[1] * input_stride, 3)
     base = getattr(keras.applications, base_name)(
-        include_top=False, weights=weights, input_shape=input_shape, pooling=None)
+        include_top=False, weights=weights, input_shape=image, pooling=None)
     pretrained = weights == "imagenet"
     if pretrained and flip_channels_of:
         conv = base.get_layer(flip_channels_of)
         kernel, *rest = conv.get_weights()
         conv.set_weights([kernel[:, :, ::-1, :], *rest])
-    if end_at:
-        base = keras.Model(base.input, base.get_layer(end_at).output, name=base.name)
+    if start_at or end_at:
+        start = base.get_layer(start_at).output if start_at else base.input
+        end = base.get_layer(end_at).output if end_at else base.output
+        base = keras.Model(start, end, name=base.name)
     first = len(base.layers) - trainable_layers
     for index, layer in enumerate(base.layers):
         frozen_norm = pretrained and isinstance(layer, keras.layers.BatchNormalization)
         layer.trainable = index >= first and not frozen_norm
     inputs = keras.Input(shape=input_shape)
-    scaled = keras.layers.Rescaling(scale, list(offset), name="input_scaling")(inputs)
-    return keras.Model(inputs, base(scaled), name=name)
+    features = inputs if start_at else keras.layers.Rescaling(
+        scale, list(offset), name="input_scaling")(inputs)
+    return keras.Model(inputs, base(features), name=name)
 '''
 """The script's builder for Application layers: the same model as
 studio.core.model.applications.build_application (tests/core/test_code_export.py compares them)."""
@@ -533,11 +539,14 @@ def _application_call(node: Node, input_shape: tuple[int, ...]) -> str:
     params = node.resolved_params()
     base = BASES[params["name"]]
     weights = "imagenet" if params["weights"] == "imagenet" else None
-    end_at = chosen_part(params).layer
+    part = chosen_part(params)
+    ends = f", end_at={part.layer!r}" if part.layer else ""
+    if part.start:
+        ends += f", start_at={part.start!r}, input_stride={int(params['input_stride'])}"
     return (f"application({params['name']!r}, {input_shape!r}, weights={weights!r}, "
             f"trainable_layers={params['trainable_layers']}, scale={base.input_scale!r}, "
             f"offset={base.input_offset!r}, flip_channels_of={base.flip_channels_of!r}, "
-            f"name={node.id!r}{f', end_at={end_at!r}' if end_at else ''})")
+            f"name={node.id!r}{ends})")
 
 
 def _layer_call(graph: Graph, node: Node, names: dict[str, str], report: Analysis) -> str:

@@ -26,9 +26,13 @@ MIN_SIZE = 32
 """The smallest height and width the bases accept."""
 WHOLE_STRIDE = 32
 """Every whole base halves the image five times."""
-OUTPUT_STRIDES = ("32", "16", "8")
+OUTPUT_STRIDES = ("32", "16", "8", "4", "2")
 """How many times smaller than the image a base's features may be: 32 is the whole base; 16
-and 8 end it at its last layer of that size."""
+to 2 end it at its last layer of that size."""
+INPUT_STRIDES = ("1", "2", "4", "8", "16")
+"""How many times smaller than the image an Application's input may be: 1 reads the image; 2
+to 16 go on from a base ended there (by another Application), so that a chain of parts gives
+the features at every stride, as a U-Net's decoder wants, computing each once."""
 REFERENCE_PIXELS = 224 * 224
 """The image size the multiply-add counts in BASES are given for."""
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
@@ -75,8 +79,9 @@ class Base:
     flip_channels_of: str | None = None
     variance_factors: tuple[float, ...] | None = None
     cuts: Mapping[int, Cut] = field(default_factory=dict)
-    """The base ended at output stride 16 and 8 (counted with Keras,
-    tests/core/test_applications.py)."""
+    """The base ended at output stride 16, 8, 4 and 2 (counted with Keras,
+    tests/core/test_applications.py). Nothing after one of these layers reads anything
+    before it, so the layers between two of them make a part of their own."""
 
     def cut(self, stride: int) -> Cut:
         """The part of the base that ends at ``stride``; at 32, the whole base (``layer`` "")."""
@@ -98,7 +103,9 @@ BASES: dict[str, Base] = {
         "mobilenet_v2_weights_tf_dim_ordering_tf_kernels_1.0_224_no_top.h5",
         md5=None, input_scale=2.0, input_offset=(-1.0, -1.0, -1.0),
         cuts={16: Cut("block_13_expand_relu", 576, 616_256, 119, 221),
-              8: Cut("block_6_expand_relu", 192, 65_920, 57, 118)},
+              8: Cut("block_6_expand_relu", 192, 65_920, 57, 118),
+              4: Cut("block_3_expand_relu", 144, 21_040, 30, 87),
+              2: Cut("block_1_expand_relu", 96, 3_904, 12, 40)},
     ),
     "ResNet50": Base(
         channels=2048, params=23_587_712, layers=175, mega_macs=3_860, ceil_halving=True,
@@ -106,7 +113,9 @@ BASES: dict[str, Base] = {
         md5="4d473c1dd8becc155b73f8504c6f6626", input_scale=255.0,
         input_offset=_CAFFE_MEAN_RGB, flip_channels_of="conv1_conv",
         cuts={16: Cut("conv4_block6_out", 1024, 8_589_184, 143, 3_124),
-              8: Cut("conv3_block4_out", 512, 1_460_096, 81, 1_736)},
+              8: Cut("conv3_block4_out", 512, 1_460_096, 81, 1_736),
+              4: Cut("conv2_block3_out", 256, 229_760, 39, 786),
+              2: Cut("conv1_relu", 64, 9_728, 5, 118)},
     ),
     "VGG16": Base(
         channels=512, params=14_714_688, layers=19, mega_macs=15_350, ceil_halving=False,
@@ -114,7 +123,9 @@ BASES: dict[str, Base] = {
         md5="6d6bbae143d832006294945121d1f1fc", input_scale=255.0,
         input_offset=_CAFFE_MEAN_RGB, flip_channels_of="block1_conv1",
         cuts={16: Cut("block5_conv3", 512, 14_714_688, 18, 15_347),
-              8: Cut("block4_conv3", 512, 7_635_264, 14, 13_959)},
+              8: Cut("block4_conv3", 512, 7_635_264, 14, 13_959),
+              4: Cut("block3_conv3", 256, 1_735_488, 10, 9_335),
+              2: Cut("block2_conv2", 128, 260_160, 6, 4_711)},
     ),
     "EfficientNetB0": Base(
         channels=1280, params=4_049_571, layers=237, mega_macs=390, ceil_halving=True,
@@ -123,22 +134,55 @@ BASES: dict[str, Base] = {
         input_offset=(0.0, 0.0, 0.0),
         variance_factors=(0.229, 0.224, 0.225),
         cuts={16: Cut("block6a_expand_activation", 672, 945_927, 165, 258),
-              8: Cut("block4a_expand_activation", 240, 79_209, 78, 121)},
+              8: Cut("block4a_expand_activation", 240, 79_209, 78, 121),
+              4: Cut("block3a_expand_activation", 144, 24_345, 49, 87),
+              2: Cut("block2a_expand_activation", 96, 4_463, 20, 40)},
     ),
 }
 
 
-def chosen_part(params: dict[str, Any]) -> Cut:
-    """The part of its base an Application layer (``params`` resolved) uses."""
-    return BASES[params["name"]].cut(int(params["output_stride"]))
+@dataclass(frozen=True)
+class Part:
+    """The layers of a base an Application uses: those after its layer ``start`` ("": from
+    the image) up to its layer ``layer`` ("": its last), which read ``in_channels`` and give
+    ``channels``, with ``params`` parameters in ``layers`` layers (its own input layer
+    included, as Keras counts them) and ``mega_macs`` multiply-adds at 224 × 224."""
+
+    start: str
+    layer: str
+    in_channels: int
+    channels: int
+    params: int
+    layers: int
+    mega_macs: int
+
+
+def chosen_part(params: dict[str, Any]) -> Part:
+    """The part of its base an Application layer (``params`` resolved) uses: the whole base
+    up to its output stride less what comes before its input stride."""
+    base = BASES[params["name"]]
+    end = base.cut(int(params["output_stride"]))
+    input_stride = int(params["input_stride"])
+    if input_stride == 1:
+        return Part("", end.layer, 3, end.channels, end.params, end.layers, end.mega_macs)
+    start = base.cuts[input_stride]
+    return Part(start.layer, end.layer, start.channels, end.channels, end.params - start.params,
+                end.layers - start.layers + 1, end.mega_macs - start.mega_macs)
+
+
+def _span(params: dict[str, Any]) -> str:
+    """How messages name the part of the base: "", " up to stride 8", " from stride 4 to 8"."""
+    if params["input_stride"] != "1":
+        return f" from stride {params['input_stride']} to {params['output_stride']}"
+    return f" up to stride {params['output_stride']}" if params["output_stride"] != "32" else ""
 
 
 class WeightsUnavailable(RuntimeError):
     """The ImageNet weights of a base could not be had; the message is meant for a person."""
 
 
-def _output_side(size: int, base: Base, stride: int) -> int:
-    for _ in range(stride.bit_length() - 1):
+def _output_side(size: int, base: Base, halvings: int) -> int:
+    for _ in range(halvings):
         size = (size + 1) // 2 if base.ceil_halving else size // 2
     return size
 
@@ -146,28 +190,47 @@ def _output_side(size: int, base: Base, stride: int) -> int:
 def _infer(params: dict[str, Any], inputs: list[Shape]) -> tuple[Shape, int]:
     name = params["name"]
     base = BASES[name]
+    input_stride, output_stride = int(params["input_stride"]), int(params["output_stride"])
+    if input_stride >= output_stride:
+        raise LayerError(f"{name} must end at a larger stride than it starts at, but it "
+                         f"starts at {input_stride} and ends at {output_stride}.")
     part = chosen_part(params)
     shape = inputs[0]
-    if len(shape) != 3 or shape[2] != 3 or min(shape[:2]) < MIN_SIZE:
+    if input_stride == 1:
+        if len(shape) != 3 or shape[2] != 3 or min(shape[:2]) < MIN_SIZE:
+            raise LayerError(
+                f"{name} needs colour images (3 channels) of at least {MIN_SIZE} × {MIN_SIZE} "
+                f"pixels, but its input is {format_shape(shape)}."
+            )
+    elif (len(shape) != 3 or shape[2] != part.in_channels
+          or min(shape[:2]) * input_stride < MIN_SIZE):
+        side = -(-MIN_SIZE // input_stride)
         raise LayerError(
-            f"{name} needs colour images (3 channels) of at least {MIN_SIZE} × {MIN_SIZE} "
-            f"pixels, but its input is {format_shape(shape)}."
+            f"{name} from stride {input_stride} goes on from the features of its layer "
+            f"{part.start}, as a {name} ended at stride {input_stride} gives them "
+            f"({part.in_channels} channels, at least {side} × {side}), but its input is "
+            f"{format_shape(shape)}."
         )
     if params["trainable_layers"] > part.layers:
-        ended = f" up to stride {params['output_stride']}" if part.layer else ""
-        raise LayerError(
-            f"{name}{ended} has {part.layers} layers, so at most {part.layers} can be trainable."
-        )
+        raise LayerError(f"{name}{_span(params)} has {part.layers} layers, so at most "
+                         f"{part.layers} can be trainable.")
     h, w, _ = shape
-    stride = int(params["output_stride"])
-    return ((_output_side(h, base, stride), _output_side(w, base, stride), part.channels),
+    halvings = (output_stride // input_stride).bit_length() - 1
+    return ((_output_side(h, base, halvings), _output_side(w, base, halvings), part.channels),
             part.params)
+
+
+def image_pixels(params: dict[str, Any], inputs: list[Shape]) -> int:
+    """How many pixels the image an Application's input comes from has: its input's own,
+    times the square of its input stride."""
+    h, w, _ = inputs[0]
+    return h * w * int(params["input_stride"]) ** 2
 
 
 def flops(params: dict[str, Any], inputs: list[Shape], output: Shape, weights: int) -> int:
     """Estimated operations per sample: the base's multiply-adds scaled by the pixel count."""
-    h, w, _ = inputs[0]
-    return 2 * chosen_part(params).mega_macs * 10**6 * h * w // REFERENCE_PIXELS
+    return (2 * chosen_part(params).mega_macs * 10**6 * image_pixels(params, inputs)
+            // REFERENCE_PIXELS)
 
 
 APPLICATION = LayerType(
@@ -185,8 +248,13 @@ APPLICATION = LayerType(
               "How many of the last layers learn; 0 keeps the whole base frozen.", 0, 10_000),
         Param("output_stride", "choice", "32",
               "How many times smaller than the image its features are: 32 uses the whole "
-              "base; 16 and 8 end it earlier, at finer features, as a detection head wants.",
+              "base; 16 to 2 end it earlier, at finer features, as a detection head wants.",
               choices=OUTPUT_STRIDES),
+        Param("input_stride", "choice", "1",
+              "How many times smaller than the image its input is: 1 reads the image; 2 to 16 "
+              "go on from the features of the same base ended at that stride, so a chain of "
+              "parts hands a U-Net's decoder the features at every stride.",
+              choices=INPUT_STRIDES),
     ),
     _infer,
     weights=None,  # those of a whole network, known once Keras builds it
@@ -286,7 +354,8 @@ def _set_trainable(base: Any, count: int, pretrained: bool) -> None:
 
 def build_application(params: dict[str, Any], input_shape: Shape,
                       name: str = "application") -> Any:
-    """A Keras model for an Application layer: input scaling, then the base.
+    """A Keras model for an Application layer: input scaling, then the base (or the part of
+    it between its input and output strides, without the scaling if it starts later).
 
     ``params`` must have defaults filled in. ``input_shape`` must be the real one: bases
     built for any size round odd sizes differently. With ImageNet weights they are fetched
@@ -297,8 +366,12 @@ def build_application(params: dict[str, Any], input_shape: Shape,
 
     info = BASES[params["name"]]
     shape = tuple(input_shape)
+    stride = int(params["input_stride"])
+    # A part that starts later is cut from a base built for an image whose features at its
+    # start have its input's size: every later layer depends only on that size.
+    image = (shape[0] * stride, shape[1] * stride, 3)
     base = getattr(keras.applications, params["name"])(
-        include_top=False, weights=None, input_shape=shape, pooling=None
+        include_top=False, weights=None, input_shape=image, pooling=None
     )
     pretrained = params["weights"] == "imagenet"
     if pretrained:
@@ -306,10 +379,12 @@ def build_application(params: dict[str, Any], input_shape: Shape,
                                         threading.Event()))
         _adapt_imagenet(base, info)
     part = chosen_part(params)
-    if part.layer:  # the weights file is the whole base's, so it is ended after loading
-        base = keras.Model(base.input, base.get_layer(part.layer).output, name=base.name)
+    if part.start or part.layer:  # the weights file is the whole base's: cut after loading
+        start = base.get_layer(part.start).output if part.start else base.input
+        end = base.get_layer(part.layer).output if part.layer else base.output
+        base = keras.Model(start, end, name=base.name)
     _set_trainable(base, params["trainable_layers"], pretrained)
     inputs = keras.Input(shape=shape)
-    scaled = keras.layers.Rescaling(info.input_scale, list(info.input_offset),
-                                    name="input_scaling")(inputs)
-    return keras.Model(inputs, base(scaled), name=name)
+    features = inputs if part.start else keras.layers.Rescaling(
+        info.input_scale, list(info.input_offset), name="input_scaling")(inputs)
+    return keras.Model(inputs, base(features), name=name)

@@ -85,8 +85,10 @@ def _attention(p: dict[str, Any]) -> str:
 def _application(p: dict[str, Any]) -> str:
     count = p["trainable_layers"]
     learning = f"last {count} layers learn" if count else "frozen"
-    ended = [] if p["output_stride"] == "32" else [f"stride {p['output_stride']}"]
-    return _join(p["name"], *ended, "ImageNet" if p["weights"] == "imagenet" else "random",
+    start, end = p["input_stride"], p["output_stride"]
+    span = (f"strides {start} to {end}" if start != "1"
+            else f"stride {end}" if end != "32" else "")
+    return _join(p["name"], span, "ImageNet" if p["weights"] == "imagenet" else "random",
                  learning)
 
 

@@ -23,4 +23,5 @@ def use_random_weights(graph: Graph) -> None:
     for node in graph.nodes:
         if node.type == APPLICATION.name:
             part = chosen_part(APPLICATION.resolved(node.params))
-            node.params.update(weights="random", trainable_layers=part.layers)
+            # A part that ends before it starts has no layers (the analysis says why).
+            node.params.update(weights="random", trainable_layers=max(part.layers, 0))

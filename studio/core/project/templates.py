@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from studio.core.base.messages import look_up
-from studio.core.model.applications import BASES
+from studio.core.model.applications import APPLICATION, BASES, chosen_part
 from studio.core.model.graph import Graph, Node
 from studio.core.project.document import DatasetChoice, Project, Schedule, TrainingSettings
 
@@ -174,25 +174,62 @@ UNET_FILTERS = (16, 32, 64)
 """The U-Net's channels at full, half and quarter resolution (the bottom of the U)."""
 
 
-def _unet() -> Graph:
-    """Going down, two 3×3 convolutions per level and max pooling; at the bottom two more;
-    going up, a transposed convolution doubles the size, a Concatenate joins the encoder's
-    features of that level (the skip connection) and two convolutions mix them. The
-    classification head reads the full-resolution features."""
-    builder = _Builder()
-    x = builder.chain(None, _IMAGE)
+def _u(builder: _Builder, x: str, block: Callable[[int], list[Layer]],
+       bottom: Callable[[int], list[Layer]] | None = None) -> str:
+    """A U-Net of UNET_FILTERS after ``x``, returning its full-size features;
+    ``block(filters)`` is the layers of a level, ``bottom(filters)`` those of the bottom
+    (``block``'s if None).
+
+    Going down, a block per level and max pooling; going up, a transposed convolution
+    doubles the size, a Concatenate joins the encoder's features of that level (the skip
+    connection) and a block mixes them.
+    """
     skips = []
     for filters in UNET_FILTERS[:-1]:
-        skip = builder.chain(x, _conv(filters), _conv(filters))
+        skip = builder.chain(x, *block(filters))
         skips.append(skip)
         x = builder.chain(skip, _POOL)
-    x = builder.chain(x, _conv(UNET_FILTERS[-1]), _conv(UNET_FILTERS[-1]))
+    x = builder.chain(x, *(bottom or block)(UNET_FILTERS[-1]))
     for filters, skip in zip(reversed(UNET_FILTERS[:-1]), reversed(skips), strict=True):
         up = builder.chain(x, ("Conv2DTranspose", {"filters": filters, "kernel_size": 2,
                                                    "strides": 2, "padding": "same"}))
-        x = builder.chain(builder.add(("Concatenate", {}), up, skip),
-                          _conv(filters), _conv(filters))
+        x = builder.chain(builder.add(("Concatenate", {}), up, skip), *block(filters))
+    return x
+
+
+def _unet() -> Graph:
+    """A U-Net of two 3×3 convolutions per level; the classification head reads the
+    full-resolution features."""
+    builder = _Builder()
+    x = _u(builder, builder.chain(None, _IMAGE), lambda filters: [_conv(filters)] * 2)
     builder.chain(x, _conv(32, 1), ("GlobalAveragePooling2D", {}), _CLASSIFIER)
+    return builder.graph
+
+
+def _per_pixel_classes(classes: int) -> Layer:
+    """The segmenters' head: a 1 × 1 convolution with a softmax over ``classes`` per pixel."""
+    return _conv(classes, 1, activation="softmax")
+
+
+def small_unet_segmenter(shape: Sequence[int] = (64, 64, 1), classes: int = 11,
+                         convolutions: int = 1) -> Graph:
+    """A small U-Net from scratch that gives every pixel of images of ``shape`` (height and
+    width multiples of 4) one of ``classes`` (11 fits the segmentation demo set: background
+    and the ten digits).
+
+    Three levels of 16, 32 and 64 channels; each level is ``convolutions`` 3 × 3
+    convolutions without bias, each followed by batch normalization (following the weights
+    quickly, as the small detector's does) and ReLU, and the bottom two; then a 1 × 1
+    convolution with a softmax over the classes, at the input's resolution. With one
+    convolution per level each output pixel sees 32 × 32 pixels of the image, a demo digit
+    and its surroundings. Two per level, as in the original U-Net, do 1.6 times the work
+    (0.10 G multiply-adds per 64 × 64 image against 0.06 G); ``bench/segmenter_epoch.py``
+    times an epoch of each."""
+    builder = _Builder()
+    x = _u(builder, builder.chain(None, ("Input", {"shape": list(shape)})),
+           lambda filters: _detector_block("Conv2D", filters) * convolutions,
+           lambda filters: _detector_block("Conv2D", filters) * 2)
+    builder.chain(x, _per_pixel_classes(classes))
     return builder.graph
 
 
@@ -492,3 +529,45 @@ TEMPLATES.update({
         dataset=_detection_demo("rgb"),
     ),
 })
+
+
+UNET_SKIP_STRIDES = (2, 4, 8, 16)
+"""Where the MobileNetV2 U-Net's encoder hands features to its decoder: its base's last
+layers at 1/2, 1/4, 1/8 and 1/16 of the image (block 1, 3, 6 and 13's expansions), as in
+TensorFlow's segmentation tutorial."""
+UNET_DECODER_FILTERS = (96, 64, 48, 32, 16)
+"""The MobileNetV2 U-Net's channels as its decoder comes up, at 1/16 to full size."""
+
+
+def mobilenetv2_unet_segmenter(shape: Sequence[int] = (64, 64, 3), classes: int = 11) -> Graph:
+    """A U-Net whose encoder is MobileNetV2 with ImageNet weights, all its layers learning,
+    for colour images of ``shape`` (height and width multiples of 32, from 32) and
+    ``classes`` per pixel.
+
+    The base is a chain of five Application parts, each going on from the one before at
+    the stride it ended (1/2 to 1/32 of the image), so that the base runs once and each
+    part's features also feed the decoder. Coming up, as in TensorFlow's segmentation
+    tutorial but narrower, a 3 × 3 transposed convolution with stride 2, batch normalization
+    and ReLU double the map, and a Concatenate joins the encoder's features of that size; a
+    last one brings the map to the input's size, and a 1 × 1 convolution with a softmax over
+    the classes decides each pixel."""
+    builder = _Builder()
+    x = builder.chain(None, ("Input", {"shape": list(shape)}))
+    skips = []
+    for start, end in zip((1, *UNET_SKIP_STRIDES), (*UNET_SKIP_STRIDES, 32), strict=True):
+        params = {"name": "MobileNetV2", "weights": "imagenet", "input_stride": str(start),
+                  "output_stride": str(end)}
+        x = builder.add(("Application", {**params, "trainable_layers": _part_layers(params)}),
+                        x)
+        skips.append(x)
+    for filters, skip in zip(UNET_DECODER_FILTERS, [*reversed(skips[:-1]), None], strict=True):
+        x = builder.chain(x, *_detector_block("Conv2DTranspose", filters, strides=2))
+        if skip:
+            x = builder.add(("Concatenate", {}), x, skip)
+    builder.chain(x, _per_pixel_classes(classes))
+    return builder.graph
+
+
+def _part_layers(params: dict[str, Any]) -> int:
+    """How many layers the part of its base an Application of ``params`` uses has."""
+    return chosen_part(APPLICATION.resolved(params)).layers
