@@ -56,6 +56,8 @@ class SegmentationEvaluation:
     notes: list[str] = field(default_factory=list)
     samples: Any = field(default=None, repr=False, compare=False)
     """The dataset's samples, to show the images (``data.display``)."""
+    resize: str = "squash"
+    """How the images were fitted to the network's input, to take the masks back to them."""
 
     @classmethod
     def of_masks(cls, split: str, class_names: Sequence[str], true: np.ndarray,
@@ -164,8 +166,9 @@ class MaskTally:
 
     def evaluation(self, split: str, class_names: Sequence[str], loss: float,
                    indices: np.ndarray | None = None, samples: Any = None,
-                   notes: Sequence[str] = ()) -> SegmentationEvaluation:
-        """The evaluation of the masks added."""
+                   notes: Sequence[str] = (), resize: str = "squash") -> SegmentationEvaluation:
+        """The evaluation of the masks added (``resize``: how the images were fitted to the
+        network's input)."""
         names = [str(n) for n in class_names]
         absent = [names[k] for k, iou in enumerate(class_iou(self.confusion)) if np.isnan(iou)]
         if absent:
@@ -176,7 +179,7 @@ class MaskTally:
         return SegmentationEvaluation(
             split, names, float(loss), self.confusion.copy(), image_iou, self.ignored,
             np.arange(len(image_iou), dtype=np.int64) if indices is None
-            else np.asarray(indices, np.int64), dict(self.shown), list(notes), samples)
+            else np.asarray(indices, np.int64), dict(self.shown), list(notes), samples, resize)
 
 
 def _masks(masks: np.ndarray) -> np.ndarray:

@@ -223,8 +223,12 @@ class SegmentationTally(BatchTally):
     def evaluation(self, split: str, class_names: Sequence[str], indices: np.ndarray,
                    samples: Any, notes: Sequence[str], **details: Any
                    ) -> SegmentationEvaluation:
-        """Each class's IoU and Dice, the mean IoU, pixel accuracy and each image's IoU."""
-        return self.masks.evaluation(split, class_names, self.loss, indices, samples, notes)
+        """Each class's IoU and Dice, the mean IoU, pixel accuracy and each image's IoU
+        (``preprocessing`` in ``details``: the record the model answered with, saying how the
+        images were fitted to its input)."""
+        resize = (details.get("preprocessing") or {}).get("resize", "squash")
+        return self.masks.evaluation(split, class_names, self.loss, indices, samples, notes,
+                                     resize)
 
 
 def _answer(mask: np.ndarray, class_names: Sequence[str], classes: int) -> dict[str, Any]:
