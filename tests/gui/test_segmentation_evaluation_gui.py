@@ -88,10 +88,10 @@ def test_a_segmentations_evaluation_shows_its_classes_matrix_and_worst_images(qt
     true, answered = evaluation.masks(worst)  # squashed to 16 x 16 from the 64 x 64 image
     colors = class_colors(evaluation.class_names).astype(np.float64)
     opacity = DEFAULT_OPACITY / 100
-    cell = SIDE // true.shape[0]
+    cell = SIDE / true.shape[0]  # the picture's pixels per mask pixel
     checked = 0
     for (r, c), k in np.ndenumerate(answered):
-        x, y = c * cell + cell // 2, r * cell + cell // 2
+        x, y = int((c + 0.5) * cell), int((r + 0.5) * cell)
         beside = painted(picture, x + SIDE + GAP, y)
         if true[r, c] == 0 and k != 0:
             expected = (1 - opacity) * beside + opacity * colors[k]

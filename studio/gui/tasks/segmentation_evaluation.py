@@ -27,7 +27,7 @@ POSITION_ROLE = Qt.ItemDataRole.UserRole + 2
 """A gallery image's position in the split."""
 CLASS_ROLE = Qt.ItemDataRole.UserRole + 3
 """The class a row of the table is about."""
-SIDE = 128
+SIDE = 120
 """The side of each of a gallery image's two pictures."""
 GAP = 6
 """Pixels between the answer's picture and the truth's."""
@@ -104,7 +104,7 @@ class LowestGallery(ThumbnailGrid):
 
     def __init__(self) -> None:
         super().__init__("Evaluate to see the images with the lowest IoU.", SIDE,
-                         QSize(2 * SIDE + GAP + 16, SIDE + 40), CHUNK)
+                         QSize(2 * SIDE + GAP + 28, SIDE + 40), CHUNK)
         self.setIconSize(QSize(2 * SIDE + GAP, SIDE))
         self._evaluation: SegmentationEvaluation | None = None
 
