@@ -84,6 +84,15 @@ def detection_run(tmp_path_factory):
     return built_once(tmp_path_factory, "detection-run", trained_detection_run)
 
 
+@pytest.fixture(scope="session")
+def segmentation_trained_run(tmp_path_factory):
+    """A finished one-epoch run of a tiny segmentation model on 12 demo images
+    (``tests.segmentation_runs``; trained once for all workers; treat as read-only)."""
+    from tests.segmentation_runs import trained_segmentation_run
+
+    return built_once(tmp_path_factory, "segmentation-run", trained_segmentation_run)
+
+
 @pytest.fixture
 def gate(monkeypatch):
     """A closed :class:`~tests.gate.Gate`, opened when the test ends so nothing stays held.

@@ -1,6 +1,7 @@
 """``studio evaluate RUN``: a run's model scored on its own validation or test split, as the
 Evaluate tab scores it (accuracy, loss, per-class precision, recall and F1, the confusion
-matrix; a detector's mAP@0.5, mAP@[0.5:0.95] and per-class AP), or, for a task that cannot
+matrix; a detector's mAP@0.5, mAP@[0.5:0.95] and per-class AP; a segmentation's mean IoU,
+pixel accuracy, per-class IoU and Dice and the pixel confusion matrix), or, for a task that cannot
 be scored that way (regression), the metrics the run recorded."""
 
 from __future__ import annotations

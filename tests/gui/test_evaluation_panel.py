@@ -20,7 +20,6 @@ from studio.core.runs.history import read_run
 from studio.core.tasks.class_scores import Evaluation
 from studio.core.tasks.regression import NO_EVALUATION
 from studio.gui.inference.evaluation_panel import (
-    COUNT_ROLE,
     MISTAKES,
     NO_RUNS,
     POSITION_ROLE,
@@ -28,6 +27,7 @@ from studio.gui.inference.evaluation_panel import (
     percent,
 )
 from studio.gui.shell.app import create_application
+from studio.gui.widgets.confusion import COUNT_ROLE
 from studio.gui.widgets.jobs import shutdown_jobs
 from studio.gui.widgets.score_table import SORT_ROLE
 from tests.gui.support import RUN_TIMEOUT_MS, copied_run

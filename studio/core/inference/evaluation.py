@@ -1,7 +1,8 @@
 """Evaluating a trained run on its own validation or test split: the model answers every
 sample, and the run's task scores the answers (for a classifier: loss, accuracy, the confusion
 matrix, per-class precision, recall and F1, and the samples behind each answer; for a
-detector: mAP, per-class AP, precision-recall curves and each class's mistakes).
+detector: mAP, per-class AP, precision-recall curves and each class's mistakes; for a
+segmentation: per-class IoU and Dice, the pixel confusion matrix and the worst images).
 
 The run's project snapshot says which data it learned from and how it was split; the data
 is read again, split with the same seed and streamed through the same pipeline as in
@@ -31,7 +32,7 @@ from studio.core.inference.predictor import Predictor
 from studio.core.project.document import ProjectFileError, load_project
 from studio.core.runs import folders as runs
 from studio.core.tasks.registry import task_for
-from studio.core.tasks.task import Task
+from studio.core.tasks.task import BatchTally
 
 BATCH_SIZE = 256
 """Samples per batch while answering (any size gives the same scores)."""
@@ -103,7 +104,8 @@ def evaluate_run(run_dir: Path, split: str = "validation", model_path: Path | No
     augmentation.
 
     The task's evaluation is returned (a classifier's ``Evaluation``, a detector's
-    ``DetectionEvaluation``); the loss is the
+    ``DetectionEvaluation``, a segmentation's ``SegmentationEvaluation``), scored batch by
+    batch through the task's ``tally``; the loss is the
     run's, on the model's first output for a model with several. Progress goes to
     ``on_progress(what, done, total)`` while the data loads and while the model answers;
     setting ``stop`` raises EvaluationCancelled. Raises DataError or ValueError in plain
@@ -125,34 +127,22 @@ def evaluate_run(run_dir: Path, split: str = "validation", model_path: Path | No
                                pipes.preprocessing)
     task = task_for(project.dataset.task)
     logits = not outputs_probabilities(project.graph)[0]
-    true, answers, losses = _answer(task, predictor, dataset, loaded.size(split), logits,
-                                    on_progress, stop)
-    return task.evaluation(split, loaded.info.class_names, true, answers,
-                           float(np.mean(losses)), loaded.splits[split], loaded.samples,
-                           _data_notes(run_dir, loaded), labels=loaded.labels,
-                           preprocessing=predictor.prep)
+    tally = task.tally(predictor.class_names, logits)
+    _answer(tally, predictor, dataset, loaded.size(split), on_progress, stop)
+    return tally.evaluation(split, loaded.info.class_names, loaded.splits[split],
+                            loaded.samples, _data_notes(run_dir, loaded), labels=loaded.labels,
+                            preprocessing=predictor.prep)
 
 
-def _answer(task: Task, predictor, dataset, total: int, logits: bool,
-            on_progress: Progress | None, stop: threading.Event
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The true labels, the answers as ``task`` scores them and each sample's loss, batch by
-    batch."""
+def _answer(tally: BatchTally, predictor, dataset, total: int,
+            on_progress: Progress | None, stop: threading.Event) -> None:
+    """Answer the split batch by batch, each batch scored into ``tally``."""
     what = f"Answering {count(total, 'sample')}"
-    trues, answers, losses = [], [], []
-    done = 0
     for x, y in dataset:
         if stop.is_set():
             raise EvaluationCancelled("The evaluation was cancelled.")
-        outputs = predictor.outputs(x.numpy()).astype(np.float32)
-        answered, lost = task.score_batch(y.numpy(), outputs, logits, predictor.class_names)
-        answers.append(answered)
-        losses.append(lost)
-        trues.append(y.numpy())
-        done += len(outputs)
+        tally.add(y.numpy(), predictor.outputs(x.numpy()).astype(np.float32))
         if on_progress is not None:
-            on_progress(what, done, total)
-    if not answers:
+            on_progress(what, tally.size, total)
+    if not tally.size:
         raise DataError("The split gave no samples to evaluate.")
-    return np.concatenate(trues), np.concatenate(answers), np.concatenate(losses)
-

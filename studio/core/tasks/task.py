@@ -256,6 +256,12 @@ class Task(ABC):
         evaluation scores, and each sample's loss against the labels ``y``."""
         raise NotImplementedError(self.evaluation_refusal)
 
+    def tally(self, class_names: Sequence[str], logits: bool) -> BatchTally:
+        """What evaluation keeps of a split's batches as the model answers them, and how it
+        makes the evaluation of them (``class_names``: the model's; ``logits``: its outputs
+        are not yet probabilities)."""
+        return BatchTally(self, class_names, logits)
+
     def evaluation(self, split: str, class_names: Sequence[str], true: np.ndarray,
                    answers: np.ndarray, loss: float, indices: np.ndarray, samples: Any,
                    notes: Sequence[str], *, labels: Any = None,
@@ -276,3 +282,42 @@ class Task(ABC):
     def synthetic_labels(self, size: int, output_shape: Shape | None = None) -> np.ndarray:
         """``size`` labels of the right type for a model whose output (one sample's) is
         ``output_shape``, for a timing run on made-up data."""
+
+
+class BatchTally:
+    """A split's answers gathered batch by batch for evaluation: by default each batch's
+    labels and answers (``Task.score_batch``) are kept, and joined for ``Task.evaluation`` at
+    the end. A task whose scores add up batch by batch (segmentation's pixel counts) keeps
+    less, so that a large split's labels are never all held at once."""
+
+    def __init__(self, task: Task, class_names: Sequence[str], logits: bool) -> None:
+        self.task, self.class_names, self.logits = task, list(class_names), logits
+        self.losses: list[np.ndarray] = []
+        """Each batch's loss per sample."""
+        self._true: list[np.ndarray] = []
+        self._answers: list[np.ndarray] = []
+
+    @property
+    def size(self) -> int:
+        """The samples added so far."""
+        return sum(len(lost) for lost in self.losses)
+
+    @property
+    def loss(self) -> float:
+        """The mean loss of the samples added."""
+        return float(np.mean(np.concatenate(self.losses))) if self.losses else float("nan")
+
+    def add(self, y: np.ndarray, outputs: np.ndarray) -> None:
+        """Score a batch of model ``outputs`` against its labels ``y``."""
+        answers, losses = self.task.score_batch(y, outputs, self.logits, self.class_names)
+        self.losses.append(np.asarray(losses, np.float64).reshape(-1))
+        self._true.append(y)
+        self._answers.append(answers)
+
+    def evaluation(self, split: str, class_names: Sequence[str], indices: np.ndarray,
+                   samples: Any, notes: Sequence[str], **details: Any) -> Any:
+        """The task's evaluation of everything added (``details``: ``Task.evaluation``'s
+        keyword arguments)."""
+        return self.task.evaluation(split, class_names, np.concatenate(self._true),
+                                    np.concatenate(self._answers), self.loss, indices,
+                                    samples, notes, **details)

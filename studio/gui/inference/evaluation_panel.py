@@ -4,7 +4,6 @@ model was surest of."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from html import escape
 from pathlib import Path
@@ -12,10 +11,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
-    QPersistentModelIndex,
-    QRect,
     QSize,
     Qt,
     Signal,
@@ -23,29 +19,21 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import (
     QAction,
-    QColor,
     QIcon,
-    QPainter,
-    QPen,
     QPixmap,
     QStandardItem,
     QStandardItemModel,
 )
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QButtonGroup,
     QGridLayout,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QListWidgetItem,
     QProgressBar,
     QPushButton,
     QRadioButton,
     QSplitter,
-    QStyle,
-    QStyledItemDelegate,
-    QTableView,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -61,6 +49,7 @@ from studio.core.tasks.class_scores import Evaluation
 from studio.core.tasks.registry import DEFAULT_TASK, task_for
 from studio.gui.runs.run_picker import IMPORTED_CHOICE, imported_run, offer_imported, offer_runs
 from studio.gui.tasks.registry import views_for
+from studio.gui.widgets.confusion import ConfusionView
 from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.forms import hint, narrow_box, scrolled_body
 from studio.gui.widgets.images import array_pixmap
@@ -69,8 +58,6 @@ from studio.gui.widgets.score_table import score_cell, score_table
 from studio.gui.widgets.thumbnail_grid import ThumbnailGrid
 from studio.gui.widgets.vertical_label import VerticalLabel
 
-COUNT_ROLE = Qt.ItemDataRole.UserRole
-"""The confusion matrix's count in a cell, as an int."""
 POSITION_ROLE = Qt.ItemDataRole.UserRole + 2
 """An image grid item's position in the split."""
 THUMBNAIL = 64
@@ -79,13 +66,7 @@ MAX_CELL_IMAGES = 500
 MISTAKES = 24
 CHUNK = 32
 """Thumbnails added per turn of the event loop, so a big cell never freezes the window."""
-MISTAKE_WEIGHT = 3.0
-"""A wrong cell is as red as a right cell three times its share is blue."""
-RIGHT = QColor("#1a73e8")
-WRONG = QColor("#d93025")
-INK = QColor("#202124")
 ERROR_STYLE = "color: #b3261e;"
-_TOP = QModelIndex()
 NO_RUNS = ("No trained runs yet. Train a model (Training ▸ Start, F5): its runs appear here "
            "to be evaluated.")
 MAKING_IMPORTED = "The imported model is being kept as a run (see the Training dock)…"
@@ -99,12 +80,6 @@ PER_CLASS = (("Class", "The true class"),
              ("Support", "Samples of this class in the split"),
              ("Most often taken for", "The wrong answer the model gave most for this class, "
                                       "and how often"))
-
-
-def heat(colour: QColor, strength: float) -> QColor:
-    """White blended towards ``colour`` by ``strength`` (0..1)."""
-    t = min(max(strength, 0.0), 1.0)
-    return QColor.fromRgbF(*(1.0 - t * (1.0 - c) for c in colour.getRgbF()[:3]))
 
 
 def percent(value: float) -> str:
@@ -143,154 +118,6 @@ def thumbnail(image: np.ndarray) -> QPixmap:
         pixmap = pixmap.scaled(THUMBNAIL, THUMBNAIL, Qt.AspectRatioMode.KeepAspectRatio,
                                Qt.TransformationMode.SmoothTransformation)
     return pixmap
-
-
-class ConfusionModel(QAbstractTableModel):
-    """An evaluation's confusion matrix: true classes as rows, answers as columns, each cell
-    coloured by its share of the row (blue on the diagonal, red off it)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.counts = np.zeros((0, 0), np.int64)
-        self.names: list[str] = []
-        self.totals = np.zeros(0, np.int64)
-        self.numbered = False
-        """Columns show class numbers (the names are long or many); rows show both."""
-
-    def set_evaluation(self, evaluation: Evaluation) -> None:
-        """Show ``evaluation``'s matrix."""
-        self.beginResetModel()
-        self.counts = np.asarray(evaluation.confusion, np.int64)
-        self.names = [str(n) for n in evaluation.class_names]
-        self.totals = self.counts.sum(axis=1)
-        self.numbered = len(self.names) > 20 or any(len(n) > 3 for n in self.names)
-        self.endResetModel()
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _TOP) -> int:  # noqa: N802
-        return 0 if parent.isValid() else len(self.names)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = _TOP) -> int:  # noqa: N802
-        return 0 if parent.isValid() else len(self.names)
-
-    def share(self, row: int, column: int) -> float:
-        """The cell's count as a share of its row (its true class)."""
-        total = int(self.totals[row])
-        return int(self.counts[row, column]) / total if total else 0.0
-
-    def strength(self, row: int, column: int) -> float:
-        """How strongly the cell is coloured: the square root of its share, so that a few
-        percent still shows; mistakes count MISTAKE_WEIGHT times, to stand out."""
-        weight = 1.0 if row == column else MISTAKE_WEIGHT
-        return math.sqrt(min(1.0, weight * self.share(row, column)))
-
-    def data(self, index: QModelIndex | QPersistentModelIndex,
-             role: int = Qt.ItemDataRole.DisplayRole):
-        row, column = index.row(), index.column()
-        count = int(self.counts[row, column])
-        if role == COUNT_ROLE:
-            return count
-        if role == Qt.ItemDataRole.DisplayRole:
-            return f"{count:,}" if count else ""
-        if role == Qt.ItemDataRole.BackgroundRole:
-            return heat(RIGHT if row == column else WRONG, self.strength(row, column))
-        if role == Qt.ItemDataRole.ForegroundRole:
-            return QColor("white") if self.strength(row, column) > 0.6 else INK
-        if role == Qt.ItemDataRole.ToolTipRole:
-            true, answer = self.names[row], self.names[column]
-            what = ("answered right" if row == column
-                    else f"answered “{answer}”")
-            text = (f"True class “{true}”, {what}: {count:,} of {int(self.totals[row]):,} "
-                    f"({percent(self.share(row, column))})")
-            return text + ("\nClick to see them." if count else "")
-        return None
-
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
-                   role: int = Qt.ItemDataRole.DisplayRole):
-        name = self.names[section]
-        if role == Qt.ItemDataRole.DisplayRole:
-            if orientation == Qt.Orientation.Vertical:
-                return f"{section}  {name}" if self.numbered else name
-            return str(section) if self.numbered else name
-        if role == Qt.ItemDataRole.ToolTipRole:
-            side = "True class" if orientation == Qt.Orientation.Vertical else "Answered"
-            return f"{side}: {name} (class {section})"
-        return None
-
-
-class HeatDelegate(QStyledItemDelegate):
-    """Paints a cell's heat colour and count, and a dark frame round the chosen cell (the
-    style's selection colour would hide the heat)."""
-
-    def paint(self, painter: QPainter, option, index: QModelIndex) -> None:
-        painter.save()
-        rect: QRect = option.rect
-        painter.fillRect(rect, index.data(Qt.ItemDataRole.BackgroundRole))
-        text = index.data(Qt.ItemDataRole.DisplayRole)
-        if text:
-            painter.setPen(index.data(Qt.ItemDataRole.ForegroundRole))
-            painter.setFont(option.font)
-            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
-        if option.state & QStyle.StateFlag.State_Selected:
-            painter.setPen(QPen(INK, 2))
-            painter.drawRect(rect.adjusted(1, 1, -1, -1))
-        painter.restore()
-
-
-class ConfusionView(QTableView):
-    """The confusion matrix as a grid of small square-ish cells that scrolls when there are
-    many classes."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.setObjectName("evaluation-confusion")
-        self.matrix = ConfusionModel()
-        self.setModel(self.matrix)
-        self.setItemDelegate(HeatDelegate(self))
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setShowGrid(True)
-        self.setGridStyle(Qt.PenStyle.SolidLine)
-        self.setCornerButtonEnabled(False)
-        self.setMouseTracking(True)
-        self._row_height = 40
-        """The rows' height where there is room (that of the cells' width, up to 40)."""
-        for header in (self.horizontalHeader(), self.verticalHeader()):
-            header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-            header.setHighlightSections(True)
-        self.setToolTip("Rows: the true class. Columns: the model's answer. Colour: the cell's "
-                        "share of its row (blue: right, red: wrong). Click a cell to see its "
-                        "images.")
-
-    def set_evaluation(self, evaluation: Evaluation) -> None:
-        """Show ``evaluation``'s matrix with cells sized to its number of classes."""
-        self.matrix.set_evaluation(evaluation)
-        count = max(1, len(self.matrix.names))
-        font = self.font()
-        font.setPointSizeF(self.font().pointSizeF() * (0.8 if count > 20 else 1.0))
-        self.setFont(font)
-        digits = self.fontMetrics().horizontalAdvance(f"{int(self.matrix.counts.max(initial=0)):,}")
-        side = max(digits + 8, min(56, max(24, 560 // count)))
-        self.horizontalHeader().setDefaultSectionSize(side)
-        self._row_height = min(side, 40)
-        self._fit_rows()
-
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        """Keep every row in view where the rows can shrink to fit."""
-        super().resizeEvent(event)
-        self._fit_rows()
-
-    def _fit_rows(self) -> None:
-        """Rows as tall as the cells are wide, but low enough (down to one line of text)
-        that all of them show without scrolling."""
-        room = self.viewport().height() // max(1, self.model().rowCount())
-        lowest = self.fontMetrics().height() + 4
-        self.verticalHeader().setDefaultSectionSize(max(lowest, min(self._row_height, room)))
-
-    def full_width(self) -> int:
-        """The width that shows every column, with room for a vertical scroll bar."""
-        return (self.verticalHeader().sizeHint().width() + self.horizontalHeader().length()
-                + 2 * self.frameWidth() + self.style().pixelMetric(
-                    QStyle.PixelMetric.PM_ScrollBarExtent))
 
 
 class ImageGrid(ThumbnailGrid):

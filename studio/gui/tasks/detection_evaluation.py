@@ -22,7 +22,6 @@ from PySide6.QtGui import (
     QPainter,
     QPen,
     QPixmap,
-    QStandardItem,
     QStandardItemModel,
 )
 from PySide6.QtWidgets import (
@@ -41,7 +40,7 @@ from studio.core.tasks.detection.map_callback import SCORE_THRESHOLD
 from studio.gui.widgets.forms import hint
 from studio.gui.widgets.images import array_pixmap
 from studio.gui.widgets.plot_style import GRID_PEN, TEXT_PEN, TITLE_COLOR, EpochPlot, legend_below
-from studio.gui.widgets.score_table import score_cell, score_table
+from studio.gui.widgets.score_table import headed_model, number_cell, score_cell, score_table
 from studio.gui.widgets.tagged_box import draw_tagged_box
 from studio.gui.widgets.thumbnail_grid import ThumbnailGrid
 
@@ -82,16 +81,10 @@ def class_color(index: int) -> QColor:
 def ap_model(evaluation: DetectionEvaluation) -> QStandardItemModel:
     """One row per class: its APs, true boxes, false positives and missed boxes; a class
     without true boxes has no AP (—, sorted last)."""
-    model = QStandardItemModel(0, len(COLUMNS))
-    for column, (title, tip) in enumerate(COLUMNS):
-        header = QStandardItem(title)
-        header.setToolTip(tip)
-        model.setHorizontalHeaderItem(column, header)
+    model = headed_model(COLUMNS)
+    number = number_cell
     for row in evaluation.to_dict()["per_class"]:
         k = evaluation.class_names.index(row["class"])
-        def number(text: str, value: float | None) -> QStandardItem:
-            return score_cell(text, -1.0 if value is None else value, number=True)
-
         cells = [score_cell(row["class"], k),
                  number(ap_text(row["ap50"]), row["ap50"]), number(ap_text(row["ap"]), row["ap"]),
                  number(f"{row['boxes']:,}", row["boxes"]),

@@ -21,19 +21,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.core.inference.mask_files import class_colors, is_background, mask_rgba
+from studio.core.inference.mask_files import class_colors, is_background
 from studio.core.inference.predictor import Prediction
 from studio.core.model.params import format_shape
 from studio.gui.tasks.detection import PICTURE_SIDE, answered_picture
+from studio.gui.tasks.mask_drawing import DEFAULT_OPACITY, MaskLayers, draw_mask
+from studio.gui.tasks.segmentation_evaluation import SegmentationEvaluationView
 from studio.gui.tasks.views import AnswerCells
-from studio.gui.widgets.images import array_pixmap
 
 MODES = (("overlay", "&Overlay", "The mask laid over the image, background left clear"),
          ("mask", "&Mask", "The mask alone, every class in its colour"),
          ("image", "&Image", "The image alone, without the mask"))
 """How the picture can be drawn: its name, its button's text and tooltip."""
-DEFAULT_OPACITY = 60
-"""The overlay's opacity, in percent, before the person moves the slider."""
 SWATCH = 12
 TABLE_CLASSES = 3
 """Classes named in a folder table's row."""
@@ -63,8 +62,7 @@ class MaskPicture(QWidget):
         self.picture = picture
         self.image_size = mask.shape[:2]
         """The image's own (height, width), which the mask covers pixel for pixel."""
-        self.overlay = array_pixmap(mask_rgba(mask, class_names, overlay=True))
-        self.colored = array_pixmap(mask_rgba(mask, class_names, overlay=False))
+        self.layers = MaskLayers.of(mask, class_names)
         self.mode = "overlay"
         self.opacity = DEFAULT_OPACITY / 100
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
@@ -91,17 +89,8 @@ class MaskPicture(QWidget):
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         painter = QPainter(self)
-        area = self.picture_area()
-        painter.fillRect(area, QColor("#f8f9fa"))
-        if self.mode != "mask" and not self.picture.isNull():
-            painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
-            painter.drawImage(area, self.picture)
-            painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
-        if self.mode == "overlay":
-            painter.setOpacity(self.opacity)
-            painter.drawPixmap(area, self.overlay, QRectF(self.overlay.rect()))
-        elif self.mode == "mask":
-            painter.drawPixmap(area, self.colored, QRectF(self.colored.rect()))
+        draw_mask(painter, self.picture_area(), self.picture, self.layers, self.mode,
+                  self.opacity)
         painter.end()
 
 
@@ -229,6 +218,7 @@ class SegmentationViews:
         return AnswerCells(f"{main[0]} {main[1]:.1f}%", "",
                            ", ".join(f"{label} {share:.1f}%" for label, share in rest))
 
-    def evaluation_view(self) -> None:
-        """None for now: the Evaluate tab's segmentation view comes with its evaluation."""
-        return None
+    def evaluation_view(self) -> QWidget:
+        """The mean IoU, each class's IoU and Dice, the pixel confusion matrix and the
+        images of lowest IoU with their masks."""
+        return SegmentationEvaluationView()

@@ -3,8 +3,10 @@ numbers sort as numbers."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import QObject, QSortFilterProxyModel, Qt
-from PySide6.QtGui import QStandardItem
+from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QTableView
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -21,6 +23,22 @@ def score_cell(text: str, key: str | float, tip: str = "", number: bool = False
     if number:
         item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
     return item
+
+
+def number_cell(text: str, value: float | None) -> QStandardItem:
+    """A right-aligned cell showing ``text`` and sorting by ``value``; None (no score) sorts
+    below every score in [0, 1] and every count."""
+    return score_cell(text, -1.0 if value is None else value, number=True)
+
+
+def headed_model(columns: Sequence[tuple[str, str]]) -> QStandardItemModel:
+    """An empty table of ``columns``, each a heading and its tooltip."""
+    model = QStandardItemModel(0, len(columns))
+    for column, (title, tip) in enumerate(columns):
+        header = QStandardItem(title)
+        header.setToolTip(tip)
+        model.setHorizontalHeaderItem(column, header)
+    return model
 
 
 def score_table(owner: QObject) -> tuple[QTableView, QSortFilterProxyModel]:

@@ -13,9 +13,8 @@ import numpy as np
 from studio.core.tasks.segmentation.scores import (
     class_dice,
     class_iou,
-    confusion_matrix,
     ignored_pixels,
-    image_ious,
+    image_confusions,
     mean_iou,
     pixel_accuracy,
 )
@@ -28,13 +27,18 @@ ABSENT = ("{names} {verb} in neither the true masks nor the answers of this spli
           "IoU is left out of the mean IoU (shown as —).")
 
 
+LOWEST_KEPT = 24
+"""How many of the lowest-IoU images keep their masks, to be drawn (the rest keep only their
+pixel counts)."""
+
+
 @dataclass
 class SegmentationEvaluation:
     """A segmentation model's answers on one split and the scores they make.
 
-    ``true`` and ``predicted`` hold each image's masks in split order (a *position*);
-    ``indices[position]`` is that image's index in the whole dataset. Pixels of IGNORE in
-    ``true`` count in no score.
+    Per-image arrays are in split order (a *position*); ``indices[position]`` is that image's
+    index in the whole dataset. Pixels of IGNORE in the true masks count in no score. Only
+    the images of lowest IoU keep their masks (``shown``).
     """
 
     split: str
@@ -44,33 +48,36 @@ class SegmentationEvaluation:
     """Pixels of each (true class, answered class) pair over the split (int64 k × k)."""
     image_iou: np.ndarray
     """Each image's own mean IoU (NaN for an image without a scored pixel)."""
-    true: np.ndarray
-    predicted: np.ndarray
     ignored: int
     """Pixels of IGNORE in the true masks."""
     indices: np.ndarray
+    shown: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    """The true and answered masks of the images of lowest IoU, by position."""
     notes: list[str] = field(default_factory=list)
     samples: Any = field(default=None, repr=False, compare=False)
     """The dataset's samples, to show the images (``data.display``)."""
+    resize: str = "squash"
+    """How the images were fitted to the network's input, to take the masks back to them."""
 
     @classmethod
     def of_masks(cls, split: str, class_names: Sequence[str], true: np.ndarray,
                  predicted: np.ndarray, loss: float, indices: np.ndarray | None = None,
                  samples: Any = None, notes: Sequence[str] = ()) -> SegmentationEvaluation:
         """The evaluation of the answered masks ``predicted`` against the ``true`` masks (both
-        uint8 N × H × W, a trailing axis of one dropped)."""
-        names = [str(n) for n in class_names]
-        true, predicted = _masks(true), _masks(predicted)
-        confusion = confusion_matrix(true, predicted, len(names))
-        absent = [names[k] for k, iou in enumerate(class_iou(confusion)) if np.isnan(iou)]
-        if absent:
-            many = len(absent) > 1
-            notes = [*notes, ABSENT.format(names=", ".join(absent), verb="are" if many else "is",
-                                           pronoun="their" if many else "its")]
-        return cls(split, names, float(loss), confusion, image_ious(true, predicted, len(names)),
-                   true, predicted, ignored_pixels(true),
-                   np.arange(len(true), dtype=np.int64) if indices is None
-                   else np.asarray(indices, np.int64), list(notes), samples)
+        uint8 N × H × W, a trailing axis of one dropped), all at once."""
+        tally = MaskTally(len(class_names))
+        tally.add(true, predicted)
+        return tally.evaluation(split, class_names, loss, indices, samples, notes)
+
+    @property
+    def size(self) -> int:
+        """The images scored."""
+        return len(self.image_iou)
+
+    def masks(self, position: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The true and answered masks of the image at ``position`` (in the network's input
+        pixels), if it is among those kept to be shown."""
+        return self.shown.get(int(position))
 
     @property
     def iou(self) -> np.ndarray:
@@ -107,7 +114,7 @@ class SegmentationEvaluation:
         truth, answered = self.confusion.sum(axis=1), self.confusion.sum(axis=0)
         return {
             "split": self.split,
-            "images": len(self.true),
+            "images": self.size,
             "pixels": int(self.confusion.sum()),
             "ignored_pixels": self.ignored,
             "loss": self.loss,
@@ -122,6 +129,57 @@ class SegmentationEvaluation:
             "image_iou": [_number(v) for v in self.image_iou],
             "notes": list(self.notes),
         }
+
+
+class MaskTally:
+    """A split's masks scored batch by batch: the pixel confusion matrix and each image's IoU
+    add up as batches come, and only the masks of the ``kept`` images of lowest IoU so far
+    are held, so a large split's masks are never all in memory at once."""
+
+    def __init__(self, num_classes: int, kept: int | None = None) -> None:
+        self.num_classes, self.kept = num_classes, kept
+        self.confusion = np.zeros((num_classes, num_classes), np.int64)
+        self.ious: list[np.ndarray] = []
+        self.ignored = 0
+        self.shown: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    @property
+    def size(self) -> int:
+        return sum(len(batch) for batch in self.ious)
+
+    def add(self, true: np.ndarray, predicted: np.ndarray) -> None:
+        """Score a batch of ``predicted`` masks against its ``true`` ones (uint8 B × H × W,
+        a trailing axis of one dropped; IGNORE pixels left out)."""
+        true, predicted = _masks(true), _masks(predicted)
+        first = self.size
+        confusions = image_confusions(true, predicted, self.num_classes)
+        self.confusion += confusions.sum(axis=0)
+        ious = np.array([mean_iou(c) for c in confusions], np.float64)
+        self.ious.append(ious)
+        self.ignored += ignored_pixels(true)
+        for at in np.flatnonzero(~np.isnan(ious)):
+            self.shown[first + int(at)] = (true[at], predicted[at])
+        if self.kept is not None and len(self.shown) > self.kept:
+            image_iou = np.concatenate(self.ious)
+            keep = sorted(self.shown, key=lambda p: (image_iou[p], p))[: self.kept]
+            self.shown = {p: self.shown[p] for p in sorted(keep)}
+
+    def evaluation(self, split: str, class_names: Sequence[str], loss: float,
+                   indices: np.ndarray | None = None, samples: Any = None,
+                   notes: Sequence[str] = (), resize: str = "squash") -> SegmentationEvaluation:
+        """The evaluation of the masks added (``resize``: how the images were fitted to the
+        network's input)."""
+        names = [str(n) for n in class_names]
+        absent = [names[k] for k, iou in enumerate(class_iou(self.confusion)) if np.isnan(iou)]
+        if absent:
+            many = len(absent) > 1
+            notes = [*notes, ABSENT.format(names=", ".join(absent), verb="are" if many else "is",
+                                           pronoun="their" if many else "its")]
+        image_iou = np.concatenate(self.ious) if self.ious else np.zeros(0, np.float64)
+        return SegmentationEvaluation(
+            split, names, float(loss), self.confusion.copy(), image_iou, self.ignored,
+            np.arange(len(image_iou), dtype=np.int64) if indices is None
+            else np.asarray(indices, np.int64), dict(self.shown), list(notes), samples, resize)
 
 
 def _masks(masks: np.ndarray) -> np.ndarray:
@@ -151,7 +209,7 @@ def evaluation_text(evaluation: SegmentationEvaluation) -> str:
     names = [_name(n) for n in evaluation.class_names]
     first = max(len("class"), *(len(n) for n in names))
     ignored = f" ({evaluation.ignored:,} ignored)" if evaluation.ignored else ""
-    lines = [f"{len(evaluation.true):,} images, {table['pixels']:,} pixels scored{ignored}: "
+    lines = [f"{evaluation.size:,} images, {table['pixels']:,} pixels scored{ignored}: "
              f"mean IoU {percent_text(table['mean_iou'])}, pixel accuracy "
              f"{percent_text(table['pixel_accuracy'])}, loss {evaluation.loss:.4f}",
              "",

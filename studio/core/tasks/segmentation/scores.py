@@ -24,14 +24,25 @@ def confusion_matrix(true: np.ndarray, predicted: np.ndarray, num_classes: int) 
     """Pixels of each (true class, answered class) pair (int64 ``num_classes`` square; rows:
     true class, columns: answer) of masks ``true`` and ``predicted`` of one shape (an image's
     or a batch's). True pixels of IGNORE, or of any value beyond the classes, are left out."""
-    true = np.asarray(true).reshape(-1).astype(np.int64)
-    predicted = np.asarray(predicted).reshape(-1).astype(np.int64)
+    return image_confusions(np.reshape(true, (1, -1)), np.reshape(predicted, (1, -1)),
+                            num_classes)[0]
+
+
+def image_confusions(true: np.ndarray, predicted: np.ndarray, num_classes: int) -> np.ndarray:
+    """Each image's confusion matrix (int64 N × k × k) of a batch of masks ``true`` and
+    ``predicted`` of one shape (N × H × W), counted at once; true pixels of IGNORE, or of any
+    value beyond the classes, left out."""
+    true = np.asarray(true).reshape(len(true), -1).astype(np.int64)
+    predicted = np.asarray(predicted).reshape(len(predicted), -1).astype(np.int64)
     if true.shape != predicted.shape:
         raise ValueError(f"The true masks hold {true.size:,} pixels but the answers "
                          f"{predicted.size:,}: they must be of one size.")
+    cells = num_classes ** 2
+    image = np.broadcast_to(np.arange(len(true))[:, None] * cells, true.shape)
     kept = (true < num_classes) & (predicted < num_classes)
-    pairs = true[kept] * num_classes + predicted[kept]
-    return np.bincount(pairs, minlength=num_classes ** 2).reshape(num_classes, num_classes)
+    pairs = image[kept] + true[kept] * num_classes + predicted[kept]
+    return np.bincount(pairs, minlength=len(true) * cells).reshape(-1, num_classes,
+                                                                    num_classes)
 
 
 def class_iou(confusion: np.ndarray) -> np.ndarray:

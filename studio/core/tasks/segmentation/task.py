@@ -14,13 +14,18 @@ from studio.core.model.graph import Graph
 from studio.core.model.layers import Shape
 from studio.core.model.params import format_shape
 from studio.core.tasks.segmentation.agreement import THRESHOLDS, export_agreement, pixel_agreement
-from studio.core.tasks.segmentation.evaluation import SegmentationEvaluation, evaluation_text
+from studio.core.tasks.segmentation.evaluation import (
+    LOWEST_KEPT,
+    MaskTally,
+    SegmentationEvaluation,
+    evaluation_text,
+)
 from studio.core.tasks.segmentation.fitting import mask_in_image
 from studio.core.tasks.segmentation.loss import DEFAULT_KIND, LOSS_KINDS
 from studio.core.tasks.segmentation.masks import class_pixels
 from studio.core.tasks.segmentation.output_check import output_problems
 from studio.core.tasks.segmentation.scores import predicted_masks
-from studio.core.tasks.task import Curve, DatasetFacts, ExportAgreement, Task
+from studio.core.tasks.task import BatchTally, Curve, DatasetFacts, ExportAgreement, Task
 
 SNIPPET = """\
 mask = np.argmax(outputs[0], axis=-1)  # each pixel's class
@@ -176,6 +181,10 @@ class Segmentation(Task):
         loss = segmentation_loss(from_logits=logits).call(y, outputs)
         return predicted_masks(outputs), np.asarray(loss, np.float64)
 
+    def tally(self, class_names: Sequence[str], logits: bool) -> SegmentationTally:
+        """The pixel counts of each batch's predicted masks, adding up as batches come."""
+        return SegmentationTally(self, class_names, logits)
+
     def evaluation(self, split: str, class_names: Sequence[str], true: np.ndarray,
                    answers: np.ndarray, loss: float, indices: np.ndarray, samples: Any,
                    notes: Sequence[str], *, labels: Any = None,
@@ -195,6 +204,31 @@ class Segmentation(Task):
             raise ValueError("A segmentation model's made-up labels need its output map's "
                              "shape.")
         return np.zeros((size, *output_shape[:2]), np.uint8)
+
+
+class SegmentationTally(BatchTally):
+    """A split's predicted masks scored batch by batch: the pixel confusion matrix and each
+    image's IoU add up, and only the masks of the images of lowest IoU are kept."""
+
+    def __init__(self, task: Task, class_names: Sequence[str], logits: bool) -> None:
+        super().__init__(task, class_names, logits)
+        self.masks = MaskTally(len(class_names), LOWEST_KEPT)
+
+    def add(self, y: np.ndarray, outputs: np.ndarray) -> None:
+        """Score a batch of output maps against its true masks ``y``."""
+        predicted, losses = self.task.score_batch(y, outputs, self.logits, self.class_names)
+        self.losses.append(np.asarray(losses, np.float64).reshape(-1))
+        self.masks.add(y, predicted)
+
+    def evaluation(self, split: str, class_names: Sequence[str], indices: np.ndarray,
+                   samples: Any, notes: Sequence[str], **details: Any
+                   ) -> SegmentationEvaluation:
+        """Each class's IoU and Dice, the mean IoU, pixel accuracy and each image's IoU
+        (``preprocessing`` in ``details``: the record the model answered with, saying how the
+        images were fitted to its input)."""
+        resize = (details.get("preprocessing") or {}).get("resize", "squash")
+        return self.masks.evaluation(split, class_names, self.loss, indices, samples, notes,
+                                     resize)
 
 
 def _answer(mask: np.ndarray, class_names: Sequence[str], classes: int) -> dict[str, Any]:
