@@ -9,11 +9,11 @@ from PySide6.QtGui import QPixmap
 
 from studio.core.base.messages import count
 from studio.core.data.augmentation import augment_preview
-from studio.core.data.types import LoadedData
+from studio.core.data.types import ArraySamples, LoadedData
 from studio.core.project.document import Augmentation, DatasetChoice
 from studio.core.tasks.registry import task_for
 from studio.gui.data.folder_health import FolderCharts, samples_html
-from studio.gui.data.images import THUMBNAIL, ImageGrid, framed, pixmap
+from studio.gui.data.images import THUMBNAIL, ImageGrid, framed, pixmap, thumbnail
 from studio.gui.data.views import Preview
 
 CARD_SIDE = 88
@@ -42,6 +42,13 @@ class SampleViews:
         """The label, and whether the picture is a thumbnail."""
         return (self.label_text(loaded, index),
                 "" if max(image.shape[:2]) < THUMBNAIL else " (thumbnail)")
+
+    def card_image(self, loaded: LoadedData, index: int, size: int) -> np.ndarray | None:
+        """Sample ``index``'s pixels: held in memory, or its file's thumbnail of at most
+        ``size`` pixels across; None if the file cannot be read."""
+        if isinstance(loaded.samples, ArraySamples):
+            return loaded.samples.x[index]
+        return thumbnail(loaded.samples.paths[index], size)
 
     def picture(self, loaded: LoadedData, index: int, image: np.ndarray, size: QSize
                 ) -> QPixmap:

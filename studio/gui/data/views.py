@@ -46,6 +46,11 @@ class DataViews(Protocol):
         """The label of sample ``index`` in full for its card's tooltip, and a note on the size
         of its picture ``image`` (say ``(thumbnail)``), empty or starting with a space."""
 
+    def card_image(self, loaded: LoadedData, index: int, size: int) -> np.ndarray | None:
+        """Sample ``index``'s pixels for its card (uint8 H × W × C; a file's thumbnail of at
+        most ``size`` pixels across), with what is drawn into them (a segmentation's mask);
+        None if unreadable. Runs off the UI thread for files: it touches no widget."""
+
     def picture(self, loaded: LoadedData, index: int, image: np.ndarray, size: QSize
                 ) -> QPixmap:
         """Sample ``index``'s card picture of ``size`` from its pixels ``image`` (maybe a
