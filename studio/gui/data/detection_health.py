@@ -38,6 +38,8 @@ WARN = "#b06000"
 CLASS_COLOUR = "#1a73e8"
 PER_IMAGE_COLOUR = "#e8710a"
 SIZE_COLOUR = "#9334e6"
+TITLE_COLOUR = "#202124"
+TITLE_SIZE = "10pt"
 
 
 def format_title(name: str) -> str:
@@ -88,7 +90,7 @@ def detection_html(report: dict[str, Any]) -> str:
 def titled_chart(title: str, left: str) -> BarChart:
     """A bar chart titled ``title``, its left axis counting ``left``."""
     chart = BarChart(left)
-    chart.setTitle(title, color="#202124", size="10pt")
+    chart.setTitle(title, color=TITLE_COLOUR, size=TITLE_SIZE)
     return chart
 
 

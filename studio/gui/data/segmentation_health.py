@@ -11,7 +11,8 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from studio.core.base.messages import count
 from studio.core.data.types import LoadedData
-from studio.gui.data.detection_health import checks_table, titled_chart
+from studio.core.inference.mask_files import is_background
+from studio.gui.data.detection_health import TITLE_COLOUR, TITLE_SIZE, checks_table, titled_chart
 
 CHECKS: dict[str, tuple[str, str]] = {
     "unusable_images": ("Image files that cannot be used", "left out"),
@@ -29,6 +30,8 @@ CHECKS: dict[str, tuple[str, str]] = {
 """Each check of the core report: its title and what is done with what it finds."""
 PIXEL_COLOUR = "#1a73e8"
 IMAGE_COLOUR = "#e8710a"
+PIXELS_TIP = "How many mask pixels each class covers, over every image"
+IMAGES_TIP = "How many images hold at least one pixel of each class"
 
 
 def _summary(report: dict[str, Any]) -> str:
@@ -54,16 +57,16 @@ def segmentation_html(report: dict[str, Any]) -> str:
 
 
 class MaskCharts(QWidget):
-    """Bars of a segmentation dataset's classes: their pixels, and the images holding them."""
+    """Bars of a segmentation dataset's classes: their pixels, and the images holding them.
+    Background classes are left out (named in the titles): covering most of every image,
+    their bars would flatten the others'."""
 
     def __init__(self) -> None:
         super().__init__()
         self.pixels = titled_chart("Pixels per class", "pixels")
         self.pixels.setObjectName("class-pixels")
-        self.pixels.setToolTip("How many mask pixels each class covers, over every image")
         self.images = titled_chart("Images per class", "images")
         self.images.setObjectName("class-images")
-        self.images.setToolTip("How many images hold at least one pixel of each class")
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.pixels)
@@ -72,9 +75,17 @@ class MaskCharts(QWidget):
     def show_data(self, loaded: LoadedData) -> bool:
         """Chart the report of ``loaded`` (``SegmentationHealth.to_dict``): always something."""
         classes = (loaded.report or {})["classes"]
-        names = [c["name"] for c in classes]
-        self.pixels.show_bars(names, {"pixels": ([c["pixels"] for c in classes],
-                                                 PIXEL_COLOUR)})
-        self.images.show_bars(names, {"images": ([c["images"] for c in classes],
-                                                 IMAGE_COLOUR)})
+        shown = [c for c in classes if not is_background(c["name"])] or classes
+        left_out = [c for c in classes if c not in shown]
+        total = max(sum(c["pixels"] for c in classes), 1)
+        aside = " (" + ", ".join(c["name"] for c in left_out) + " left out)" if left_out else ""
+        names = [c["name"] for c in shown]
+        for chart, key, colour, title, tip in (
+                (self.pixels, "pixels", PIXEL_COLOUR, "Pixels per class", PIXELS_TIP),
+                (self.images, "images", IMAGE_COLOUR, "Images per class", IMAGES_TIP)):
+            chart.setTitle(title + aside, color=TITLE_COLOUR, size=TITLE_SIZE)
+            chart.setToolTip(tip + "".join(
+                f"; {c['name']} ({c[key]:,} {key}, {100 * c['pixels'] / total:.0f} % of the "
+                "pixels) is left out: it would dwarf the others" for c in left_out))
+            chart.show_bars(names, {key: ([c[key] for c in shown], colour)})
         return True
