@@ -21,6 +21,7 @@ from studio.core.data.segmentation import demo
 from studio.core.data.segmentation.source import FileMasks
 from studio.core.inference.mask_files import class_colors
 from studio.core.tasks.segmentation.masks import IGNORE
+from studio.gui.data.charts import balance_text
 from studio.gui.data.images import ImageGrid, framed, pixmap
 from tests.gui.test_data_detection_gui import LEFT, choose_in_popup, pick_folder
 from tests.gui.test_data_gui import LOAD_MS, PREVIEW_MS, open_data_view, show_data_tab
@@ -131,6 +132,8 @@ def test_a_folder_shows_masked_samples_its_health_and_pixels_per_class(window, q
     show_data_tab(qtbot, panel, panel.classes)
     chart = panel.classes.chart
     assert chart.getAxis("left").labelText == "pixels"
+    assert panel.classes.summary.text().endswith(  # background has 100 times the pixels of 1
+        "The classes are imbalanced: consider “Balance classes with weights”.")
     assert np.sum(list(chart.heights.values()), axis=0).tolist() == pixels
 
     window.undo_action.trigger()
@@ -190,6 +193,14 @@ def test_a_flip_moves_the_masks_of_the_augmentation_preview(window, qtbot, monke
             assert_masked(painted, under, cell.left(), cell.top(), scale, masks[row][column],
                           colours)
     assert any(flips) and not all(flips)
+
+
+def test_pixels_are_imbalanced_only_by_the_health_reports_measure():
+    """A background covers most of every image: pixels are imbalanced past 100 : 1."""
+    assert balance_text(["background", "cat"], [99, 1], "pixels") == (
+        "Largest class 'background': 99 pixels; smallest 'cat': 1 (99.0 : 1).")
+    assert balance_text(["background", "cat"], [100, 1], "pixels").endswith(
+        "The classes are imbalanced: consider “Balance classes with weights”.")
 
 
 def test_drawing_the_segmentation_demo_set_shows_progress_and_can_be_cancelled(
