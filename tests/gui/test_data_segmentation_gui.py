@@ -134,7 +134,11 @@ def test_a_folder_shows_masked_samples_its_health_and_pixels_per_class(window, q
     assert chart.getAxis("left").labelText == "pixels"
     assert panel.classes.summary.text().endswith(  # background has 100 times the pixels of 1
         "The classes are imbalanced: consider “Balance classes with weights”.")
-    assert np.sum(list(chart.heights.values()), axis=0).tolist() == pixels
+    assert np.sum(list(chart.heights.values()), axis=0).tolist() == pixels[1:]
+    assert chart.categories == demo.CLASS_NAMES[1:]  # the background's bar would dwarf them
+    assert chart.getAxis("bottom").labelText == "class (background left out: see the table)"
+    table = panel.classes.table
+    assert [int(table.item(row, 4).text()) for row in range(table.rowCount())] == pixels
 
     window.undo_action.trigger()
     assert window.doc.project.dataset.source == "bundled"

@@ -101,15 +101,21 @@ class ClassesView(QWidget):
         if classes:
             names = list(loaded.info.class_names)
             counts = {s: loaded.class_counts(s) for s in SPLITS}
-            self.chart.setLabel("bottom", "class")
+            shown = views.charted(loaded)
+            left_out = [names[k] for k in range(len(names)) if k not in shown]
+            self.chart.setLabel("bottom", "class" + (
+                f" ({', '.join(left_out)} left out: see the table)" if left_out else ""))
+            bars = [names[k] for k in shown], {s: [c[k] for k in shown]
+                                               for s, c in counts.items()}
         else:
             edges = np.histogram_bin_edges(loaded.labels, BINS)
             names = [f"{edges[i]:.3g}" for i in range(BINS)]
             counts = {s: np.histogram(loaded.labels[loaded.splits[s]], edges)[0].tolist()
                       for s in SPLITS}
             self.chart.setLabel("bottom", "label value (bin start)")
-        self.chart.show_bars(names, {SPLIT_TITLES[s]: (counts[s], SPLIT_COLOURS[s])
-                                     for s in SPLITS})
+            bars = names, counts
+        self.chart.show_bars(bars[0], {SPLIT_TITLES[s]: (bars[1][s], SPLIT_COLOURS[s])
+                                       for s in SPLITS})
         totals = [sum(c) for c in zip(*counts.values(), strict=True)]
         self.summary.setText(balance_text(names, totals, what) if classes
                              else f"{task.title}: the chart shows how the label values "

@@ -31,6 +31,10 @@ class SampleViews:
         """Whether the labels are classes (else numbers, whose spread is charted)."""
         return task_for(loaded.info.task).has_classes
 
+    def charted(self, loaded: LoadedData) -> list[int]:
+        """Every class."""
+        return list(range(loaded.info.num_classes))
+
     def label_text(self, loaded: LoadedData, index: int) -> str:
         """The class name of sample ``index``, or its value."""
         value = loaded.labels[index]

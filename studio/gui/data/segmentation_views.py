@@ -65,6 +65,13 @@ class SegmentationViews(SampleViews):
         """Always: the pixels have classes."""
         return True
 
+    def charted(self, loaded: LoadedData) -> list[int]:
+        """The classes but background ones, which cover most of every image (all of them if
+        every class is one)."""
+        names = loaded.info.class_names
+        return ([k for k, name in enumerate(names) if not is_background(name)]
+                or list(range(len(names))))
+
     def label_text(self, loaded: LoadedData, index: int) -> str:
         """The classes in the mask (``3, 7``), or ``background``."""
         names = loaded.info.class_names

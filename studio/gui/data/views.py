@@ -39,6 +39,10 @@ class DataViews(Protocol):
     def counts_classes(self, loaded: LoadedData) -> bool:
         """Whether the chart counts classes (else it spreads the label values)."""
 
+    def charted(self, loaded: LoadedData) -> list[int]:
+        """The classes the class chart draws (the table lists every one): all but those that
+        would flatten the others' bars (a segmentation's background)."""
+
     def label_text(self, loaded: LoadedData, index: int) -> str:
         """The label of sample ``index`` as a person reads it, in a few words."""
 
