@@ -40,10 +40,11 @@ def yolo_folder(tmp_path, demo_images) -> Path:
     return root
 
 
-def pick_detection_folder(qtbot, window, monkeypatch, folder: Path, read_first: bool = True):
+def pick_folder(qtbot, window, monkeypatch, folder: Path, source: str,
+                read_first: bool = True):
     """Open the Data tab, and once the project's data shows (without ``read_first``: at once,
-    while it is read, which the new choice replaces), choose ``folder`` with "Detection
-    folder…"; wait for its sample pictures to be drawn."""
+    while it is read, which the new choice replaces), choose ``folder`` with the Dataset entry
+    of ``source`` ("Detection folder…"); wait for its sample pictures to be drawn."""
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(folder))
     if read_first:
         panel = open_data_view(qtbot, window)
@@ -51,7 +52,13 @@ def pick_detection_folder(qtbot, window, monkeypatch, folder: Path, read_first: 
         show_tab(qtbot, window, "Data")
         panel = window.data_panel
     with qtbot.waitSignal(panel.samples.thumbnails_shown, timeout=LOAD_MS):
-        choose_in_popup(qtbot, panel.source.source, "detection")
+        choose_in_popup(qtbot, panel.source.source, source)
+    return panel
+
+
+def pick_detection_folder(qtbot, window, monkeypatch, folder: Path, read_first: bool = True):
+    """Choose ``folder`` with "Detection folder…" (see ``pick_folder``)."""
+    panel = pick_folder(qtbot, window, monkeypatch, folder, "detection", read_first)
     assert isinstance(panel.loaded.labels, BoxLabels)
     return panel
 

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from studio.core.data import sources as data
 from studio.core.data.types import DataError
+from studio.gui.data import sample_views
 from studio.gui.data import samples as data_samples
 from studio.gui.data.augmentation import REPEATS
 from studio.gui.data.images import framed, pixmap
@@ -89,13 +90,13 @@ def test_picking_a_folder_shows_its_samples_and_classes(window, qtbot, tmp_path,
     folder = image_folder(tmp_path / "pets", {"cat": 8, "dog": 6})
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(folder))
     decoded_on: set[str] = set()
-    real_thumbnail = data_samples.thumbnail
+    real_thumbnail = sample_views.thumbnail
 
     def thumbnail(path, *args):
         decoded_on.add(threading.current_thread().name)
         return real_thumbnail(path, *args)
 
-    monkeypatch.setattr(data_samples, "thumbnail", thumbnail)
+    monkeypatch.setattr(sample_views, "thumbnail", thumbnail)
     panel = open_data_view(qtbot, window)
     assert len(panel.samples.indices) == data_samples.SAMPLES
     assert panel.classes.chart.heights["Training"] == panel.loaded.class_counts("train")

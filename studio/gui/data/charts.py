@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.data.segmentation.health import PIXEL_IMBALANCE_RATIO
 from studio.core.data.types import SPLITS, LoadedData
 from studio.core.tasks.registry import task_for
 from studio.gui.data.bars import BarChart
@@ -25,6 +26,8 @@ from studio.gui.data.samples import SPLIT_TITLES
 SPLIT_COLOURS = {"train": "#1a73e8", "validation": "#e8710a", "test": "#188038"}
 BINS = 20
 IMBALANCE_RATIO = 5
+WEIGHED = ("samples", "pixels")
+"""What "Balance classes with weights" weighs: a class's samples, or a mask's pixels."""
 
 
 def _numeric(value: int) -> QTableWidgetItem:
@@ -35,16 +38,19 @@ def _numeric(value: int) -> QTableWidgetItem:
 
 
 def balance_text(names: list[str], totals: list[int], what: str = "samples") -> str:
-    """A sentence on how evenly the samples (or boxes, ``what``) spread over the classes."""
+    """A sentence on how evenly the samples (or boxes, or pixels: ``what``) spread over the
+    classes; pixels are called imbalanced by the segmentation health report's measure (a
+    background covers most of every image)."""
     present = [(n, name) for name, n in zip(names, totals, strict=True) if n]
     if len(present) < 2:
         return ""
     (small, small_name), (big, big_name) = min(present), max(present)
     text = (f"Largest class {big_name!r}: {big:,} {what}; smallest {small_name!r}: "
             f"{small:,} ({big / small:.1f} : 1).")
-    if big >= IMBALANCE_RATIO * small:  # (class weights are for samples, not boxes)
+    ratio = PIXEL_IMBALANCE_RATIO if what == "pixels" else IMBALANCE_RATIO
+    if big >= ratio * small:  # (class weights are for samples and pixels, not boxes)
         text += " The classes are imbalanced" + (
-            ": consider “Balance classes with weights”." if what == "samples" else ".")
+            ": consider “Balance classes with weights”." if what in WEIGHED else ".")
     return text
 
 
@@ -95,15 +101,21 @@ class ClassesView(QWidget):
         if classes:
             names = list(loaded.info.class_names)
             counts = {s: loaded.class_counts(s) for s in SPLITS}
-            self.chart.setLabel("bottom", "class")
+            shown = views.charted(loaded)
+            left_out = [names[k] for k in range(len(names)) if k not in shown]
+            self.chart.setLabel("bottom", "class" + (
+                f" ({', '.join(left_out)} left out: see the table)" if left_out else ""))
+            bars = [names[k] for k in shown], {s: [c[k] for k in shown]
+                                               for s, c in counts.items()}
         else:
             edges = np.histogram_bin_edges(loaded.labels, BINS)
             names = [f"{edges[i]:.3g}" for i in range(BINS)]
             counts = {s: np.histogram(loaded.labels[loaded.splits[s]], edges)[0].tolist()
                       for s in SPLITS}
             self.chart.setLabel("bottom", "label value (bin start)")
-        self.chart.show_bars(names, {SPLIT_TITLES[s]: (counts[s], SPLIT_COLOURS[s])
-                                     for s in SPLITS})
+            bars = names, counts
+        self.chart.show_bars(bars[0], {SPLIT_TITLES[s]: (bars[1][s], SPLIT_COLOURS[s])
+                                       for s in SPLITS})
         totals = [sum(c) for c in zip(*counts.values(), strict=True)]
         self.summary.setText(balance_text(names, totals, what) if classes
                              else f"{task.title}: the chart shows how the label values "

@@ -38,6 +38,8 @@ WARN = "#b06000"
 CLASS_COLOUR = "#1a73e8"
 PER_IMAGE_COLOUR = "#e8710a"
 SIZE_COLOUR = "#9334e6"
+TITLE_COLOUR = "#202124"
+TITLE_SIZE = "10pt"
 
 
 def format_title(name: str) -> str:
@@ -61,11 +63,15 @@ def _summary(report: dict[str, Any]) -> str:
     return text
 
 
-def _checks_table(report: dict[str, Any]) -> str:
+def checks_table(report: dict[str, Any], checks: dict[str, tuple[str, str]],
+                 listed_if_found: tuple[str, ...] = ()) -> str:
+    """The "What was checked" table of a report's ``checks``: each of ``checks`` (key: its
+    title and what is done with what it finds) with its count, or a tick if it found nothing;
+    those of ``listed_if_found`` only when they found something."""
     rows = []
-    for key, (title, outcome) in CHECKS.items():
+    for key, (title, outcome) in checks.items():
         found = report["checks"].get(key, {"count": 0})["count"]
-        if key in FORMAT_SPECIFIC and not found:
+        if key in listed_if_found and not found:
             continue
         colour, shown = (WARN, f"{found:,}") if found else (OK, "✔ none")
         rows.append(f"<tr><td>{escape(title)}</td><td align='right' style='color:{colour}'>"
@@ -78,12 +84,13 @@ def _checks_table(report: dict[str, Any]) -> str:
 def detection_html(report: dict[str, Any]) -> str:
     """The summary and the table of checks of a detection dataset's report as HTML (its
     problems, one sentence each, are the loaded data's notes, listed above it)."""
-    return _summary(report) + _checks_table(report)
+    return _summary(report) + checks_table(report, CHECKS, FORMAT_SPECIFIC)
 
 
-def _chart(title: str, left: str) -> BarChart:
+def titled_chart(title: str, left: str) -> BarChart:
+    """A bar chart titled ``title``, its left axis counting ``left``."""
     chart = BarChart(left)
-    chart.setTitle(title, color="#202124", size="10pt")
+    chart.setTitle(title, color=TITLE_COLOUR, size=TITLE_SIZE)
     return chart
 
 
@@ -92,12 +99,12 @@ class BoxCharts(QWidget):
 
     def __init__(self) -> None:
         super().__init__()
-        self.classes = _chart("Boxes per class", "boxes")
+        self.classes = titled_chart("Boxes per class", "boxes")
         self.classes.setObjectName("boxes-per-class")
-        self.per_image = _chart("Boxes / image", "images")  # short: it shares a row
+        self.per_image = titled_chart("Boxes / image", "images")  # short: it shares a row
         self.per_image.setToolTip("How many images hold no box, 1 box, 2, 3 to 5, …")
         self.per_image.setObjectName("boxes-per-image")
-        self.sizes = _chart("Box sizes", "boxes")
+        self.sizes = titled_chart("Box sizes", "boxes")
         self.sizes.setObjectName("box-sizes")
         self.sizes.setToolTip("The square root of a box's area over its image's: ≤1/8 means "
                               "a box about an eighth of the image across, or smaller")

@@ -68,9 +68,9 @@ def estimated_counts(total: int, choice: DatasetChoice) -> dict[str, int]:
     return {"train": total - validation - test, "validation": validation, "test": test}
 
 
-NATIVE_SIZED = ("bundled", "keras", "detection")
-"""Sources read at their images' own size when no size is set (a detection dataset at its
-most common one), so "Native size" applies."""
+NATIVE_SIZED = ("bundled", "keras", "detection", "segmentation")
+"""Sources read at their images' own size when no size is set (a detection or segmentation
+dataset at its most common one), so "Native size" applies."""
 
 SPLIT_TITLES = {True: "Split (stratified per class)", False: "Split (at random, seeded)"}
 """The split box's title, by whether the labels are classes (only classes are stratified)."""
@@ -183,8 +183,9 @@ class OptionsForm(QWidget):
                                        "table" if choice.source == "csv" else "image")
         self.images.setVisible(kind == "image")
         self.text.setVisible(kind == "text")
-        classes = task_for(choice.task).has_classes
-        self.class_weights.setVisible(classes)
+        task = task_for(choice.task)
+        classes = task.has_classes
+        self.class_weights.setVisible(classes or task.class_weights_in_loss)
         self.split.setTitle(SPLIT_TITLES[classes])
         in_memory = choice.source in NATIVE_SIZED
         self.native.setVisible(in_memory)

@@ -5,13 +5,15 @@ from __future__ import annotations
 from studio.core.tasks.registry import task_for
 from studio.gui.data.detection_views import DetectionViews
 from studio.gui.data.sample_views import SampleViews
+from studio.gui.data.segmentation_views import SegmentationViews
 from studio.gui.data.views import DataViews
 
 _SAMPLE_VIEWS = SampleViews()
 
 DATA_VIEWS: dict[str, DataViews] = {"classes": _SAMPLE_VIEWS,
                                     "numbers": _SAMPLE_VIEWS,
-                                    "boxes": DetectionViews()}
+                                    "boxes": DetectionViews(),
+                                    "masks": SegmentationViews()}
 """The data views of each task's ``label_kind`` (as ``data.pipelines.PIPELINE_BUILDERS``)."""
 
 

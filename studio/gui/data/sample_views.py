@@ -9,11 +9,11 @@ from PySide6.QtGui import QPixmap
 
 from studio.core.base.messages import count
 from studio.core.data.augmentation import augment_preview
-from studio.core.data.types import LoadedData
+from studio.core.data.types import ArraySamples, LoadedData
 from studio.core.project.document import Augmentation, DatasetChoice
 from studio.core.tasks.registry import task_for
 from studio.gui.data.folder_health import FolderCharts, samples_html
-from studio.gui.data.images import THUMBNAIL, ImageGrid, framed, pixmap
+from studio.gui.data.images import THUMBNAIL, ImageGrid, framed, pixmap, thumbnail
 from studio.gui.data.views import Preview
 
 CARD_SIDE = 88
@@ -31,6 +31,10 @@ class SampleViews:
         """Whether the labels are classes (else numbers, whose spread is charted)."""
         return task_for(loaded.info.task).has_classes
 
+    def charted(self, loaded: LoadedData) -> list[int]:
+        """Every class."""
+        return list(range(loaded.info.num_classes))
+
     def label_text(self, loaded: LoadedData, index: int) -> str:
         """The class name of sample ``index``, or its value."""
         value = loaded.labels[index]
@@ -42,6 +46,13 @@ class SampleViews:
         """The label, and whether the picture is a thumbnail."""
         return (self.label_text(loaded, index),
                 "" if max(image.shape[:2]) < THUMBNAIL else " (thumbnail)")
+
+    def card_image(self, loaded: LoadedData, index: int, size: int) -> np.ndarray | None:
+        """Sample ``index``'s pixels: held in memory, or its file's thumbnail of at most
+        ``size`` pixels across; None if the file cannot be read."""
+        if isinstance(loaded.samples, ArraySamples):
+            return loaded.samples.x[index]
+        return thumbnail(loaded.samples.paths[index], size)
 
     def picture(self, loaded: LoadedData, index: int, image: np.ndarray, size: QSize
                 ) -> QPixmap:

@@ -27,8 +27,9 @@ from studio.core.base.messages import count
 from studio.core.data.types import SPLITS, ArraySamples, FileSamples, LoadedData, TableSamples
 from studio.core.model.params import format_shape
 from studio.core.tasks.registry import DEFAULT_TASK, task_for
-from studio.gui.data.images import THUMBNAIL, thumbnail
+from studio.gui.data.images import THUMBNAIL
 from studio.gui.data.registry import data_views_for
+from studio.gui.data.views import DataViews
 from studio.gui.widgets.forms import same_width
 from studio.gui.widgets.jobs import JobSlot
 
@@ -54,13 +55,13 @@ def pick(loaded: LoadedData, split: str, n: int, seed: int = 0) -> np.ndarray:
     return order[:n]
 
 
-def _thumbnails(paths, size: int = THUMBNAIL):
+def _card_images(views: DataViews, loaded: LoadedData, indices: np.ndarray, size: int):
     def task(on_event, stop):
         out = []
-        for path in paths:
+        for index in indices:
             if stop.is_set():
                 break
-            out.append(thumbnail(path, size))
+            out.append(views.card_image(loaded, index, size))
         return out
 
     return task
@@ -196,11 +197,11 @@ class SamplesView(QWidget):
             item.setTextAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
             self.grid.addItem(item)
         self.stack.setCurrentWidget(self.grid)
-        if isinstance(loaded.samples, ArraySamples):
-            self._show_thumbnails([loaded.samples.x[i] for i in self.indices])
+        size = max(icon, THUMBNAIL)
+        if isinstance(loaded.samples, ArraySamples):  # in memory: drawn at once
+            self._show_thumbnails([self.views.card_image(loaded, i, size) for i in self.indices])
         else:
-            self.job.start(_thumbnails([loaded.samples.paths[i] for i in self.indices],
-                                       max(icon, THUMBNAIL)))
+            self.job.start(_card_images(self.views, loaded, self.indices, size))
 
     def _show_thumbnails(self, images: list[np.ndarray | None]) -> None:
         loaded = self.loaded

@@ -1,5 +1,7 @@
-"""Choosing where the data comes from: a bundled or Keras dataset, an image folder, a CSV, or a
-detection dataset (a folder of images with box labels, or the detection demo set)."""
+"""Choosing where the data comes from: a bundled or Keras dataset, an image folder, a CSV, a
+detection dataset (a folder of images with box labels, or the detection demo set), or a
+segmentation dataset (a folder of images with masks, its masks maybe in a folder of their own,
+or the segmentation demo set)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ from studio.core.data.detection import demo
 from studio.core.data.detection.formats import FORMATS
 from studio.core.data.detection.source import DEMO_IMAGES, DEMO_TITLE
 from studio.core.data.detection.source import TASK as DETECTION
+from studio.core.data.segmentation import demo as segmentation_demo
+from studio.core.data.segmentation import source as segmentation
 from studio.core.data.tables import csv_columns
 from studio.core.data.types import DataError, DatasetInfo
 from studio.core.model.params import format_shape
@@ -41,9 +45,12 @@ LABEL_NAMES = ("label", "labels", "class", "target", "y")
 """Column names taken as the label when a CSV is picked (else its last column)."""
 ERROR_STYLE = "color: #b3261e;"
 CLASSES_LISTED = 8
-PICKED_BY_PATH = ("folder", "csv", "detection")
+PICKED_BY_PATH = ("folder", "csv", "detection", "segmentation")
 """Sources whose data is a folder or file the person picks."""
 DEMO_KEY = "detection:demo"
+SEGMENTATION_DEMO_KEY = "segmentation:demo"
+DEMO_TASKS = {"detection": DETECTION, "segmentation": segmentation.TASK}
+"""The task of each source whose demo set has an entry of its own."""
 AUTO_FORMAT = "Auto (from the files)"
 FORMAT_TIPS = {
     "auto": "Find the format from the folder's layout and files",
@@ -77,11 +84,20 @@ def _sources() -> list[tuple[str, str, str]]:
     entries += [(f"{DEMO_TITLE} (bundled, offline)", DEMO_KEY,
                  f"{sum(DEMO_IMAGES.values()):,} images of {demo.SIDE}×{demo.SIDE} with 1 to "
                  "5 digits each, boxed: drawn from MNIST-10k on first use; works offline"),
+                (f"{segmentation.DEMO_TITLE} (bundled, offline)", SEGMENTATION_DEMO_KEY,
+                 f"{sum(segmentation.DEMO_IMAGES.values()):,} grey images of "
+                 f"{segmentation_demo.SIDE}×{segmentation_demo.SIDE} with 1 to 3 digits each, "
+                 "every pixel labelled with its digit or background: drawn from MNIST-10k on "
+                 "first use; works offline"),
                 ("Image folder…", "folder",
                  "Your own images: a folder with one subfolder of images per class"),
                 ("Detection folder…", "detection",
                  "Your own images with boxes: labels in YOLO, Pascal VOC, COCO or KITTI "
                  "format"),
+                ("Segmentation folder…", "segmentation",
+                 "Your own images with masks (a class per pixel): images/ and masks/ folders, "
+                 "Pascal VOC's JPEGImages/ and SegmentationClass/, or a folder of images whose "
+                 "masks you choose next"),
                 ("CSV file…", "csv",
                  "A table with a header row: numeric columns or a text column, and a label")]
     return entries
@@ -94,8 +110,8 @@ def _formats() -> list[tuple[str, str, str]]:
 
 def source_key(choice: DatasetChoice) -> str:
     """The source box's value for a choice."""
-    if choice.source == "detection":
-        return "detection" if choice.path else DEMO_KEY
+    if choice.source in DEMO_TASKS:
+        return choice.source if choice.path else f"{choice.source}:demo"
     return choice.source if choice.source in ("folder", "csv") else f"{choice.source}:{choice.name}"
 
 
@@ -117,6 +133,19 @@ def _readonly(placeholder: str, tip: str) -> QLineEdit:
     return edit
 
 
+def _optional_folder(tips: tuple[str, str, str], ask, clear
+                     ) -> tuple[QLineEdit, QToolButton, QToolButton]:
+    """An optional folder's read-only field, its "…" button calling ``ask`` and its clear
+    button calling ``clear`` (``tips``: each one's tooltip)."""
+    browse, forget = QToolButton(), QToolButton()
+    browse.setText("…")
+    forget.setIcon(forget.style().standardIcon(QStyle.StandardPixmap.SP_LineEditClearButton))
+    for button, tip, clicked in ((browse, tips[1], ask), (forget, tips[2], clear)):
+        button.setToolTip(tip)
+        button.clicked.connect(clicked)
+    return _readonly("Optional", tips[0]), browse, forget
+
+
 class SourceForm(QGroupBox):
     """Picks the source; every change is one undoable edit of the project's dataset."""
 
@@ -130,20 +159,22 @@ class SourceForm(QGroupBox):
         self.browse = QPushButton("Browse…")
         self.browse.setToolTip("Choose another folder or file (you can also drop one here)")
         self.browse.clicked.connect(self.ask_path)
-        self.validation_path = _readonly(
-            "Optional",
-            "Optional: a folder with the same class subfolders, used for validation instead of "
-            "a share of the training folder")
-        self.validation_browse = QToolButton()
-        self.validation_browse.setText("…")
-        self.validation_browse.setToolTip("Choose a separate validation folder")
-        self.validation_browse.clicked.connect(self._ask_validation)
-        self.validation_clear = QToolButton()
-        self.validation_clear.setIcon(
-            self.style().standardIcon(QStyle.StandardPixmap.SP_LineEditClearButton))
-        self.validation_clear.setToolTip("Split validation off the training folder instead")
-        self.validation_clear.clicked.connect(
-            lambda: edit_dataset(doc, "Clear validation folder", validation_path=""))
+        self.validation_path, self.validation_browse, self.validation_clear = (
+            _optional_folder(
+                ("Optional: a folder with the same class subfolders, used for validation "
+                 "instead of a share of the training folder",
+                 "Choose a separate validation folder",
+                 "Split validation off the training folder instead"),
+                self._ask_validation,
+                lambda: edit_dataset(doc, "Clear validation folder", validation_path="")))
+        self.mask_path, self.mask_browse, self.mask_clear = _optional_folder(
+            ("Optional: a folder holding the masks, when they are not beside the images (a "
+             "mask shares its image's file name)",
+             "Choose the folder holding the masks",
+             "Find the masks beside the images instead"),
+            self._ask_masks,
+            lambda: edit_dataset(doc, "Find masks beside the images", mask_path=""))
+        self.mask_path.setPlaceholderText("With the images")
         self.label_column = narrow_box()
         self.label_column.setToolTip("The column holding what the model should predict")
         self.label_column.activated.connect(self._label_chosen)
@@ -172,6 +203,7 @@ class SourceForm(QGroupBox):
         self.form.addRow("Validation",
                          _path_row(self.validation_path, self.validation_browse,
                                    self.validation_clear))
+        self.form.addRow("Masks", _path_row(self.mask_path, self.mask_browse, self.mask_clear))
         self.form.addRow("Label column", self.label_column)
         self.form.addRow("Text column", self.text_column)
         self.form.addRow("Task", self.task)
@@ -185,9 +217,11 @@ class SourceForm(QGroupBox):
         show_choice(self.source, source_key(choice))
         folder, table = choice.source == "folder", choice.source == "csv"
         boxes = choice.source == "detection" and bool(choice.path)
-        self.form.setRowVisible(1, folder or table or boxes)
+        masks = choice.source == "segmentation" and bool(choice.path)
+        self.form.setRowVisible(1, folder or table or boxes or masks)
         self.form.setRowVisible(self.label_format, boxes)
         self.form.setRowVisible(self.validation_path.parentWidget(), folder)
+        self.form.setRowVisible(self.mask_path.parentWidget(), masks)
         for box in (self.label_column, self.text_column, self.task):
             self.form.setRowVisible(box, table)
         self.path.setPlaceholderText("No CSV file chosen" if table else "No folder chosen")
@@ -196,6 +230,9 @@ class SourceForm(QGroupBox):
         self.path.setToolTip(choice.path or "The folder or file the samples are read from")
         self.validation_path.setText(choice.validation_path)
         self.validation_clear.setEnabled(bool(choice.validation_path))
+        self.mask_path.setText(choice.mask_path)
+        self.mask_path.setToolTip(choice.mask_path or self.mask_path.placeholderText())
+        self.mask_clear.setEnabled(bool(choice.mask_path))
         if table:
             self._show_columns(choice)
         show_choice(self.task, choice.task)
@@ -259,11 +296,11 @@ class SourceForm(QGroupBox):
                 show_choice(self.source, source_key(self.doc.project.dataset))
             return
         source, name = key.split(":", 1)
-        detection = source == "detection"
+        demo_set = source in DEMO_TASKS
         edit_dataset(self.doc, f"Use {self.source.itemText(index)}", source=source,
-                     name="" if detection else name, path="", validation_path="",
-                     label_column="", text_column="", label_format="auto",
-                     task=DETECTION if detection else DEFAULT_TASK)
+                     name="" if demo_set else name, path="", validation_path="",
+                     mask_path="", label_column="", text_column="", label_format="auto",
+                     task=DEMO_TASKS.get(source, DEFAULT_TASK))
 
     def _format_chosen(self, index: int) -> None:
         value = self.label_format.itemData(index)
@@ -286,30 +323,36 @@ class SourceForm(QGroupBox):
             path = QFileDialog.getExistingDirectory(
                 self, "Choose a detection dataset (images with YOLO, Pascal VOC, COCO or KITTI "
                 "labels)", start)
+        elif kind == "segmentation":
+            path = QFileDialog.getExistingDirectory(
+                self, "Choose a segmentation dataset (images with masks, or images alone and "
+                "their masks next)", start)
         else:
             path = QFileDialog.getExistingDirectory(
                 self, "Choose an image folder (one subfolder per class)", start)
         if path:
-            self.pick(Path(path), detection=kind == "detection")
+            self.pick(Path(path), kind)
         return bool(path)
 
-    def pick(self, path: Path, detection: bool | None = None) -> None:
-        """Use a folder of class subfolders, a detection dataset (``detection``; None: if the
-        data is one now), or a CSV file, as the data (one undoable edit)."""
+    def pick(self, path: Path, kind: str | None = None) -> None:
+        """Use a folder of class subfolders, a detection or a segmentation dataset (``kind``
+        ``detection`` or ``segmentation``; None: if the data is one now), or a CSV file, as
+        the data (one undoable edit)."""
         absolute = absolute_data_path(path)
-        if detection is None:
-            detection = self.doc.project.dataset.source == "detection"
-        if path.is_dir() and detection:
-            edit_dataset(self.doc, f"Use detection folder {path.name}", source="detection",
-                         name="", path=absolute, validation_path="", label_column="",
-                         text_column="", label_format="auto", task=DETECTION)
+        if kind is None:
+            kind = self.doc.project.dataset.source
+        if path.is_dir() and kind in DEMO_TASKS:
+            edit_dataset(self.doc, f"Use {kind} folder {path.name}", source=kind, name="",
+                         path=absolute, validation_path="", mask_path="", label_column="",
+                         text_column="", label_format="auto", task=DEMO_TASKS[kind])
         elif path.is_dir():
             edit_dataset(self.doc, f"Use image folder {path.name}", source="folder",
-                         path=absolute, validation_path="", label_column="", text_column="",
-                         task=DEFAULT_TASK)
+                         path=absolute, validation_path="", mask_path="", label_column="",
+                         text_column="", task=DEFAULT_TASK)
         else:
             edit_dataset(self.doc, f"Use CSV file {path.name}", source="csv", path=absolute,
-                         validation_path="", label_column=_default_label(self.columns(absolute)),
+                         validation_path="", mask_path="",
+                         label_column=_default_label(self.columns(absolute)),
                          text_column="", task=DEFAULT_TASK)
 
     def _ask_validation(self) -> None:
@@ -319,6 +362,15 @@ class SourceForm(QGroupBox):
         if path:
             edit_dataset(self.doc, "Set validation folder",
                          validation_path=absolute_data_path(path))
+
+    def _ask_masks(self) -> None:
+        choice = self.doc.project.dataset
+        start = self._start_dir(choice.mask_path or choice.path)
+        path = QFileDialog.getExistingDirectory(
+            self, "Choose the folder holding the masks (each named as its image)", start)
+        if path:
+            edit_dataset(self.doc, f"Read masks from {Path(path).name}",
+                         mask_path=absolute_data_path(path))
 
     def _label_chosen(self, index: int) -> None:
         label = self.label_column.itemData(index)

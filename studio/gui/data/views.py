@@ -39,12 +39,21 @@ class DataViews(Protocol):
     def counts_classes(self, loaded: LoadedData) -> bool:
         """Whether the chart counts classes (else it spreads the label values)."""
 
+    def charted(self, loaded: LoadedData) -> list[int]:
+        """The classes the class chart draws (the table lists every one): all but those that
+        would flatten the others' bars (a segmentation's background)."""
+
     def label_text(self, loaded: LoadedData, index: int) -> str:
         """The label of sample ``index`` as a person reads it, in a few words."""
 
     def card_tip(self, loaded: LoadedData, index: int, image: np.ndarray) -> tuple[str, str]:
         """The label of sample ``index`` in full for its card's tooltip, and a note on the size
         of its picture ``image`` (say ``(thumbnail)``), empty or starting with a space."""
+
+    def card_image(self, loaded: LoadedData, index: int, size: int) -> np.ndarray | None:
+        """Sample ``index``'s pixels for its card (uint8 H × W × C; a file's thumbnail of at
+        most ``size`` pixels across), with what is drawn into them (a segmentation's mask);
+        None if unreadable. Runs off the UI thread for files: it touches no widget."""
 
     def picture(self, loaded: LoadedData, index: int, image: np.ndarray, size: QSize
                 ) -> QPixmap:
