@@ -84,6 +84,15 @@ def detection_run(tmp_path_factory):
     return built_once(tmp_path_factory, "detection-run", trained_detection_run)
 
 
+@pytest.fixture(scope="session")
+def segmenter_run(tmp_path_factory):
+    """A finished one-epoch run of the tiny segmentation model on the demo set's folder
+    (``tests.segmentation_runs``; trained once for all workers; treat as read-only)."""
+    from tests.segmentation_runs import trained_segmentation_run
+
+    return built_once(tmp_path_factory, "segmenter-run", trained_segmentation_run)
+
+
 @pytest.fixture
 def gate(monkeypatch):
     """A closed :class:`~tests.gate.Gate`, opened when the test ends so nothing stays held.

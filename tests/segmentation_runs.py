@@ -82,3 +82,13 @@ def stripes(height: int, width: int) -> np.ndarray:
     image[:, width // 3:] = 128
     image[:, 2 * width // 3:] = 255
     return image
+
+
+def trained_segmentation_run(folder: Path) -> Path:
+    """The folder of a finished one-epoch run of ``segmenter`` on ``demo_folder`` under
+    ``folder``."""
+    from studio.core.training.trainer import train
+
+    result = train(segmenter(demo_folder(folder / "digits")), folder / "runs")
+    assert result.status == "finished", result
+    return result.run_dir
