@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -12,7 +13,7 @@ from studio.core.base.runtime import configure_environment  # noqa: E402
 
 configure_environment()
 
-from PySide6.QtCore import QEventLoop, QObject, QTimer, Slot  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, QTimer, Slot  # noqa: E402
 from PySide6.QtWidgets import QMessageBox, QWidget  # noqa: E402
 
 from studio.core.project.document import Project  # noqa: E402
@@ -77,17 +78,49 @@ def demo_run_workspace(folder: str) -> Path:
     return trained
 
 
-def open_try_view(trained: Path, size: tuple[int, int] | None = None) -> MainWindow:
-    """The demo window (at ``size``, see ``open_demo_window``) with the runs in ``trained`` as
-    its own (an unsaved project lists only the runs in its scratch place) and TensorFlow
-    warmed up, as the app does once the window shows, showing the Try view once its model
-    has loaded."""
-    window = open_demo_window(size=size)
+def open_try_view(trained: Path, size: tuple[int, int] | None = None,
+                  project: Project | None = None) -> MainWindow:
+    """The window on ``project`` (the demo by default; at ``size``, see ``open_demo_window``)
+    with the runs in ``trained`` as its own (an unsaved project lists only the runs in its
+    scratch place) and TensorFlow warmed up, as the app does once the window shows, showing
+    the Try view once its model has loaded."""
+    window = open_demo_window(project, size=size)
     shutil.copytree(trained, runs_root(window.doc.place), dirs_exist_ok=True)
     warm_up(window)
     window.views.setCurrentWidget(window.try_panel)
     wait_for(window.try_panel.model_ready)
     return window
+
+
+class PaintClock:
+    """Notes when a widget of ``kind`` (a class) first paints after ``reset``."""
+
+    def __init__(self, kind: type) -> None:
+        self.painted_at: float | None = None
+        original = kind.paintEvent
+
+        def timed(widget, event) -> None:
+            original(widget, event)
+            if self.painted_at is None:
+                self.painted_at = time.perf_counter()
+
+        kind.paintEvent = timed
+
+
+def time_drops(window: MainWindow, images: list[Path], clock: PaintClock) -> list[float]:
+    """Seconds from dropping each of ``images`` on the canvas, as a person would, to its
+    answer painted (as ``clock`` notes it)."""
+    target = window.canvas.viewport()
+    seconds = []
+    for path in images:
+        clock.painted_at = None
+        window.views.setCurrentIndex(0)
+        started = time.perf_counter()
+        drop(target, [path])
+        while clock.painted_at is None:
+            QCoreApplication.processEvents()
+        seconds.append(clock.painted_at - started)
+    return seconds
 
 
 def close_discarding(window: MainWindow) -> None:

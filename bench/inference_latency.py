@@ -17,54 +17,29 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from gui_session import close_discarding, demo_run_workspace, drop, open_try_view, wait_for  # noqa: E402
+from gui_session import (  # noqa: E402
+    PaintClock,
+    close_discarding,
+    demo_run_workspace,
+    drop,
+    open_try_view,
+    time_drops,
+    wait_for,
+)
 from gui_stalls import LatenessProbe, summary  # noqa: E402
 from PIL import Image  # noqa: E402
-from PySide6.QtCore import QCoreApplication  # noqa: E402
 
 from studio.core.data.sources import load_arrays  # noqa: E402
 from studio.core.project.document import DatasetChoice  # noqa: E402
 from studio.gui.tasks import classification  # noqa: E402
 
 WARM_UP = 2
-
-
-class PaintClock:
-    """Notes when a newly made card's bars first paint."""
-
-    def __init__(self) -> None:
-        self.painted_at: float | None = None
-        original = classification.ProbabilityBars.paintEvent
-
-        def timed(bars, event) -> None:
-            original(bars, event)
-            if self.painted_at is None:
-                self.painted_at = time.perf_counter()
-
-        classification.ProbabilityBars.paintEvent = timed
-
-
-def time_drops(window, images: list[Path]) -> list[float]:
-    """Seconds from each drop to its bars painted."""
-    clock = PaintClock()
-    target = window.canvas.viewport()
-    seconds = []
-    for path in images:
-        clock.painted_at = None
-        window.views.setCurrentIndex(0)  # drop on the canvas, as a person would
-        started = time.perf_counter()
-        drop(target, [path])
-        while clock.painted_at is None:
-            QCoreApplication.processEvents()
-        seconds.append(clock.painted_at - started)
-    return seconds
 
 
 def main() -> None:
@@ -83,7 +58,8 @@ def main() -> None:
             Image.fromarray(x[index % len(x), ..., 0]).save(path)
             images.append(path)
         window = open_try_view(trained)
-        seconds = time_drops(window, images[: args.drops + WARM_UP])[WARM_UP:]
+        clock = PaintClock(classification.ProbabilityBars)  # a new card's bars
+        seconds = time_drops(window, images[: args.drops + WARM_UP], clock)[WARM_UP:]
         probe = LatenessProbe()
         probe.start()
         drop(window.canvas.viewport(), [folder])

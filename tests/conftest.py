@@ -85,7 +85,7 @@ def detection_run(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def segmentation_trained_run(tmp_path_factory):
+def trained_segmenter(tmp_path_factory):
     """A finished one-epoch run of a tiny segmentation model on 12 demo images
     (``tests.segmentation_runs``; trained once for all workers; treat as read-only)."""
     from tests.segmentation_runs import trained_segmentation_run

@@ -5,6 +5,7 @@ train to the same first-epoch loss as the app's own run."""
 from __future__ import annotations
 
 import json
+import re
 import runpy
 import shutil
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ import pytest
 from studio.core.base.paths import workspace
 from studio.core.data.builtin import cache_path
 from studio.core.data.sources import load
+from studio.core.data.types import DataError
 from studio.core.export.python_code import export_code
 from studio.core.model.graph import Graph, Node
 from studio.core.project.document import DatasetChoice, Project, Schedule
@@ -24,6 +26,7 @@ from studio.core.runs.folders import MODEL_FILE
 from studio.core.training.trainer import train
 from tests.helpers import digit_folder
 from tests.script_runs import Job, run_jobs
+from tests.segmentation_runs import demo_folder, segmenter
 
 LOSS_TOLERANCE = 1e-4
 """Relative: the script feeds the same batches in the same order to the same model, so only
@@ -120,8 +123,14 @@ def bfloat16_table_project(tmp_path: Path) -> Project:
     return project
 
 
+def segmentation_project(tmp_path: Path) -> Project:
+    """A folder of the demo set's images and masks, read at 16 × 16 by two convolutions."""
+    return segmenter(demo_folder(tmp_path / "digits"))
+
+
 PROJECTS = {"folder": big_folder_project, "builtin": builtin_project, "table": table_project,
-            "text": text_project, "bfloat16": bfloat16_table_project}
+            "text": text_project, "bfloat16": bfloat16_table_project,
+            "segmentation": segmentation_project}
 
 
 def augmented_project(tmp_path: Path) -> Project:
@@ -214,6 +223,9 @@ def test_the_script_trains_like_the_app(tmp_path, exported, kind):
                                                           rel=LOSS_TOLERANCE)
     assert summary["history"]["val_loss"][0] == pytest.approx(ours.epochs[0]["val_loss"],
                                                               rel=LOSS_TOLERANCE)
+    for score in summary["history"].keys() & {"val_mean_iou", "val_pixel_accuracy"}:
+        assert summary["history"][score][0] == pytest.approx(ours.epochs[0][score],
+                                                             rel=LOSS_TOLERANCE)
 
 
 def test_augmentation_class_weights_schedule_early_stopping_and_checkpoints(tmp_path, exported):
@@ -255,3 +267,17 @@ def test_a_separate_validation_folder_is_read_as_the_app_reads_it(tmp_path):
     for name, indices in ours.splits.items():
         np.testing.assert_array_equal(splits[name], indices)
     assert len(splits["validation"]) == 5
+
+
+def test_a_segmentation_script_carries_its_loss_and_metrics_and_reads_no_demo(tmp_path,
+                                                                             exported):
+    case = exported["segmentation"]
+    text = (case.folder / "exported.py").read_text(encoding="utf-8")
+    assert not re.search(r"^\s*(from|import) studio", text, re.M)
+    assert "losses = [segmentation_loss(kind='cross_entropy_dice', from_logits=False, " in text
+    assert "METRICS = [metric() for metric in metric_classes()]" in text
+    assert "DATA = HERE / 'digits'" in text and "'images/train/" in text
+    assert set(script_summary(case)["history"]) >= {"val_mean_iou", "val_pixel_accuracy"}
+    case.project.dataset.path = ""
+    with pytest.raises(DataError, match="^The segmentation demo set is drawn by Layer Studio"):
+        export_code(case.project)

@@ -5,17 +5,13 @@ snippet decoding the boxes as the app does."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from studio.cli import main
 from studio.core.data.image_pipeline import preprocess_image_files
-from studio.core.export import exporter
-from studio.core.export.exporter import export_run
 from studio.core.export.formats import FORMATS, load_answer
 from studio.core.runs import folders as runs
 from studio.core.tasks.detection.agreement import export_agreement
@@ -25,7 +21,12 @@ from studio.core.tasks.detection.decode import decode
 from studio.core.tasks.detection.map_callback import SCORE_THRESHOLD as MAP_THRESHOLD
 from studio.core.tasks.registry import task_for
 from tests.core.test_detection_training import outputs_finding
-from tests.core.test_export import COMPANIONS
+from tests.core.test_export import (
+    answers_changed,
+    check_report,
+    exports_of,
+    flagged_keras_export,
+)
 from tests.core.test_predictor import keras_answers, run_prep
 
 
@@ -33,15 +34,7 @@ from tests.core.test_predictor import keras_answers, run_prep
 def exported(detection_run, tmp_path_factory):
     """``export(fmt)``: the detection run exported in ``fmt`` (once per module), as (report,
     folder)."""
-    made: dict[str, tuple] = {}
-
-    def export(fmt: str):
-        if fmt not in made:
-            out = tmp_path_factory.mktemp(fmt) / "out"
-            made[fmt] = export_run(detection_run, fmt, out), out
-        return made[fmt]
-
-    return export
+    return exports_of(detection_run, tmp_path_factory)
 
 
 def validation_files(run: Path) -> list[Path]:
@@ -116,42 +109,21 @@ def iou(a, b) -> float:
 @pytest.mark.parametrize("fmt", list(FORMATS))
 def test_each_format_exports_a_detector_verified_by_its_boxes(keras_side, exported, fmt):
     report, out = exported(fmt)
-    form = FORMATS[fmt]
     expected = oracle(keras_side, fmt, out)
-    assert set(report.files) == COMPANIONS | {form.file}
-    assert report.samples == 4 and report.latency_ms > 0 and report.size > 0
-    assert report.threshold == (95.0 if fmt == "tflite-int8" else 99.0)
-    assert report.agreement_name == "box agreement"
-    assert report.agreement == pytest.approx(expected["agreement"])
-    assert report.scores == pytest.approx({"map50": expected["map50"],
-                                           "keras_map50": expected["keras_map50"]})
-    assert report.flagged == (expected["agreement"] < report.threshold)
+    check_report(report, out, fmt, "box agreement", (99.0, 95.0),
+                 {k: expected[k] for k in ("agreement", "map50", "keras_map50")})
     assert (f"finds {expected['agreement']:.1f}% of the Keras model's {expected['boxes']} boxes "
             f"(same class, IoU ≥ 0.9) in 4 validation samples") in report.note
     assert (f"mAP@0.5 {expected['map50']:.3f}, against the Keras model's "
             f"{expected['keras_map50']:.3f}.") in report.note
-    written = json.loads((out / "verification.json").read_text())
-    assert written["agreement"] == report.agreement and written["scores"] == report.scores
-    if fmt in ("keras", "savedmodel", "onnx"):  # the same float32 arithmetic as Keras's
-        assert report.agreement == 100 and not report.flagged
     readme = (out / "README.md").read_text()
     assert "are not in the exported graph but here, in NumPy" in readme
 
 
 def test_an_export_answering_with_moved_boxes_is_flagged(detection_run, tmp_path, monkeypatch,
                                                          capsys):
-    real = exporter.load_answer
-
-    def moved(*args):
-        answer = real(*args)
-        return lambda x: np.roll(answer(x), 2, axis=2)  # every box two cells to the right
-
-    monkeypatch.setattr(exporter, "load_answer", moved)  # where the export calls it
-    out = tmp_path / "out"
-    assert main(["export", str(detection_run), "--format", "keras", "-o", str(out)]) == 1
-    printed, warned = capsys.readouterr()
-    report = json.loads((out / "verification.json").read_text())
-    assert report["flagged"] and report["agreement"] < 50
+    answers_changed(monkeypatch, lambda y: np.roll(y, 2, axis=2))  # every box two cells right
+    report, printed, warned = flagged_keras_export(detection_run, tmp_path / "out", capsys)
     assert printed.splitlines()[1].startswith(
         f"Checked on 4 validation samples: box agreement {report['agreement']:.1f}% (threshold "
         f"99%), map50 {report['scores']['map50']:.3f}, keras_map50 "

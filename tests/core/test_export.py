@@ -27,6 +27,42 @@ from tests.helpers import snapshot
 COMPANIONS = {"labels.txt", "preprocessing.json", "README.md", "verification.json"}
 
 
+def exports_of(run: Path, tmp_path_factory):
+    """``export(fmt)``: ``run`` exported in ``fmt`` (once for each format), as (report,
+    folder); for a module's fixture."""
+    made: dict[str, tuple] = {}
+
+    def export(fmt: str):
+        if fmt not in made:
+            out = tmp_path_factory.mktemp(fmt) / "out"
+            made[fmt] = export_run(run, fmt, out), out
+        return made[fmt]
+
+    return export
+
+
+def check_report(report, out: Path, fmt: str, name: str, thresholds: tuple[float, float],
+                 expected: dict) -> None:
+    """A task's export ``report`` (in ``out``) on the 4 validation samples of a tiny run
+    holds its ``expected`` agreement (``expected["agreement"]``, as ``name`` says) and
+    scores (the rest), is flagged under ``thresholds`` (float, int8), is written in
+    verification.json, and agrees fully in the formats of Keras's float32 arithmetic."""
+    form = FORMATS[fmt]
+    scores = {k: v for k, v in expected.items() if k != "agreement"}
+    assert set(report.files) == COMPANIONS | {form.file}
+    assert report.samples == 4 and report.latency_ms > 0 and report.size > 0
+    assert report.threshold == thresholds[form.quantised]
+    assert report.agreement_name == name
+    assert report.agreement == pytest.approx(expected["agreement"])
+    assert report.scores == pytest.approx(scores)
+    assert report.flagged == (expected["agreement"] < report.threshold)
+    written = json.loads((out / "verification.json").read_text())
+    assert written["agreement"] == report.agreement and written["scores"] == report.scores
+    assert written["latency_ms"] == report.latency_ms and written["size"] == report.size
+    if fmt in ("keras", "savedmodel", "onnx"):
+        assert report.agreement == 100 and not report.flagged
+
+
 @pytest.fixture
 def target(tmp_path) -> Path:
     """An export folder already holding a file of its own and an older model.tflite."""
@@ -88,14 +124,29 @@ def test_the_readme_snippet_answers_as_the_keras_model_does(cnn_run, tmp_path, m
         scope["outputs"]))]
 
 
-def test_an_export_answering_differently_is_flagged_and_kept(cnn_run, tmp_path, monkeypatch):
+def answers_changed(monkeypatch, change) -> None:
+    """Make every reloaded export answer with ``change`` applied to its outputs."""
     real = exporter.load_answer
 
-    def shifted(*args):
+    def changed(*args):
         answer = real(*args)
-        return lambda x: np.roll(answer(x), 1, axis=-1)
+        return lambda x: change(answer(x))
 
-    monkeypatch.setattr(exporter, "load_answer", shifted)  # where the export calls it
+    monkeypatch.setattr(exporter, "load_answer", changed)  # where the export calls it
+
+
+def flagged_keras_export(run: Path, out: Path, capsys) -> tuple[dict, str, str]:
+    """``studio export RUN --format keras -o OUT``, which must exit 1 (flagged): the
+    verification.json written, and what it printed and warned."""
+    assert main(["export", str(run), "--format", "keras", "-o", str(out)]) == 1
+    printed, warned = capsys.readouterr()
+    report = json.loads((out / "verification.json").read_text())
+    assert report["flagged"] and report["agreement"] < 50
+    return report, printed, warned
+
+
+def test_an_export_answering_differently_is_flagged_and_kept(cnn_run, tmp_path, monkeypatch):
+    answers_changed(monkeypatch, lambda y: np.roll(y, 1, axis=-1))
     report = export_run(cnn_run, "tflite", tmp_path / "out")
     assert report.flagged and report.agreement < 50
     assert "under the 99%" in report.note

@@ -35,6 +35,7 @@ from tests.core.search_support import (
 )
 from tests.detection_runs import detection_project
 from tests.gate import HOLD_SECONDS
+from tests.segmentation_runs import demo_folder, segmenter
 
 
 @pytest.fixture(scope="module")
@@ -250,3 +251,20 @@ def test_a_detection_search_maximises_validation_map50(tmp_path, pool):
     ranked = sorted(result.trials, key=lambda t: t.value, reverse=True)
     assert ranked[0].value > ranked[1].value
     assert result.best is ranked[0] and events[-1]["best"] == ranked[0].number
+
+
+def test_a_segmentation_search_maximises_validation_mean_iou(tmp_path, pool):
+    """A segmentation project left with the classifier's default metric searches
+    val_mean_iou, the best trial the one of highest mean IoU."""
+    project = searched(segmenter(demo_folder(tmp_path / "digits")), "grid",
+                       Dimension("training.learning_rate", values=[0.01, 0.00001]), workers=1)
+    assert project.search.metric == "val_accuracy"
+    result, events = search(project, tmp_path, pool)
+    assert [t.status for t in result.trials] == ["finished"] * 2
+    for trial in result.trials:
+        assert len(trial.epochs) == 1 and trial.value == trial.epochs[0]["val_mean_iou"]
+        assert 0 <= trial.value <= 1
+    saved = read_state(tmp_path / "search").project.search
+    assert saved.metric == "val_mean_iou" and not saved.minimize
+    assert result.best.value == max(t.value for t in result.trials)
+    assert events[-1]["best"] == result.best.number

@@ -27,11 +27,11 @@ PROGRESS: list[tuple[str, int, int]] = []
 
 
 @pytest.fixture(scope="module")
-def evaluated(segmentation_trained_run) -> SegmentationEvaluation:
+def evaluated(trained_segmenter) -> SegmentationEvaluation:
     """The run's validation split evaluated in batches of 3 (its 4 images: two batches)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(evaluation_module, "BATCH_SIZE", 3)
-        return evaluate_run(segmentation_trained_run, "validation",
+        return evaluate_run(trained_segmenter, "validation",
                             on_progress=lambda *event: PROGRESS.append(event))
 
 
@@ -60,15 +60,15 @@ def oracle(run) -> tuple[float, np.ndarray, np.ndarray]:
             outputs.argmax(axis=-1))
 
 
-def test_a_segmentation_run_scores_as_keras_mean_iou_does(segmentation_trained_run,
+def test_a_segmentation_run_scores_as_keras_mean_iou_does(trained_segmenter,
                                                           evaluated):
-    expected, true, answered = oracle(segmentation_trained_run)
+    expected, true, answered = oracle(trained_segmenter)
     assert evaluated.split == "validation" and evaluated.size == 4
     assert evaluated.mean_iou == pytest.approx(expected, abs=1e-6)
     assert evaluated.pixel_accuracy == pytest.approx(np.mean(true == answered))
     assert evaluated.confusion.sum() == true.size
     # the one epoch's val_mean_iou, scored by training's metric, is the same number
-    last = runs.read_metrics(segmentation_trained_run)[-1]
+    last = runs.read_metrics(trained_segmenter)[-1]
     assert evaluated.mean_iou == pytest.approx(last["val_mean_iou"], abs=1e-5)
     assert np.isfinite(evaluated.loss) and evaluated.loss > 0
     # each image's IoU, and the masks of the lowest, are those of the model's answers
@@ -112,14 +112,14 @@ def evaluate(capsys, *args) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
-def test_studio_evaluate_prints_the_mean_iou_and_each_classs_iou(segmentation_trained_run,
+def test_studio_evaluate_prints_the_mean_iou_and_each_classs_iou(trained_segmenter,
                                                                  evaluated, capsys,
                                                                  monkeypatch):
     monkeypatch.setattr(evaluation_module, "BATCH_SIZE", 3)
-    code, out = evaluate(capsys, segmentation_trained_run)
+    code, out = evaluate(capsys, trained_segmenter)
     assert code == 0
     heading, text = out.split("\n", 1)
-    assert heading == f"{segmentation_trained_run.name}, final model, validation split"
+    assert heading == f"{trained_segmenter.name}, final model, validation split"
     assert text == task_for("segmentation").evaluation_text(evaluated) + "\n"
     first = text.splitlines()[0]
     assert first.startswith(f"4 images, {4 * SIDE * SIDE:,} pixels scored: mean IoU ")
@@ -128,7 +128,7 @@ def test_studio_evaluate_prints_the_mean_iou_and_each_classs_iou(segmentation_tr
     assert sorted(rows) == sorted(["background", *map(str, range(10))])
     # --json writes the same evaluation (scored once above) as a document
     monkeypatch.setattr(evaluation_module, "evaluate_run", lambda *args, **kw: evaluated)
-    code, out = evaluate(capsys, segmentation_trained_run, "--json")
+    code, out = evaluate(capsys, trained_segmenter, "--json")
     document = json.loads(out)
     assert code == 0 and document["mean_iou"] == pytest.approx(evaluated.mean_iou)
     assert [row["iou"] for row in document["per_class"]] == [

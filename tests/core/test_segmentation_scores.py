@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from studio.core.tasks.segmentation.agreement import export_agreement, pixel_agreement
 from studio.core.tasks.segmentation.evaluation import SegmentationEvaluation, evaluation_text
@@ -211,9 +212,12 @@ def test_answers_for_images_of_their_own_size():
     assert same["mask"].shape == (4, 4)
 
 
-def test_the_export_readme_snippet_reads_an_output(capsys):
+def test_the_export_readme_snippet_reads_an_output(capsys, tmp_path, monkeypatch):
     masks = np.zeros((1, 4, 4), np.uint8)
     masks[0, 0] = 2
-    exec(Segmentation().export_snippet(), {"np": np, "outputs": outputs_of(masks),
-                                           "labels": list(NAMES), "prep": {}})
-    assert capsys.readouterr().out == "{'background': 12, 'dog': 4}\n"
+    monkeypatch.chdir(tmp_path)  # where it saves mask.png
+    exec(Segmentation().export_snippet(), {"np": np, "outputs": outputs_of(masks),  # noqa: S102
+                                           "labels": list(NAMES), "prep": {}, "Image": Image,
+                                           "image": Image.new("L", (8, 4))})
+    assert capsys.readouterr().out == "{'background': 24, 'dog': 8}\n"  # in the 8 × 4 picture
+    assert np.asarray(Image.open(tmp_path / "mask.png")).shape == (4, 8)

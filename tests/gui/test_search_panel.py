@@ -37,6 +37,7 @@ from tests.gui.support import (
     show_tab,
 )
 from tests.run_folders import write_run
+from tests.segmentation_runs import demo_folder, segmenter
 
 LEFT = Qt.MouseButton.LeftButton
 SEARCH_TIMEOUT_MS = 4 * RUN_TIMEOUT_MS
@@ -431,3 +432,16 @@ def test_a_detection_project_searches_its_map50_by_default(window, qtbot):
     assert [box.itemData(i) for i in range(box.count())] == [
         "val_accuracy", "val_loss", "accuracy", "loss"]
     assert box.currentData() == "val_accuracy"
+
+
+def test_a_segmentation_project_searches_its_mean_iou_by_default(window, qtbot, tmp_path):
+    window.doc.replace(segmenter(demo_folder(tmp_path / "digits")), None)
+    show_tab(qtbot, window, "Search")
+    box = window.search.metric_box
+    assert [box.itemData(i) for i in range(box.count())] == [
+        "val_mean_iou", "val_pixel_accuracy", "val_loss", "mean_iou", "pixel_accuracy", "loss"]
+    assert box.currentText() == "Validation mean IoU"
+    assert window.search.curves.metric_box.currentText() == "Validation mean IoU"
+    box.setCurrentIndex(box.findData("val_pixel_accuracy"))
+    assert window.doc.project.search.metric == "val_pixel_accuracy"
+    assert not window.doc.project.search.minimize

@@ -20,10 +20,10 @@ LEFT = Qt.MouseButton.LeftButton
 
 
 @pytest.fixture
-def panel(qtbot, segmentation_trained_run):
+def panel(qtbot, trained_segmenter):
     """The Evaluate view offering the session's segmentation run (evaluating writes nothing
     to it), at the size it has in a 1280 x 720 window."""
-    yield from shown_panel(qtbot, segmentation_trained_run, 1280, 680)
+    yield from shown_panel(qtbot, trained_segmenter, 1280, 680)
 
 
 def painted(picture, x: int, y: int) -> np.ndarray:

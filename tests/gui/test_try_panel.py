@@ -19,10 +19,13 @@ from PySide6.QtWidgets import QFileDialog, QPushButton
 from studio.core.data.image_pipeline import preprocess_image_files
 from studio.core.data.sources import load_arrays
 from studio.core.data.table_pipeline import preprocess_rows
+from studio.core.inference.predictor import Prediction
 from studio.core.model.graph import Graph, Node
 from studio.core.project.document import DatasetChoice, Project
 from studio.core.training.trainer import train
 from studio.gui.data.preprocessing_dialog import PreprocessingDialog
+from studio.gui.inference.image_cards import ImageCards
+from studio.gui.inference.result_card import SELECTED_STYLE, ResultCard
 from tests.gui.support import RUN_TIMEOUT_MS, copied_run, drop_on, runs_of
 
 LEFT = Qt.MouseButton.LeftButton
@@ -416,3 +419,22 @@ def test_a_table_model_answers_an_example_typed_in_its_form(window, qtbot, tmp_p
     assert prediction.labels[0] == prep["class_names"][int(expected.argmax())]
     assert prediction.probabilities[0] == pytest.approx(expected.max(), abs=1e-5)
     assert panel.cards[0].answer is not None
+
+
+def test_a_new_card_restyles_only_the_cards_whose_choice_changed(qtbot, monkeypatch):
+    cards = ImageCards(lambda: None)
+    qtbot.addWidget(cards)
+    styled: list[ResultCard] = []
+    real = ResultCard.setStyleSheet
+
+    def counted(card, style):
+        styled.append(card)
+        real(card, style)
+
+    monkeypatch.setattr(ResultCard, "setStyleSheet", counted)
+    for index in range(6):
+        styled.clear()
+        cards.add([Prediction(f"{index}.png", ["cat"], [1.0], task="classification")])
+        # the new card (made plain, then chosen) and the one chosen before it
+        assert styled == [cards.cards[0], cards.cards[0], *cards.cards[1:2]]
+    assert [card.styleSheet() == SELECTED_STYLE for card in cards.cards] == [True] + [False] * 5

@@ -44,8 +44,6 @@ from studio.core.runs import folders as runs
 from studio.core.tasks.registry import task_for
 from studio.core.tasks.task import ExportAgreement
 
-SAMPLE_LIMIT = 200
-"""Validation samples the export's answers are compared on."""
 CALIBRATION_LIMIT = 100
 """Training samples int8 quantisation is calibrated on."""
 BATCH_SIZE = 100
@@ -132,10 +130,10 @@ class _Samples:
     calibration: np.ndarray | None
 
 
-def _samples(run_dir: Path, need_calibration: bool, emit: OnEvent, stop: threading.Event
-             ) -> _Samples:
-    """The samples to check the export on: the run's data read, split and prepared as in
-    training (without augmentation)."""
+def _samples(run_dir: Path, limit: int, need_calibration: bool, emit: OnEvent,
+             stop: threading.Event) -> _Samples:
+    """The samples to check the export on (up to ``limit`` validation ones): the run's data
+    read, split and prepared as in training (without augmentation)."""
 
     try:
         project = load_project(run_dir / runs.PROJECT_FILE)
@@ -152,7 +150,7 @@ def _samples(run_dir: Path, need_calibration: bool, emit: OnEvent, stop: threadi
     plain = replace(project.dataset, augmentation=Augmentation())
     pipes = make_pipelines(loaded, plain, BATCH_SIZE, project.training.seed,
                            output=output_settings(project.graph, loaded.info))
-    validation = _take(pipes.validation, min(SAMPLE_LIMIT, loaded.size("validation")))
+    validation = _take(pipes.validation, min(limit, loaded.size("validation")))
     calibration = (_take(pipes.train, min(CALIBRATION_LIMIT, loaded.size("train")))
                    if need_calibration else None)
     return _Samples(validation, pipes.scoring, calibration)
@@ -242,7 +240,8 @@ def _write_beside(staging: Path, run_dir: Path, predictor: Any, form: ExportForm
 
 def _export_into(staging: Path, run_dir: Path, form: ExportFormat, predictor: Any,
                  emit: OnEvent, stop: threading.Event) -> ExportReport:
-    samples = _samples(run_dir, form.quantised, emit, stop)
+    task = task_for(predictor.task)
+    samples = _samples(run_dir, task.export_samples, form.quantised, emit, stop)
     x, calibration = samples.validation, samples.calibration
     expected = predictor.outputs(x)  # the oracle; also calls the model once, as ONNX needs
     given = np.dtype(predictor.model.inputs[0].dtype)  # token ids come as integers
@@ -256,7 +255,6 @@ def _export_into(staging: Path, run_dir: Path, form: ExportFormat, predictor: An
         raise ExportError(f"{form.title} cannot express this model: {exc}. Export it in "
                           f"another format (Keras or SavedModel keep every layer).") from None
     _check(stop)
-    task = task_for(predictor.task)
 
     def compare(outputs: np.ndarray) -> ExportAgreement:
         return task.export_agreement(outputs, expected, predictor.prep, samples.scoring)

@@ -38,6 +38,7 @@ from studio.core.build.optimizers import (
 )
 from studio.core.data.sources import describe
 from studio.core.export.script_data import data_section, path_code
+from studio.core.export.script_task import TaskCode, task_code
 from studio.core.model.applications import APPLICATION, BASES, chosen_part
 from studio.core.model.graph import Graph, Node
 from studio.core.model.layers import OPAQUE_TYPE, Nested
@@ -72,7 +73,7 @@ $imports
 import keras
 import numpy as np
 import tensorflow as tf
-
+$task_functions
 HERE = Path(__file__).resolve().parent
 """This script's folder: the paths below that start from it move with it."""
 
@@ -303,6 +304,8 @@ def export_code(project: Project, script: Path | None = None,
     data = data_section(project.dataset, info, settings.seed, script)
     start_weights = _start_weights(project, script, run_root)
     learns = task_for(info.task)
+    code = task_code(info.task)
+    probabilities = outputs_probabilities(graph)
     return _SCRIPT.substitute(
         title=_docstring_text(project.name),
         reads=_docstring_text(textwrap.fill(
@@ -312,7 +315,8 @@ def export_code(project: Project, script: Path | None = None,
             break_on_hyphens=False)),
         note=_docstring_text(_application_note(graph)),
         start_call=_START_CALLS.get(settings.start_from, ""),
-        imports=_imports(data.imports),
+        imports=_imports([*data.imports, *code.imports]),
+        task_functions=code.functions,
         data_constants=data.constants,
         data_functions=data.functions,
         seed=settings.seed,
@@ -320,7 +324,7 @@ def export_code(project: Project, script: Path | None = None,
         batch_size=settings.batch_size,
         deterministic=settings.device.deterministic,
         precision=repr(settings.device.precision),
-        metrics=repr(learns.metrics(settings.metrics, outputs_probabilities(graph))),
+        metrics=code.metrics or repr(learns.metrics(settings.metrics, probabilities)),
         class_weights=project.dataset.class_weights,
         early_stopping=_early_stopping(settings.early_stopping),
         checkpoint_every=settings.checkpoints.every_epochs,
@@ -330,11 +334,17 @@ def export_code(project: Project, script: Path | None = None,
         model=model_code(graph, project.name, report),
         optimizer_doc=_docstring_text(_optimizer_doc(settings)),
         optimizer=_optimizer_code(settings),
-        losses=", ".join(f"keras.losses.{loss}({', '.join(_arguments((), kwargs))})"
-                         for loss, kwargs in learns.loss_specs(outputs_probabilities(graph),
-                                                               settings.loss)),
+        losses=", ".join(_loss_code(code, loss, kwargs)
+                         for loss, kwargs in learns.loss_specs(probabilities, settings.loss)),
         schedule_callbacks=", ".join(call.source() for call in callback_calls(settings)),
     )
+
+
+def _loss_code(code: TaskCode, loss: str, kwargs: dict[str, Any]) -> str:
+    """One loss as the script makes it: the task's way, or Keras's own class."""
+    if code.loss is not None:
+        return code.loss(loss, kwargs)
+    return f"keras.losses.{loss}({', '.join(_arguments((), kwargs))})"
 
 
 def model_code(graph: Graph, name: str, report: Analysis | None = None) -> str:

@@ -12,16 +12,18 @@ from __future__ import annotations
 import ast
 import inspect
 import os
+import pprint
 import textwrap
 from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 
 from studio.core.data import bundled, image_pipeline, sources, tables
 from studio.core.data.augmentation import CROP_CLASS, augmentation_specs
 from studio.core.data.builtin import cache_path
 from studio.core.data.table_pipeline import ADAPT_BATCH, SPLIT, STANDARDIZE, standardize
-from studio.core.data.types import DatasetInfo
+from studio.core.data.types import DataError, DatasetInfo
 from studio.core.project.document import DatasetChoice
 from studio.core.tasks.registry import task_for
 
@@ -49,7 +51,7 @@ def data_section(choice: DatasetChoice, info: DatasetInfo, seed: int, script: Pa
     return _csv_section(choice, info, script, split)
 
 
-def _source(function) -> str:
+def carried_source(function: Any) -> str:
     """A function's source as written in Layer Studio, at the script's top level."""
     return textwrap.dedent(inspect.getsource(function)).rstrip() + "\n"
 
@@ -90,7 +92,7 @@ def load_splits():
 
 
 def _split_functions(separate_validation: bool) -> str:
-    text = _SPLIT.format(stratified_split=_source(sources.stratified_split))
+    text = _SPLIT.format(stratified_split=carried_source(sources.stratified_split))
     if not separate_validation:
         return text
     return text.replace('''    """The samples, their labels and each split's indices."""
@@ -284,6 +286,10 @@ def load_samples():
     return np.array(paths), np.array(labels, dtype="int32")
 
 
+'''
+
+_FILE_BATCHES = '''
+
 {decode_png}
 
 {decode_jpeg}
@@ -342,17 +348,23 @@ def _image_section(choice: DatasetChoice, info: DatasetInfo, seed: int, script: 
                                         normalization=choice.normalization,
                                         stats=image_pipeline.STATS_IMAGES)
     functions = _IMAGE_FUNCTIONS.format(
-        with_channels=_source(image_pipeline._with_channels),
-        centre_crop=_source(image_pipeline._centre_crop),
-        fitted=_source(image_pipeline._fitted),
-        converted=_source(image_pipeline._converted),
+        with_channels=carried_source(image_pipeline._with_channels),
+        centre_crop=carried_source(image_pipeline._centre_crop),
+        fitted=carried_source(image_pipeline._fitted),
+        converted=carried_source(image_pipeline._converted),
         augmentation=_augmentation_code(choice, seed))
     form = ('ImageForm = namedtuple("ImageForm", "size channels resize")\n'
             f"_GREY_WEIGHTS = {image_pipeline._GREY_WEIGHTS!r}\n")
     imports = ["from collections import namedtuple"]
+    splitting = _split_functions(bool(choice.source == "folder" and choice.validation_path))
     if choice.source == "folder":
         source, where, extra = _folder_code(choice, info, script)
         imports += ["import os", "import tempfile", "from collections.abc import Callable"]
+    elif choice.source == "segmentation":
+        source, where, extra = _segmentation_code(choice, info, seed, script)
+        imports += ["import os", "import tempfile", "from collections.abc import Callable",
+                    "from PIL import Image"]
+        splitting = ""
     elif choice.source == "bundled":
         path = bundled.dataset_path(bundled.DATASETS[choice.name])
         where = f"{info.title} from {path}"
@@ -362,15 +374,13 @@ def _image_section(choice: DatasetChoice, info: DatasetInfo, seed: int, script: 
         where = (f"{info.title}, from Layer Studio's copy {path} or else keras.datasets."
                  f"{choice.name}")
         source, extra = _KERAS.format(module=choice.name), f"DATA = {path_code(path, script)}\n"
-    if choice.source != "folder":
+    if choice.source not in ("folder", "segmentation"):
         source += _ARRAY_BATCHES
     return DataSection(
         imports,
         f"{extra}{_data_docstring(where)}{split}{form}{constants}"
         f"CLASS_NAMES = {list(info.class_names)!r}\n",
-        source + functions + _split_functions(bool(choice.source == "folder"
-                                                   and choice.validation_path)),
-        where)
+        source + functions + splitting, where)
 
 
 def _folder_code(choice: DatasetChoice, info: DatasetInfo, script: Path | None
@@ -378,24 +388,100 @@ def _folder_code(choice: DatasetChoice, info: DatasetInfo, script: Path | None
     from studio.core.data.image_folder import IMAGE_EXTENSIONS
 
     where = f"the image folder {choice.path}"
-    extra = f"DATA = {path_code(Path(choice.path), script)}\n"
-    height, width, channels = info.sample_shape
-    extra += (f"CACHE = {choice.cache!r}\n"
-              '"""How Layer Studio caches decoded images (auto, none, memory or disk), which '
-              'decides\nthe order it shuffles them in; this script keeps them in memory or in '
-              'a temporary folder."""\n'
-              f"CACHE_CHUNK = {image_pipeline.CACHE_CHUNK}\n"
-              f"DISK_SHUFFLE_BYTES = {image_pipeline.DISK_SHUFFLE_BYTES}\n"
-              f"AUTO_DISK_BYTES = {image_pipeline.AUTO_DISK_BYTES}\n"
-              f"IMAGE_BYTES = {height * width * channels}\n")
+    extra = f"DATA = {path_code(Path(choice.path), script)}\n" + _cache_constants(choice, info)
     if choice.validation_path:
         where += f", with the validation images of {choice.validation_path}"
         extra += f"VALIDATION_DATA = {path_code(Path(choice.validation_path), script)}\n"
-    source = _FOLDER.format(
-        suffixes=tuple(sorted(IMAGE_EXTENSIONS)),
-        decode_png=_source(image_pipeline._decode_png),
-        decode_jpeg=_source(image_pipeline._decode_jpeg),
-        decoder_for=_source(image_pipeline.decoder_for))
+    source = _FOLDER.format(suffixes=tuple(sorted(IMAGE_EXTENSIONS))) + _file_batches()
+    return source, where, extra
+
+
+def _file_batches() -> str:
+    """The script's reading of image files in batches, as Layer Studio's cache orders them."""
+    return _FILE_BATCHES.format(decode_png=carried_source(image_pipeline._decode_png),
+                                decode_jpeg=carried_source(image_pipeline._decode_jpeg),
+                                decoder_for=carried_source(image_pipeline.decoder_for))
+
+
+def _cache_constants(choice: DatasetChoice, info: DatasetInfo) -> str:
+    height, width, channels = info.sample_shape
+    return (f"CACHE = {choice.cache!r}\n"
+            '"""How Layer Studio caches decoded images (auto, none, memory or disk), which '
+            'decides\nthe order it shuffles them in; this script keeps them in memory or in '
+            'a temporary folder."""\n'
+            f"CACHE_CHUNK = {image_pipeline.CACHE_CHUNK}\n"
+            f"DISK_SHUFFLE_BYTES = {image_pipeline.DISK_SHUFFLE_BYTES}\n"
+            f"AUTO_DISK_BYTES = {image_pipeline.AUTO_DISK_BYTES}\n"
+            f"IMAGE_BYTES = {height * width * channels}\n")
+
+
+_SEGMENTATION = '''
+
+IGNORE = {ignore}
+"""The mask value of pixels of no class: they count in no loss and no metric."""
+
+
+def read_mask(path):
+    """A mask file's class at each pixel (uint8 H × W): its values (grey levels or palette
+    indices) through MASK_VALUES."""
+    pixels = np.asarray(Image.open(path))
+    if pixels.ndim != 2:
+        raise SystemExit(f"{{path}} is a colour mask: this script reads masks of class values.")
+    return MASK_VALUES[pixels]
+
+
+{fitted_masks}
+
+def load_splits():
+    """The image files, their masks fitted to IMAGE_SIZE (uint8 N × H × W) and each split's
+    indices, as Layer Studio split them."""
+    samples = np.array([str(DATA / image) for image, _ in PAIRS])
+    masks = np.stack([fitted_masks(read_mask(DATA / mask), FORM).numpy() for _, mask in PAIRS])
+    return samples, masks, {{name: np.array(SPLIT_INDICES[name], dtype="int64")
+                            for name in ("train", "validation", "test")}}
+'''
+
+
+def _segmentation_code(choice: DatasetChoice, info: DatasetInfo, seed: int,
+                       script: Path | None) -> tuple[str, str, str]:
+    """The script's reading of a segmentation folder: its pairs of image and mask files and
+    its splits as Layer Studio reads them now, written out; DataError for what the script
+    cannot read as the app does (the drawn demo set, colour masks, augmentation)."""
+    from studio.core.data.segmentation import pipeline
+    from studio.core.tasks.segmentation.masks import IGNORE
+
+    if not choice.path:
+        raise DataError("The segmentation demo set is drawn by Layer Studio, not read from "
+                        "files: choose a folder of images and masks to export a script.")
+    if augmentation_specs(choice.augmentation, seed):
+        raise DataError("An exported script does not yet move masks with their images: turn "
+                        "augmentation off in Data to export this project as a script.")
+    loaded = sources.load(choice)
+    decoder = loaded.labels.decoder
+    if decoder.table is not None:
+        raise DataError(f"{choice.path} has colour masks, which an exported script does not "
+                        "read yet: save the masks as class values (grey or palette PNGs).")
+    root = Path(os.path.abspath(choice.path))
+
+    def named(path: Path) -> str:
+        path = Path(os.path.abspath(path))
+        return path.relative_to(root).as_posix() if root in path.parents else str(path)
+
+    pairs = [(named(image), named(mask))
+             for image, mask in zip(loaded.samples.paths, loaded.labels.masks, strict=True)]
+    splits = {name: [int(i) for i in loaded.splits[name]]
+              for name in ("train", "validation", "test")}
+    where = f"the segmentation folder {choice.path}"
+    values = pprint.pformat(decoder.values.tolist(), width=80, compact=True)
+    extra = (f"DATA = {path_code(root, script)}\n{_cache_constants(choice, info)}"
+             f"PAIRS = {pprint.pformat(pairs, width=96, compact=True)}\n"
+             '"""Each image file and its mask, from DATA, as Layer Studio paired them."""\n'
+             f"SPLIT_INDICES = {pprint.pformat(splits, width=96, compact=True)}\n"
+             f"MASK_VALUES = np.array({values}, dtype=np.uint8)\n"
+             '"""The class (or IGNORE) of each mask value."""\n')
+    source = _SEGMENTATION.format(ignore=IGNORE,
+                                  fitted_masks=carried_source(pipeline.fitted_masks))
+    source += _file_batches()
     return source, where, extra
 
 
@@ -411,11 +497,11 @@ def _augmentation_code(choice: DatasetChoice, seed: int) -> str:
         lines.append(f"        {where}{name}({arguments}),")
     code = _AUGMENTATION.format(layers="\n".join(lines))
     if any(name == CROP_CLASS for name, _ in specs):
-        code = "\n\n" + _crop_class_source() + code
+        code = "\n\n" + _crop_classcarried_source() + code
     return code
 
 
-def _crop_class_source() -> str:
+def _crop_classcarried_source() -> str:
     """The source of the class ``random_crop`` makes, read without importing Keras."""
     spec = find_spec("studio.core.data.random_crop")
     assert spec is not None and spec.origin is not None
@@ -576,9 +662,9 @@ def _csv_section(choice: DatasetChoice, info: DatasetInfo, script: Path | None, 
         missing=tuple(sorted(tables.MISSING)),
         decimal_pattern=tables._DECIMAL_COMMA.pattern)
     functions = _CSV_FUNCTIONS.format(
-        is_missing=_source(tables.is_missing), any_number=_source(tables._any_number),
-        parse_number=_source(tables.parse_number), fitted=_source(tables._fitted),
-        class_labels=_source(tables._class_labels),
+        is_missing=carried_source(tables.is_missing), any_number=carried_source(tables._any_number),
+        parse_number=carried_source(tables.parse_number), fitted=carried_source(tables._fitted),
+        class_labels=carried_source(tables._class_labels),
         needed=" or ".join(repr(name) for name in needed), needed_columns=needed,
         samples_doc="The texts" if text else "The numbers (NaN where missing)",
         read_samples=_TEXT_SAMPLES if text else _TABLE_SAMPLES,
@@ -587,7 +673,7 @@ def _csv_section(choice: DatasetChoice, info: DatasetInfo, script: Path | None, 
         functions += _TEXT_DATASETS.format(adapt_batch=ADAPT_BATCH)
     else:
         functions += _TABLE_DATASETS.format(
-            standardize=_source(standardize))
+            standardize=carried_source(standardize))
     return DataSection(
         ["import csv", "import io", "import re", "from typing import Any"],
         f"DATA = {path_code(Path(choice.path), script)}\n{_data_docstring(where)}"

@@ -233,6 +233,9 @@ class Task(ABC):
     """The ``agreement`` (percent) under which an export is flagged: in a float format, and
     in a quantised (int8) one."""
 
+    export_samples: int = 200
+    """How many validation samples (at most) an export is checked on."""
+
     def export_agreement(self, outputs: np.ndarray, expected: np.ndarray,
                          preprocessing: Mapping[str, Any], scoring: Any) -> ExportAgreement:
         """How closely an export's ``outputs`` on validation samples follow the Keras model's

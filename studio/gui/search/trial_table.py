@@ -24,7 +24,8 @@ STATUS_WORDS = {"running": "running…", "finished": "finished", "failed": "fail
                 "pruned": "stopped early", "stopped": "stopped"}
 
 
-_NAMES = {"map50": "mAP@0.5", "map": "mAP@[0.5:0.95]", "mae": "mean absolute error"}
+_NAMES = {"map50": "mAP@0.5", "map": "mAP@[0.5:0.95]", "mae": "mean absolute error",
+          "mean_iou": "mean IoU"}
 """Logged names people read otherwise."""
 
 

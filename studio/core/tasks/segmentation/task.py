@@ -28,11 +28,18 @@ from studio.core.tasks.segmentation.scores import predicted_masks
 from studio.core.tasks.task import BatchTally, Curve, DatasetFacts, ExportAgreement, Task
 
 SNIPPET = """\
-mask = np.argmax(outputs[0], axis=-1)  # each pixel's class
+mask = np.argmax(outputs[0], axis=-1).astype(np.uint8)  # each input pixel's class
+# Back to the picture's pixels (it was squashed to the input): each pixel of the picture
+# takes the class of the input pixel its centre lands in.
+rows = ((np.arange(image.height) + 0.5) * mask.shape[0] / image.height).astype(int)
+columns = ((np.arange(image.width) + 0.5) * mask.shape[1] / image.width).astype(int)
+mask = mask[rows[:, None], columns[None, :]]  # picture height x width, class indices
 pixels = np.bincount(mask.ravel(), minlength=len(labels))
 print({labels[k]: int(n) for k, n in enumerate(pixels) if n})
+Image.fromarray(mask).save("mask.png")  # each pixel's value is its class's line in labels.txt
 """
-"""An export's output read as the predicted mask and each class's pixels."""
+"""An export's output read as the predicted mask in the picture's pixels, with each class's
+pixels."""
 
 
 class Segmentation(Task):
@@ -46,6 +53,7 @@ class Segmentation(Task):
     curve = Curve("mean_iou", "Mean IoU", "mean IoU", bounded=True)
     loss_parts = (("cross_entropy_loss", "pixel cross-entropy"), ("dice_loss", "Dice"))
     export_thresholds = THRESHOLDS
+    export_samples = 100
 
     def score_text(self, name: str, value: float) -> str:
         """Mean IoU and pixel accuracy in percent (``val mean IoU 71.2%``), losses as
