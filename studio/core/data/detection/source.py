@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from studio.core.base.events import Progress
+from studio.core.base.recent import Recent
 from studio.core.data.detection import demo
 from studio.core.data.detection.formats import read_detection
 from studio.core.data.detection.health import DetectionHealth
@@ -58,10 +59,8 @@ def _format_name(choice: DatasetChoice) -> str | None:
     return None if choice.label_format == "auto" else choice.label_format
 
 
-_sets: OrderedDict[tuple[Any, ...], DetectionSet] = OrderedDict()
-"""The folders read last (at most CACHED_SETS), by path, modification time and format."""
-_sets_lock = threading.Lock()
-CACHED_SETS = 2
+_sets: Recent[DetectionSet] = Recent(2)
+"""The folders read last, by path, modification time and format."""
 
 
 def _key(choice: DatasetChoice) -> tuple[Any, ...]:
@@ -73,26 +72,16 @@ def _key(choice: DatasetChoice) -> tuple[Any, ...]:
     return str(path.resolve()), changed, choice.label_format
 
 
-def _remember(key: tuple[Any, ...], dataset: DetectionSet) -> DetectionSet:
-    with _sets_lock:
-        _sets[key] = dataset
-        _sets.move_to_end(key)
-        while len(_sets) > CACHED_SETS:
-            _sets.popitem(last=False)
-    return dataset
-
-
 def _folder_set(choice: DatasetChoice, read: bool) -> DetectionSet:
     """The chosen folder as read last since it changed, else read now (with ``read``) or
     DataPending (without: a window must not wait for a large set's labels)."""
     key = _key(choice)
-    with _sets_lock:
-        dataset = _sets.get(key)
+    dataset = _sets.get(key)
     if dataset is not None:
         return dataset
     if not read:
         raise DataPending(f"{Path(choice.path).name} is being read…")
-    return _remember(key, read_detection(Path(choice.path), _format_name(choice)))
+    return _sets.remember(key, read_detection(Path(choice.path), _format_name(choice)))
 
 
 def _demo_read() -> _Read:
@@ -152,7 +141,7 @@ def load(choice: DatasetChoice, on_progress: Progress, stop: threading.Event) ->
     key = _key(choice)
     dataset = read_detection(Path(choice.path), _format_name(choice), on_progress, stop)
     if not dataset.health.cancelled:
-        _remember(key, dataset)
+        _sets.remember(key, dataset)
     blocking = dataset.health.blocking()
     if blocking:
         raise DataError(f"{dataset.root.name}: {blocking[0]}")

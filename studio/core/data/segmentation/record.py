@@ -14,8 +14,27 @@ from studio.core.data.segmentation.layouts import TITLES
 from studio.core.data.segmentation.mask_kinds import MaskDecoder
 
 
+class ClassPixels:
+    """What every record of masks counts from its ``pixels`` (int64 N × C, the pixels of
+    each class in each mask)."""
+
+    pixels: np.ndarray
+
+    def class_pixels(self) -> np.ndarray:
+        """Pixels of each class over these masks (int64 C)."""
+        return self.pixels.sum(axis=0)
+
+    def class_images(self) -> np.ndarray:
+        """How many of these masks hold each class (int64 C)."""
+        return (self.pixels > 0).sum(axis=0)
+
+    def class_counts(self, num_classes: int) -> list[int]:
+        """Pixels per class, as a split's class counts."""
+        return [int(n) for n in self.class_pixels()[:num_classes]]
+
+
 @dataclass(frozen=True)
-class MaskLabels:
+class MaskLabels(ClassPixels):
     """The masks of N images: each mask's file (``masks``, str N), each image's height and
     width as stored (``sizes``, int32 N × 2: its mask's too) and the pixels of each class in
     each mask (``pixels``, int64 N × C). Indexing by an integer array gives those images'."""
@@ -31,18 +50,6 @@ class MaskLabels:
         """The labels of the images at ``indices`` (an integer array), in that order."""
         indices = np.asarray(indices, np.int64).reshape(-1)
         return MaskLabels(self.masks[indices], self.sizes[indices], self.pixels[indices])
-
-    def class_pixels(self) -> np.ndarray:
-        """Pixels of each class over these masks (int64 C)."""
-        return self.pixels.sum(axis=0)
-
-    def class_images(self) -> np.ndarray:
-        """How many of these masks hold each class (int64 C)."""
-        return (self.pixels > 0).sum(axis=0)
-
-    def class_counts(self, num_classes: int) -> list[int]:
-        """Pixels per class, as a split's class counts."""
-        return [int(n) for n in self.class_pixels()[:num_classes]]
 
     def tobytes(self) -> bytes:
         """The labels as bytes, for a dataset's fingerprint: the mask files' names and the

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,11 +22,17 @@ from typing import Any
 import numpy as np
 
 from studio.core.base.events import Progress
+from studio.core.base.recent import Recent
 from studio.core.data.segmentation import demo
 from studio.core.data.segmentation.health import SegmentationHealth
 from studio.core.data.segmentation.mask_kinds import MaskDecoder
 from studio.core.data.segmentation.reading import read_segmentation
-from studio.core.data.segmentation.record import MaskLabels, SegmentationSet, describe_dict
+from studio.core.data.segmentation.record import (
+    ClassPixels,
+    MaskLabels,
+    SegmentationSet,
+    describe_dict,
+)
 from studio.core.data.splits import layout_splits
 from studio.core.data.types import (
     ArraySamples,
@@ -62,7 +68,7 @@ class FileMasks(MaskLabels):
 
 
 @dataclass(frozen=True)
-class ArrayMasks:
+class ArrayMasks(ClassPixels):
     """Masks held in memory (uint8 N × H × W, ``arrays``), indexed, counted and fingerprinted
     as ``MaskLabels`` are (``pixels``: int64 N × C)."""
 
@@ -93,24 +99,12 @@ class ArrayMasks:
     def mask(self, index: int) -> np.ndarray:
         return self.arrays[index]
 
-    def class_pixels(self) -> np.ndarray:
-        return self.pixels.sum(axis=0)
-
-    def class_images(self) -> np.ndarray:
-        return (self.pixels > 0).sum(axis=0)
-
-    def class_counts(self, num_classes: int) -> list[int]:
-        """Pixels per class, as a split's class counts."""
-        return [int(n) for n in self.class_pixels()[:num_classes]]
-
     def tobytes(self) -> bytes:
         return np.ascontiguousarray(self.arrays).tobytes()
 
 
-_sets: OrderedDict[tuple[Any, ...], SegmentationSet] = OrderedDict()
-"""The folders read last (at most CACHED_SETS), by path, masks path and modification times."""
-_sets_lock = threading.Lock()
-CACHED_SETS = 2
+_sets: Recent[SegmentationSet] = Recent(2)
+"""The folders read last, by path, masks path and modification times."""
 
 
 def _masks_folder(choice: DatasetChoice) -> Path | None:
@@ -126,15 +120,6 @@ def _key(choice: DatasetChoice) -> tuple[Any, ...]:
             changed = None  # read_segmentation explains it
         key += [str(Path(path).resolve()), changed]
     return tuple(key)
-
-
-def _remember(key: tuple[Any, ...], dataset: SegmentationSet) -> SegmentationSet:
-    with _sets_lock:
-        _sets[key] = dataset
-        _sets.move_to_end(key)
-        while len(_sets) > CACHED_SETS:
-            _sets.popitem(last=False)
-    return dataset
 
 
 def _info(choice: DatasetChoice, sizes: list[tuple[int, int]], channels: int,
@@ -168,12 +153,11 @@ def describe(choice: DatasetChoice, read: bool = True) -> DatasetInfo:
     if not choice.path:
         return _demo_info(choice)
     key = _key(choice)
-    with _sets_lock:
-        dataset = _sets.get(key)
+    dataset = _sets.get(key)
     if dataset is None:
         if not read:
             raise DataPending(f"{Path(choice.path).name} is being read…")
-        dataset = _remember(key, read_segmentation(Path(choice.path), _masks_folder(choice)))
+        dataset = _sets.remember(key, read_segmentation(Path(choice.path), _masks_folder(choice)))
     return _set_info(choice, dataset)
 
 
@@ -202,7 +186,7 @@ def load(choice: DatasetChoice, on_progress: Progress, stop: threading.Event) ->
     dataset = read_segmentation(Path(choice.path), _masks_folder(choice), on_progress, stop)
     if dataset.health.cancelled:
         raise DataError("Reading the segmentation dataset was cancelled.")
-    _remember(key, dataset)
+    _sets.remember(key, dataset)
     blocking = dataset.health.blocking()
     if blocking:
         raise DataError(f"{dataset.root.name}: {blocking[0]}")
