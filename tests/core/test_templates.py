@@ -94,6 +94,17 @@ def test_segmentation_templates_open_on_the_segmentation_demo_with_tuned_setting
         "filters to 11.")
 
 
+def test_the_small_unet_template_reads_the_digits_at_an_eighth_of_the_image():
+    graph = from_template("small_unet_segmenter").graph
+    report = analyze(graph)
+    pools = [n.id for n in graph.nodes if n.type == "MaxPooling2D"]
+    joins = [n.id for n in graph.nodes if n.type == "Concatenate"]
+    assert len(pools) == len(joins) == 3
+    assert report.nodes[pools[-1]].output_shape == (8, 8, 32)  # the bottom's input
+    assert [report.nodes[j].output_shape for j in joins] == [(16, 16, 64), (32, 32, 32),
+                                                              (64, 64, 16)]
+
+
 def test_the_mobilenetv2_unet_template_asks_for_imagenet_weights():
     graph = from_template("mobilenetv2_unet_segmenter").graph
     assert missing_weights(graph) == ["MobileNetV2"]
