@@ -66,7 +66,7 @@ def main(doc: str, template: str, score: str, target: float, draw_demo: Callable
     settings = project.training
     print(f"{TEMPLATES[template].title}, demo set, {settings.epochs} epochs planned of batch "
           f"{settings.batch_size}, {settings.optimizer} at {settings.learning_rate} "
-          f"({settings.schedule.kind}, loss {settings.loss}): {result.status} after "
+          f"({settings.schedule.kind}): {result.status} after "
           f"{len(result.epochs)} epochs in {spent:.0f} s (budget {args.budget:.0f} s); "
           f"{os.cpu_count()} cores, load average {load}")
     print(f"best {score} {max(scores, default=0.0):.4f}; "
