@@ -1,6 +1,7 @@
-"""Seconds per training epoch of the small U-Net segmenter (``templates.small_unet_segmenter``)
-on 64 × 64 grey images with 11 classes, with one convolution per level (the template) and with
-two (as in the original U-Net), side by side in one run.
+"""Seconds per training epoch of the small U-Net segmenter (``templates.small_unet_segmenter``
+of the gallery template's ``SEGMENTER_WIDTHS``) on 64 × 64 grey images with 11 classes, with
+one convolution per level (the template) and with two (as in the original U-Net), side by
+side in one run.
 
 Each model is built by the core builder from its graph and trained by Keras with Adam on a
 per-pixel sparse categorical cross-entropy (the segmentation task's own loss comes with its
@@ -30,7 +31,10 @@ configure_environment()
 
 from studio.core.build.analysis import analyze  # noqa: E402
 from studio.core.build.keras_model import build_keras_model  # noqa: E402
-from studio.core.project.templates import small_unet_segmenter  # noqa: E402
+from studio.core.project.templates import (  # noqa: E402
+    SEGMENTER_WIDTHS,
+    small_unet_segmenter,
+)
 
 SHAPE = (64, 64, 1)
 CLASSES = 11
@@ -51,7 +55,7 @@ def main() -> None:
     masks = rng.integers(0, CLASSES, (args.images, *SHAPE[:2]), dtype="uint8")
     models = {}
     for convolutions in (1, 2):
-        graph = small_unet_segmenter(SHAPE, CLASSES, convolutions)
+        graph = small_unet_segmenter(SHAPE, CLASSES, convolutions, SEGMENTER_WIDTHS)
         model = build_keras_model(graph, f"unet{convolutions}")
         model.compile(optimizer=keras.optimizers.Adam(0.004),
                       loss=keras.losses.SparseCategoricalCrossentropy())

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from studio.core.build.analysis import analyze, output_settings
-from studio.core.build.keras_model import build_keras_model, build_model
+from studio.core.build.keras_model import build_keras_model, build_model, model_endpoints
 from studio.core.data.bundled import MNIST_10K
 from studio.core.data.sources import describe
 from studio.core.model.applications import BASES
@@ -24,7 +24,8 @@ TRANSFER = {"mobilenetv2": "MobileNetV2", "resnet50": "ResNet50", "vgg16": "VGG1
 TEXT_TEMPLATES = ["lstm_text", "transformer_text"]
 OTHER_DATA = {*TEXT_TEMPLATES, *TRANSFER}
 DETECTORS = ["mobilenetv2_detector", "small_detector"]
-FITS_MNIST = sorted(set(TEMPLATES) - OTHER_DATA - set(DETECTORS))
+SEGMENTERS = ["mobilenetv2_unet_segmenter", "small_unet_segmenter"]
+FITS_MNIST = sorted(set(TEMPLATES) - OTHER_DATA - set(DETECTORS) - set(SEGMENTERS))
 TEXT = dataclasses.replace(MNIST_10K, name="text", title="Text", sample_shape=(100,))
 IMAGES = dataclasses.replace(MNIST_10K, name="images", title="Images",
                              sample_shape=tuple(TRANSFER_INPUT))
@@ -68,6 +69,48 @@ def test_the_mobilenetv2_detector_reads_the_base_at_stride_16_with_imagenet_weig
     assert missing_weights(graph) == ["MobileNetV2"]
     assert "without a network the base starts from random weights" in TEMPLATES[
         "mobilenetv2_detector"].description
+
+
+@pytest.mark.parametrize(("name", "channels"), [("mobilenetv2_unet_segmenter", 3),
+                                                 ("small_unet_segmenter", 1)])
+def test_segmentation_templates_open_on_the_segmentation_demo_with_tuned_settings(
+        name, channels):
+    project = from_template(name)
+    info = describe(project.dataset)
+    assert info.task == "segmentation" and info.sample_shape == (64, 64, channels)
+    assert info.num_classes == 11 and info.class_names[0] == "background"
+    report = analyze(project.graph, info)
+    assert report.ok, report.reason
+    (output,) = model_endpoints(project.graph)[1]
+    assert report.nodes[output].output_shape == (64, 64, 11)  # a class per pixel
+    assert TEMPLATES[name].category == "Segmentation"
+    settings = project.training
+    assert settings.loss == "cross_entropy_dice" and settings.schedule.kind == "cosine"
+    assert settings != TrainingSettings()
+    project.graph.node(output).params["filters"] = 10  # the task's output check is on
+    (problem,) = analyze(project.graph, info).problems
+    assert problem.node_id == output and problem.message.endswith(
+        "answers 10 classes for each pixel, but Segmentation demo (digits) has 11. Set "
+        "filters to 11.")
+
+
+def test_the_small_unet_template_reads_the_digits_at_an_eighth_of_the_image():
+    graph = from_template("small_unet_segmenter").graph
+    report = analyze(graph)
+    pools = [n.id for n in graph.nodes if n.type == "MaxPooling2D"]
+    joins = [n.id for n in graph.nodes if n.type == "Concatenate"]
+    assert len(pools) == len(joins) == 3
+    assert report.nodes[pools[-1]].output_shape == (8, 8, 32)  # the bottom's input
+    assert [report.nodes[j].output_shape for j in joins] == [(16, 16, 64), (32, 32, 32),
+                                                              (64, 64, 16)]
+
+
+def test_the_mobilenetv2_unet_template_asks_for_imagenet_weights():
+    graph = from_template("mobilenetv2_unet_segmenter").graph
+    assert missing_weights(graph) == ["MobileNetV2"]
+    assert {n.params["weights"] for n in graph.nodes if n.type == "Application"} == {"imagenet"}
+    assert "without a network the base starts from random weights" in TEMPLATES[
+        "mobilenetv2_unet_segmenter"].description
 
 
 @pytest.mark.parametrize("name", TEXT_TEMPLATES)

@@ -316,3 +316,25 @@ def test_the_mobilenetv2_detector_keeps_the_imagenet_weights_it_downloads(
     assert application_params(window)["weights"] == "imagenet"
     assert "stride 16, ImageNet" in window.scene.nodes["application_1"].look.key_params
     qtbot.waitUntil(lambda: not window.weights.job.busy())
+
+
+SEGMENTATION_DEMO = "Segmentation demo (digits)"
+
+
+@pytest.mark.parametrize(("name", "shape"), [("small_unet_segmenter", [64, 64, 1]),
+                                             ("mobilenetv2_unet_segmenter", [64, 64, 3])])
+def test_the_segmentation_templates_open_on_the_segmentation_demo_ready_to_train(
+        qtbot, window, offline, name, shape):
+    gallery = open_gallery(qtbot, window)
+    pick(qtbot, gallery, name)
+    assert gallery.category.text() == "Segmentation"
+    assert gallery.fit.text().startswith(f"Ready to train on {SEGMENTATION_DEMO}.")
+    pick(qtbot, gallery, name, double=True)
+    qtbot.waitUntil(lambda: window.doc.project.name == TEMPLATES[name].title)
+    assert set(window.scene.nodes) == set(from_template(name).graph.ids())
+    info = window.doc.dataset()
+    assert info.title == SEGMENTATION_DEMO and info.num_classes == 11
+    assert window.doc.project.graph.nodes[0].params["shape"] == shape
+    assert window.doc.analysis().ok, window.doc.analysis().problems
+    assert window.doc.project.training == TEMPLATES[name].training()
+    qtbot.waitUntil(lambda: not window.weights.job.busy())
