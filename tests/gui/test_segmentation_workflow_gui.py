@@ -62,9 +62,12 @@ def test_a_segmenter_made_from_the_template_trains_on_a_folder_and_lays_masks_ov
     assert Path(panel.run_dir).name in try_panel.status.text()  # the run just trained
     (card,) = try_panel.cards
     answer = card.answer
-    assert isinstance(answer, SegmentationAnswer) and answer.isVisible()
+    assert isinstance(answer, SegmentationAnswer)
     # The mask alone, as the picture paints it: each pixel its class's colour
-    qtbot.mouseClick(answer.findChild(QRadioButton, "mask"), LEFT)
+    mask_button = answer.findChild(QRadioButton, "mask")
+    mask_button.setFocus()
+    qtbot.keyClick(mask_button, Qt.Key.Key_Space)
+    assert answer.mode == "mask"
     shot, area = answer.picture.grab().toImage(), answer.picture.picture_area()
     colors = class_colors(prediction.class_names)
     for row, col in ((8, 8), (32, 32), (56, 40)):
