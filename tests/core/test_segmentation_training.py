@@ -51,6 +51,8 @@ def test_studio_train_logs_the_loss_its_parts_pixel_accuracy_and_mean_iou(traine
         assert epoch[f"{prefix}loss"] == pytest.approx(
             epoch[f"{prefix}cross_entropy_loss"] + epoch[f"{prefix}dice_loss"], rel=1e-4)
         assert 0.0 <= epoch[f"{prefix}mean_iou"] <= epoch[f"{prefix}pixel_accuracy"] <= 1.0
+        # pixel accuracy is no output's accuracy: no classifier's accuracy is made of it
+        assert f"{prefix}accuracy" not in epoch
     assert trained[-1]["status"] == "finished"
 
 

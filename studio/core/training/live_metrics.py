@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from studio.core.base.events import OnEvent
@@ -17,17 +17,17 @@ class DivergedError(RuntimeError):
     """The loss became NaN or infinite; the message says what to try."""
 
 
-def plain_metrics(logs: dict[str, Any] | None) -> dict[str, float]:
-    """Keras logs as floats. A model with several outputs logs ``<output>_accuracy`` for each;
-    their mean is added as ``accuracy`` (and ``val_accuracy``) so curves read the same."""
+def plain_metrics(logs: dict[str, Any] | None, outputs: Sequence[str] = ()) -> dict[str, float]:
+    """Keras logs as floats. A model with several ``outputs`` (their names) logs
+    ``<output>_accuracy`` for each; their mean is added as ``accuracy`` (and
+    ``val_accuracy``) so curves read the same. Other scores ending in ``_accuracy`` (a
+    segmentation's ``pixel_accuracy``) are not an output's."""
     values = {k: float(v) for k, v in (logs or {}).items()}
     values.pop("learning_rate", None)  # Keras's own entry; the callback records the real one
     for prefix in ("", "val_"):
-        if f"{prefix}accuracy" in values:
-            continue
-        per_output = [v for k, v in values.items() if k.endswith("_accuracy")
-                      and k.startswith(prefix) and (prefix or not k.startswith("val_"))]
-        if per_output:
+        per_output = [values[name] for name in (f"{prefix}{out}_accuracy" for out in outputs)
+                      if name in values]
+        if len(outputs) > 1 and per_output and f"{prefix}accuracy" not in values:
             values[f"{prefix}accuracy"] = sum(per_output) / len(per_output)
     return values
 
@@ -94,7 +94,7 @@ def live_metrics_callback(
             self.steps_done = step
             if step % report_every and step != steps:
                 return
-            values = plain_metrics(logs)
+            values = plain_metrics(logs, self.model.output_names)
             learning_rate = current_learning_rate(self.model.optimizer)
             check_loss(values.get("loss", 0.0), self.epoch, step, learning_rate)
             on_event({
@@ -112,7 +112,7 @@ def live_metrics_callback(
         def on_epoch_end(self, epoch, logs=None):
             if self.steps_done < steps:  # stopped within the epoch: it does not count
                 return
-            row = {"epoch": epoch + 1, **plain_metrics(logs),
+            row = {"epoch": epoch + 1, **plain_metrics(logs, self.model.output_names),
                    "learning_rate": current_learning_rate(self.model.optimizer),
                    "seconds": round(time.perf_counter() - self.epoch_start, 3)}
             record_epoch(row)

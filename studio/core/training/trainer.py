@@ -302,7 +302,8 @@ def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Pro
         if started:
             folder.save_model(model)
         if pipes.test is not None and len(folder.rows) == plan.epochs:
-            scores = plain_metrics(model.evaluate(pipes.test, verbose=0, return_dict=True))
+            scores = plain_metrics(model.evaluate(pipes.test, verbose=0, return_dict=True),
+                                   model.output_names)
             folder.test_metrics = scores
             on_event({"type": "test", **scores})
 
