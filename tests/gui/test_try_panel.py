@@ -218,8 +218,11 @@ def test_a_second_folder_replaces_the_first_whose_answers_never_show(
     gate.open()
     first_batch.wait()
     QCoreApplication.sendPostedEvents()  # whatever the first folder's job still reported
+    # folder_done comes with the second job's result; its done signal is sent just after it
+    # from the job's thread, so the panel is idle only once that has arrived too.
+    qtbot.waitUntil(lambda: not panel.busy())
     assert [len(result.predictions) for result in done] == [4]
-    assert panel.table_model.rowCount() == 4 and not panel.busy()
+    assert panel.table_model.rowCount() == 4
 
 
 def test_a_pasted_image_is_answered_and_explained_with_a_heat_map(window, qtbot, run_dir,
