@@ -159,7 +159,7 @@ def test_stop_ends_running_trials_as_stopped(tmp_path, pool):
 
 def test_hyperband_prunes_trials_that_fall_behind(tmp_path, pool):
     project = searched(table_project(tmp_path), "hyperband",
-                       Dimension("training.learning_rate", values=[0.05, 1e-5]), trials=6,
+                       Dimension("training.learning_rate", values=[0.05, 1e-5]), trials=4,
                        workers=1)
     project.training.epochs = 9  # rungs at 1 and 3 epochs; the study's fixed name fixes brackets
     project.search.metric = "val_loss"
@@ -173,8 +173,9 @@ def test_hyperband_prunes_trials_that_fall_behind(tmp_path, pool):
 
 
 def test_a_killed_worker_fails_its_trial_and_is_replaced(tmp_path, pool):
-    project = searched(table_project(tmp_path), "grid", LEARNING_RATES, workers=1)
-    project.training.epochs = 50
+    # Trial 0 has epochs enough not to end before its kill; trial 1, which replaces it, one.
+    project = searched(table_project(tmp_path), "grid",
+                       Dimension("training.epochs", values=[50, 1]), workers=1)
 
     def kill_first(event):
         if event["type"] == "trial_start" and event["number"] == 0:
