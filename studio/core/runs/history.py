@@ -30,6 +30,7 @@ from studio.core.runs.folders import (
     runs_root,
 )
 from studio.core.runs.lock import RunLock, is_locked
+from studio.core.tasks.registry import DEFAULT_TASK, TASKS
 
 FOREIGN_STALE_SECONDS = 24 * 3600.0
 """A run of another host not updated for this long is taken to be interrupted."""
@@ -54,6 +55,9 @@ class RunSummary:
     """The folder name, e.g. ``20261122-101500-demo-cnn``."""
     path: Path
     name: str = ""
+    task: str = DEFAULT_TASK
+    """What the run learnt (``dataset.task`` of its config); classification for a run of
+    before tasks."""
     status: str = "interrupted"
     """Effective status: running, finished, stopped, failed or interrupted."""
     recorded_status: str = ""
@@ -76,6 +80,12 @@ class RunSummary:
     def model_path(self) -> Path:
         """Where the run's final model is (it may not exist)."""
         return self.path / MODEL_FILE
+
+    def headline(self) -> str:
+        """The run's most telling best score as its task words it (``val mean IoU 71.2%``);
+        empty if it has none or its task is unknown here."""
+        task = TASKS.get(self.task)
+        return task.headline(self.best) if task else ""
 
     def has_model(self) -> bool:
         """True if the run saved a final model."""
@@ -157,6 +167,8 @@ def read_run(path: Path) -> RunSummary:
             pass
     config = run_config(path)
     training = config.get("training") if isinstance(config.get("training"), dict) else {}
+    dataset = config.get("dataset") if isinstance(config.get("dataset"), dict) else {}
+    task = dataset.get("task")
     best = info.get("best")
     epochs = as_int(info.get("epochs"))
     if not isinstance(best, dict) or epochs is None:
@@ -172,6 +184,7 @@ def read_run(path: Path) -> RunSummary:
         id=path.name,
         path=path,
         name=name,
+        task=task if isinstance(task, str) and task else DEFAULT_TASK,
         status=effective_status(info, path),
         recorded_status=str(info.get("status") or ""),
         started=str(info.get("started") or info.get("updated") or ""),
