@@ -76,7 +76,8 @@ def write_run(root: Path, index: int = 0, *, status: str = "finished", epochs: i
             "updated": (started + timedelta(seconds=seconds)).isoformat(timespec="seconds"),
             "seconds": seconds, "epochs": epochs, "epochs_planned": epochs_planned or epochs,
             "error": "The loss became NaN." if status == "failed" else None, "test": None,
-            "best": runs.best_metrics(rows) if best is None else best, "pid": os.getpid() if pid is None else pid,
+            "best": runs.best_metrics(rows) if best is None else best,
+            "pid": os.getpid() if pid is None else pid,
             "host": socket.gethostname() if host is None else host}
     (path / runs.RUN_FILE).write_text(json.dumps(info, indent=2), encoding="utf-8")
     if model:

@@ -81,11 +81,17 @@ class RunSummary:
         """Where the run's final model is (it may not exist)."""
         return self.path / MODEL_FILE
 
-    def headline(self) -> str:
-        """The run's most telling best score as its task words it (``val mean IoU 71.2%``);
-        empty if it has none or its task is unknown here."""
+    def headline_metric(self) -> str | None:
+        """The most telling of its task's summary metrics the run's best scores hold
+        (``val_mean_iou``), or None (none, or a task unknown here)."""
         task = TASKS.get(self.task)
-        return task.headline(self.best) if task else ""
+        return next(iter(task.summary_names(self.best)), None) if task else None
+
+    def headline(self) -> str:
+        """The run's best ``headline_metric`` as its task words it (``val mean IoU 71.2%``),
+        or empty."""
+        name = self.headline_metric()
+        return TASKS[self.task].score_text(name, self.best[name]) if name else ""
 
     def has_model(self) -> bool:
         """True if the run saved a final model."""
@@ -315,16 +321,13 @@ def format_started(iso: str) -> str:
 
 
 def runs_table(found: list[RunSummary]) -> str:
-    """Runs as a plain-text table: id, status, start, duration, epochs, best validation
-    accuracy and loss."""
-
-    def score(run: RunSummary, key: str) -> str:
-        return f"{run.best[key]:.4f}" if key in run.best else "-"
-
-    rows = [("RUN", "STATUS", "STARTED", "DURATION", "EPOCHS", "VAL ACC", "VAL LOSS")]
+    """Runs as a plain-text table: id, status, start, duration, epochs, the best score its
+    task values most (``headline``) and the best validation loss."""
+    rows = [("RUN", "STATUS", "STARTED", "DURATION", "EPOCHS", "BEST SCORE", "VAL LOSS")]
     rows += [(run.id, run.status, format_started(run.started), format_duration(run.seconds),
-              f"{run.epochs}/{run.epochs_planned or run.epochs}", score(run, "val_accuracy"),
-              score(run, "val_loss")) for run in found]
+              f"{run.epochs}/{run.epochs_planned or run.epochs}", run.headline() or "-",
+              f"{run.best['val_loss']:.4f}" if "val_loss" in run.best else "-")
+             for run in found]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
                      .rstrip() for row in rows)

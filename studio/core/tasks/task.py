@@ -104,25 +104,18 @@ class Task(ABC):
         """One logged score as a person reads it: ``val loss 0.093``."""
         return f"{name.replace('_', ' ')} {value:.3g}"
 
-    def _summary_texts(self, scores: Mapping[str, float]) -> list[str]:
-        """The summary metrics ``scores`` (as Keras logs them) hold, most telling first, as
-        ``score_text`` words; each in its validation form, else its training form."""
-        shown = []
-        for name in self.summary_metrics:
-            name = name if name in scores else name.removeprefix("val_")
-            if name in scores:
-                shown.append(self.score_text(name, scores[name]))
-        return shown
+    def summary_names(self, scores: Mapping[str, float]) -> list[str]:
+        """The summary metrics ``scores`` (as Keras logs them) hold, most telling first, each
+        in its validation form, else its training form."""
+        names = (name if name in scores else name.removeprefix("val_")
+                 for name in self.summary_metrics)
+        return [name for name in names if name in scores]
 
     def summary(self, scores: Mapping[str, float]) -> str:
         """An epoch's ``scores`` in a few words, the summary metrics only: ``val accuracy
         97.1% · val loss 0.093``; empty if it has none of them."""
-        return " · ".join(self._summary_texts(scores))
-
-    def headline(self, scores: Mapping[str, float]) -> str:
-        """The most telling summary metric of ``scores`` (a run's best), as ``summary``
-        words it: ``val mean IoU 71.2%``; empty if it has none."""
-        return next(iter(self._summary_texts(scores)), "")
+        return " · ".join(self.score_text(name, scores[name])
+                          for name in self.summary_names(scores))
 
     @property
     def has_classes(self) -> bool:
