@@ -20,6 +20,7 @@ from pathlib import Path
 
 from studio.core.project.document import DatasetChoice, Project, TrainingSettings
 from studio.core.runs import folders as runs
+from studio.core.tasks.registry import DEFAULT_TASK
 
 FIRST_START = datetime(2026, 1, 5, 9, 0)
 VERSIONS = {"layer_studio": "0.1.0", "tensorflow": "2.21.0", "keras": "3.15.0",
@@ -45,17 +46,19 @@ def write_run(root: Path, index: int = 0, *, status: str = "finished", epochs: i
               learning_rate: float = 0.001, batch_size: int = 64, name: str = "Demo CNN",
               started: datetime | None = None, pid: int | None = None,
               host: str | None = None, model: bool = False, checkpoint: bool = False,
-              run_id: str | None = None) -> Path:
-    """One run folder under ``root``: project snapshot, config, metrics and run record."""
+              run_id: str | None = None, task: str = DEFAULT_TASK,
+              best: dict[str, float] | None = None) -> Path:
+    """One run folder under ``root``: project snapshot, config, metrics and run record (of a
+    ``task`` run whose record gives ``best`` as its best scores, if given)."""
     started = started or FIRST_START + timedelta(minutes=7 * index)
     run_id = run_id or f"{started:%Y%m%d-%H%M%S}-{index:04d}-demo-cnn"
     path = Path(root) / run_id
     path.mkdir(parents=True)
     training = TrainingSettings(optimizer=optimizer, learning_rate=learning_rate,
                                 batch_size=batch_size, epochs=epochs_planned or epochs)
-    project = Project(name=name, training=training)
+    project = Project(name=name, training=training, dataset=DatasetChoice(task=task))
     (path / runs.PROJECT_FILE).write_text(json.dumps(project.to_dict()), encoding="utf-8")
-    config = {"training": asdict(training), "dataset": asdict(DatasetChoice()),
+    config = {"training": asdict(training), "dataset": asdict(project.dataset),
               "seed": training.seed, "dataset_fingerprint": "sha256:synthetic",
               "versions": VERSIONS,
               "devices": ["/device:CPU:0"], "replicas": 1, "host": socket.gethostname()}
@@ -73,7 +76,8 @@ def write_run(root: Path, index: int = 0, *, status: str = "finished", epochs: i
             "updated": (started + timedelta(seconds=seconds)).isoformat(timespec="seconds"),
             "seconds": seconds, "epochs": epochs, "epochs_planned": epochs_planned or epochs,
             "error": "The loss became NaN." if status == "failed" else None, "test": None,
-            "best": runs.best_metrics(rows), "pid": os.getpid() if pid is None else pid,
+            "best": runs.best_metrics(rows) if best is None else best,
+            "pid": os.getpid() if pid is None else pid,
             "host": socket.gethostname() if host is None else host}
     (path / runs.RUN_FILE).write_text(json.dumps(info, indent=2), encoding="utf-8")
     if model:

@@ -14,23 +14,26 @@ from tests.run_folders import dead_pid, write_run
 
 @pytest.fixture
 def project(tmp_path):
-    """A project file with a finished run and one whose process was killed."""
+    """A project file with a finished run and a segmentation run whose process was
+    killed."""
     path = tmp_path / "demo.studio.json"
     path.write_text("{}", encoding="utf-8")
     write_run(runs_root(path), 0, epochs=12)
     write_run(runs_root(path), 1, status="running", pid=dead_pid(), epochs=3,
-              epochs_planned=10)
+              epochs_planned=10, task="segmentation",
+              best={"val_mean_iou": 0.6, "val_loss": 0.25})
     return path
 
 
 def test_runs_prints_a_table_oldest_first(project, capsys):
     assert main(["runs", str(project)]) == 0
     header, finished, killed, footer = capsys.readouterr().out.splitlines()
-    assert header.split() == ["RUN", "STATUS", "STARTED", "DURATION", "EPOCHS", "VAL",
-                              "ACC", "VAL", "LOSS"]
-    assert finished.split()[:7] == ["20260105-090000-0000-demo-cnn", "finished", "2026-01-05",
-                                    "09:00", "18", "s", "12/12"]
+    assert header.split() == ["RUN", "STATUS", "STARTED", "DURATION", "EPOCHS", "BEST",
+                              "SCORE", "VAL", "LOSS"]
+    assert finished.split()[:10] == ["20260105-090000-0000-demo-cnn", "finished", "2026-01-05",
+                                     "09:00", "18", "s", "12/12", "val", "accuracy", "81.1%"]
     assert killed.split()[1] == "interrupted" and "3/10" in killed
+    assert killed.endswith("3/10    val mean IoU 60.0%  0.2500")
     assert footer == f"2 runs in {runs_root(project)}"
 
 
@@ -40,6 +43,7 @@ def test_runs_as_json(project, capsys):
     assert [(r["status"], r["recorded_status"], r["epochs"]) for r in found] == [
         ("finished", "finished", 12), ("interrupted", "running", 3)]
     assert found[0]["best"]["val_accuracy"] > 0.8 and found[0]["optimizer"] == "adam"
+    assert [r["task"] for r in found] == ["classification", "segmentation"]
 
 
 def test_runs_rebuilds_a_damaged_index_and_says_so(project, capsys):

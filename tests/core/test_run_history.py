@@ -47,6 +47,23 @@ def test_a_finished_run_reads_whole(tmp_path):
     assert json.loads(json.dumps(run.to_dict()))["path"] == str(path)
 
 
+def test_a_run_reads_its_task_and_headline_score(tmp_path):
+    masks = write_run(tmp_path, 0, task="segmentation",
+                      best={"val_mean_iou": 0.712, "val_pixel_accuracy": 0.93, "val_loss": 0.4})
+    numbers = write_run(tmp_path, 1, task="regression", best={"mae": 0.5, "val_loss": 0.2})
+    old = write_run(tmp_path, 2)
+    config = json.loads((old / runs.CONFIG_FILE).read_text(encoding="utf-8"))
+    del config["dataset"]["task"]  # written before projects had tasks
+    (old / runs.CONFIG_FILE).write_text(json.dumps(config), encoding="utf-8")
+    unknown = write_run(tmp_path, 3, task="captioning")
+    assert [read_run(p).task for p in (masks, numbers, old, unknown)] == [
+        "segmentation", "regression", "classification", "captioning"]
+    assert read_run(masks).headline() == "val mean IoU 71.2%"
+    assert read_run(numbers).headline() == "mae 0.5"  # no validation split
+    assert read_run(old).headline() == f"val accuracy {read_run(old).best['val_accuracy']:.1%}"
+    assert read_run(unknown).headline() == ""
+
+
 def test_completed_from_older_runs_reads_as_finished(tmp_path):
     path = write_run(tmp_path, status="completed")
     assert read_run(path).status == "finished"

@@ -95,6 +95,23 @@ def test_an_index_of_another_schema_version_is_rebuilt(root):
         assert db.execute("PRAGMA user_version").fetchone()[0] == run_index.SCHEMA_VERSION
 
 
+def test_the_index_gives_each_runs_task_and_an_index_without_tasks_is_rebuilt(tmp_path):
+    write_run(tmp_path, 0, task="segmentation", best={"val_mean_iou": 0.5})
+    write_run(tmp_path, 1, task="regression", best={"val_mae": 0.25})
+    write_run(tmp_path, 2)
+    RunIndex(tmp_path).sync()
+    with sqlite3.connect(tmp_path / INDEX_FILE) as db:  # as the index was before tasks
+        db.execute("ALTER TABLE runs DROP COLUMN task")
+        db.execute("PRAGMA user_version = 1")
+    index = RunIndex(tmp_path)
+    found = index.runs(order_by="id", descending=False)
+    assert [run.task for run in found] == ["segmentation", "regression", "classification"]
+    assert [run.headline() for run in found][:2] == ["val mean IoU 50.0%", "val mae 0.25"]
+    assert "schema version 1" in index.notes[0]
+    assert [run.task for run in RunIndex(tmp_path).runs(order_by="id", descending=False)] == [
+        "segmentation", "regression", "classification"]
+
+
 def test_an_index_file_that_cannot_be_written_lists_from_the_folders(root, monkeypatch):
     RunIndex(root).sync()
     write_run(root, 20)

@@ -8,7 +8,14 @@ from pathlib import Path
 
 from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QTreeWidgetItem, QWidget
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QApplication,
+    QHeaderView,
+    QTableView,
+    QTreeWidgetItem,
+    QWidget,
+)
 
 from studio.core.runs import folders as runs
 from studio.gui.editor.model_list import ID_ROLE
@@ -119,3 +126,12 @@ def copied_run(run: Path, runs_folder: Path) -> Path:
 def runs_of(window) -> Path:
     """Where the window's project keeps its runs (an unsaved one: in its scratch folder)."""
     return runs.runs_root(window.doc.place)
+
+
+def names_stretch(table: QTableView) -> bool:
+    """Whether a score table's first column (the names) takes the spare width while the
+    scores are as wide as their contents (not the last column stretched far right)."""
+    header = table.horizontalHeader()
+    modes = [header.sectionResizeMode(i) for i in range(header.count())]
+    return (not header.stretchLastSection() and modes[:1] == [QHeaderView.ResizeMode.Stretch]
+            and set(modes[1:]) <= {QHeaderView.ResizeMode.ResizeToContents})

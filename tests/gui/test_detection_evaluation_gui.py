@@ -11,7 +11,7 @@ from PySide6.QtCore import QPoint, Qt
 
 from studio.core.tasks.detection.evaluation import ap_text
 from studio.gui.tasks.detection_evaluation import CLASS_ROLE, MISTAKES_ROLE
-from tests.gui.support import RUN_TIMEOUT_MS
+from tests.gui.support import RUN_TIMEOUT_MS, names_stretch
 from tests.gui.test_evaluation_panel import evaluate, shown_panel
 
 LEFT = Qt.MouseButton.LeftButton
@@ -42,7 +42,7 @@ def test_a_detectors_evaluation_shows_its_maps_curves_and_a_classs_mistakes(qtbo
     assert "4</b> validation images" in headline
     table = view.table
     model = table.model()
-    assert model.rowCount() == 10
+    assert model.rowCount() == 10 and names_stretch(table)
     shown = {model.index(r, 0).data(): (model.index(r, 1).data(), model.index(r, 2).data())
              for r in range(10)}
     assert shown == {name: (ap_text(scores.class_ap50[k]), ap_text(scores.class_ap[k]))

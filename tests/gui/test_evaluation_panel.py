@@ -30,7 +30,7 @@ from studio.gui.shell.app import create_application
 from studio.gui.widgets.confusion import COUNT_ROLE
 from studio.gui.widgets.jobs import shutdown_jobs
 from studio.gui.widgets.score_table import SORT_ROLE
-from tests.gui.support import RUN_TIMEOUT_MS, copied_run
+from tests.gui.support import RUN_TIMEOUT_MS, copied_run, names_stretch
 
 LEFT = Qt.MouseButton.LeftButton
 
@@ -160,6 +160,7 @@ def test_clicking_a_cell_shows_its_images_and_the_class_table_sorts(qtbot, panel
         assert panel.cell_caption.text().startswith(f"{counts[row, column]:,} images of")
 
     table = panel.class_table
+    assert names_stretch(table)
     assert column_keys(table, 0) == list(range(len(evaluation.class_names)))
     assert column_keys(table, 1) == pytest.approx(list(evaluation.precision))
     click_heading(qtbot, table, 3)  # F1

@@ -97,6 +97,21 @@ def test_clicking_a_header_sorts_by_it_with_empty_values_last(qtbot, panel):
     assert shown(panel, "epochs") == ["0/10", "5/20", "8/20", "12/12", "15/15", "20/20"]
 
 
+def test_each_run_shows_its_tasks_best_score_and_sorts_by_it(qtbot, tmp_path):
+    root = tmp_path / "runs" / "masks"
+    write_run(root, 0, task="segmentation", best={"val_mean_iou": 0.7, "val_loss": 0.2})
+    write_run(root, 1, task="segmentation", best={"val_mean_iou": 0.55, "val_loss": 0.3})
+    write_run(root, 2, task="segmentation", epochs=0, best={})
+    create_application()
+    panel = HistoryPanel(lambda: root)
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(panel.refreshed, timeout=10_000):
+        panel.show()
+    click_header(qtbot, panel, "score")
+    assert shown(panel, "score") == ["val mean IoU 55.0%", "val mean IoU 70.0%", ""]
+    shutdown_jobs(panel)
+
+
 def test_typing_a_filter_and_picking_a_status_keep_matching_runs(qtbot, panel):
     qtbot.keyClicks(panel.filter_edit, "RMS")
     assert shown(panel, "optimizer") == ["rmsprop"]

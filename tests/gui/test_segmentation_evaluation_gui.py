@@ -14,6 +14,7 @@ from studio.core.inference.mask_files import class_colors
 from studio.core.tasks.segmentation.evaluation import percent_text
 from studio.gui.tasks.mask_drawing import DEFAULT_OPACITY
 from studio.gui.tasks.segmentation_evaluation import GAP, POSITION_ROLE, SIDE
+from tests.gui.support import names_stretch
 from tests.gui.test_evaluation_panel import evaluate, shown_panel
 
 LEFT = Qt.MouseButton.LeftButton
@@ -54,6 +55,7 @@ def test_a_segmentations_evaluation_shows_its_classes_matrix_and_worst_images(qt
     assert shown == {name: (percent_text(evaluation.iou[k]), percent_text(evaluation.dice[k]))
                      for k, name in enumerate(evaluation.class_names)}
     header = table.horizontalHeader()
+    assert names_stretch(table)
     qtbot.mouseClick(header.viewport(), LEFT, pos=section_middle(header, 1))
     ious = np.nan_to_num(evaluation.iou, nan=-1.0)
     order = [model.index(r, 0).data() for r in range(11)]

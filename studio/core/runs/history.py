@@ -30,6 +30,7 @@ from studio.core.runs.folders import (
     runs_root,
 )
 from studio.core.runs.lock import RunLock, is_locked
+from studio.core.tasks.registry import DEFAULT_TASK, TASKS
 
 FOREIGN_STALE_SECONDS = 24 * 3600.0
 """A run of another host not updated for this long is taken to be interrupted."""
@@ -54,6 +55,9 @@ class RunSummary:
     """The folder name, e.g. ``20261122-101500-demo-cnn``."""
     path: Path
     name: str = ""
+    task: str = DEFAULT_TASK
+    """What the run learnt (``dataset.task`` of its config); classification for a run of
+    before tasks."""
     status: str = "interrupted"
     """Effective status: running, finished, stopped, failed or interrupted."""
     recorded_status: str = ""
@@ -76,6 +80,18 @@ class RunSummary:
     def model_path(self) -> Path:
         """Where the run's final model is (it may not exist)."""
         return self.path / MODEL_FILE
+
+    def headline_metric(self) -> str | None:
+        """The most telling of its task's summary metrics the run's best scores hold
+        (``val_mean_iou``), or None (none, or a task unknown here)."""
+        task = TASKS.get(self.task)
+        return next(iter(task.summary_names(self.best)), None) if task else None
+
+    def headline(self) -> str:
+        """The run's best ``headline_metric`` as its task words it (``val mean IoU 71.2%``),
+        or empty."""
+        name = self.headline_metric()
+        return TASKS[self.task].score_text(name, self.best[name]) if name else ""
 
     def has_model(self) -> bool:
         """True if the run saved a final model."""
@@ -157,6 +173,8 @@ def read_run(path: Path) -> RunSummary:
             pass
     config = run_config(path)
     training = config.get("training") if isinstance(config.get("training"), dict) else {}
+    dataset = config.get("dataset") if isinstance(config.get("dataset"), dict) else {}
+    task = dataset.get("task")
     best = info.get("best")
     epochs = as_int(info.get("epochs"))
     if not isinstance(best, dict) or epochs is None:
@@ -172,6 +190,7 @@ def read_run(path: Path) -> RunSummary:
         id=path.name,
         path=path,
         name=name,
+        task=task if isinstance(task, str) and task else DEFAULT_TASK,
         status=effective_status(info, path),
         recorded_status=str(info.get("status") or ""),
         started=str(info.get("started") or info.get("updated") or ""),
@@ -302,16 +321,13 @@ def format_started(iso: str) -> str:
 
 
 def runs_table(found: list[RunSummary]) -> str:
-    """Runs as a plain-text table: id, status, start, duration, epochs, best validation
-    accuracy and loss."""
-
-    def score(run: RunSummary, key: str) -> str:
-        return f"{run.best[key]:.4f}" if key in run.best else "-"
-
-    rows = [("RUN", "STATUS", "STARTED", "DURATION", "EPOCHS", "VAL ACC", "VAL LOSS")]
+    """Runs as a plain-text table: id, status, start, duration, epochs, the best score its
+    task values most (``headline``) and the best validation loss."""
+    rows = [("RUN", "STATUS", "STARTED", "DURATION", "EPOCHS", "BEST SCORE", "VAL LOSS")]
     rows += [(run.id, run.status, format_started(run.started), format_duration(run.seconds),
-              f"{run.epochs}/{run.epochs_planned or run.epochs}", score(run, "val_accuracy"),
-              score(run, "val_loss")) for run in found]
+              f"{run.epochs}/{run.epochs_planned or run.epochs}", run.headline() or "-",
+              f"{run.best['val_loss']:.4f}" if "val_loss" in run.best else "-")
+             for run in found]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
                      .rstrip() for row in rows)

@@ -26,18 +26,19 @@ from studio.core.runs.history import (
 
 INDEX_FILE = "index.sqlite"
 SET_ASIDE_SUFFIX = ".bad"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Kept in ``PRAGMA user_version``; an index of another version is rebuilt."""
 BEST_COLUMNS = ("val_loss", "val_accuracy", "loss", "accuracy")
 SORT_KEYS = ("id", "name", "status", "started", "seconds", "epochs", *BEST_COLUMNS,
              "optimizer", "learning_rate", "batch_size")
-_COLUMNS = ("id", "name", "status", "started", "updated", "seconds", "epochs",
+_COLUMNS = ("id", "name", "task", "status", "started", "updated", "seconds", "epochs",
             "epochs_planned", *BEST_COLUMNS, "other_best", "test", "error", "optimizer",
             "learning_rate", "batch_size", "pid", "host", "mtime_ns", "size", "inode")
 _SCHEMA = (f"""
 CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY, name TEXT, status TEXT, started TEXT, updated TEXT, seconds REAL,
-    epochs INTEGER, epochs_planned INTEGER, {", ".join(f"{c} REAL" for c in BEST_COLUMNS)},
+    id TEXT PRIMARY KEY, name TEXT, task TEXT, status TEXT, started TEXT, updated TEXT,
+    seconds REAL, epochs INTEGER, epochs_planned INTEGER,
+    {", ".join(f"{c} REAL" for c in BEST_COLUMNS)},
     other_best TEXT, test TEXT, error TEXT, optimizer TEXT, learning_rate REAL,
     batch_size INTEGER, pid INTEGER, host TEXT, mtime_ns INTEGER, size INTEGER, inode INTEGER
 )""", f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -59,8 +60,8 @@ class SyncReport:
 
 def _row(run: RunSummary, signature: Signature) -> tuple[Any, ...]:
     others = {k: v for k, v in run.best.items() if k not in BEST_COLUMNS}
-    return (run.id, run.name, run.recorded_status, run.started, run.updated, run.seconds,
-            run.epochs, run.epochs_planned, *(run.best.get(c) for c in BEST_COLUMNS),
+    return (run.id, run.name, run.task, run.recorded_status, run.started, run.updated,
+            run.seconds, run.epochs, run.epochs_planned, *(run.best.get(c) for c in BEST_COLUMNS),
             json.dumps(others), json.dumps(run.test), run.error, run.optimizer,
             run.learning_rate, run.batch_size, run.pid, run.host, *signature)
 
@@ -72,9 +73,10 @@ def _summary(root: Path, row: sqlite3.Row) -> RunSummary:
             "updated": row["updated"], "started": row["started"]}
     path = root / row["id"]
     return RunSummary(
-        id=row["id"], path=path, name=row["name"], status=effective_status(info, path),
-        recorded_status=row["status"], started=row["started"], updated=row["updated"],
-        seconds=row["seconds"], epochs=row["epochs"], epochs_planned=row["epochs_planned"],
+        id=row["id"], path=path, name=row["name"], task=row["task"],
+        status=effective_status(info, path), recorded_status=row["status"],
+        started=row["started"], updated=row["updated"], seconds=row["seconds"],
+        epochs=row["epochs"], epochs_planned=row["epochs_planned"],
         best=best, test=json.loads(row["test"] or "null"), error=row["error"],
         optimizer=row["optimizer"], learning_rate=row["learning_rate"],
         batch_size=row["batch_size"], pid=row["pid"], host=row["host"])

@@ -104,15 +104,18 @@ class Task(ABC):
         """One logged score as a person reads it: ``val loss 0.093``."""
         return f"{name.replace('_', ' ')} {value:.3g}"
 
+    def summary_names(self, scores: Mapping[str, float]) -> list[str]:
+        """The summary metrics ``scores`` (as Keras logs them) hold, most telling first, each
+        in its validation form, else its training form."""
+        names = (name if name in scores else name.removeprefix("val_")
+                 for name in self.summary_metrics)
+        return [name for name in names if name in scores]
+
     def summary(self, scores: Mapping[str, float]) -> str:
-        """An epoch's ``scores`` (as Keras logs them) in a few words, the summary metrics
-        only: ``val accuracy 97.1% · val loss 0.093``; empty if it has none of them."""
-        shown = []
-        for name in self.summary_metrics:
-            name = name if name in scores else name.removeprefix("val_")
-            if name in scores:
-                shown.append(self.score_text(name, scores[name]))
-        return " · ".join(shown)
+        """An epoch's ``scores`` in a few words, the summary metrics only: ``val accuracy
+        97.1% · val loss 0.093``; empty if it has none of them."""
+        return " · ".join(self.score_text(name, scores[name])
+                          for name in self.summary_names(scores))
 
     @property
     def has_classes(self) -> bool:

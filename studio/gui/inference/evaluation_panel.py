@@ -498,7 +498,6 @@ class EvaluationPanel(QWidget):
         self.confusion.set_evaluation(evaluation)
         self.class_proxy.setSourceModel(per_class_model(evaluation))
         self.class_table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
-        self.class_table.resizeColumnsToContents()
         self.mistakes.show_samples(evaluation, evaluation.confident_mistakes(MISTAKES))
         self.cell_grid.show_samples(None, [], CELL_PLACEHOLDER)
         self.cell_caption.setText("")

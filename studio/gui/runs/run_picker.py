@@ -15,14 +15,13 @@ IMPORTED_CHOICE = "imported-model"
 
 
 def offer_runs(box: QComboBox, runs: Sequence[RunSummary], keep: str | None) -> int:
-    """List ``runs`` in ``box`` as given (id and best validation accuracy; the run folder as
-    item data), or "No trained runs yet"; select the folder ``keep`` if listed, else the
-    first. Returns the index of ``keep``, -1 if it is not listed."""
+    """List ``runs`` in ``box`` as given (id and its task's most telling best score; the run
+    folder as item data), or "No trained runs yet"; select the folder ``keep`` if listed,
+    else the first. Returns the index of ``keep``, -1 if it is not listed."""
     box.clear()
     for row, run in enumerate(runs):
-        score = run.best.get("val_accuracy")
-        box.addItem(run.id + (f"  ·  {score:.1%} val. accuracy" if score is not None else ""),
-                    str(run.path))
+        score = run.headline()
+        box.addItem(run.id + (f"  ·  {score}" if score else ""), str(run.path))
         box.setItemData(row, f"{run.name}: {run.status}, {run.epochs} epochs",
                         Qt.ItemDataRole.ToolTipRole)
     if not runs:

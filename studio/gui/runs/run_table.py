@@ -48,6 +48,11 @@ def _score(key: str) -> Callable[[RunSummary], str]:
     return lambda run: f"{run.best[key]:.4f}" if key in run.best else ""
 
 
+def _headline_value(run: RunSummary) -> float | None:
+    name = run.headline_metric()
+    return run.best[name] if name else None
+
+
 def _status_text(run: RunSummary) -> str:
     return f"⚠ {run.status}" if run.status == "interrupted" else run.status
 
@@ -64,8 +69,9 @@ COLUMNS = (
     Column("epochs", "Epochs", "Epochs done of those planned", 60,
            lambda run: f"{run.epochs}/{run.epochs_planned or run.epochs}",
            lambda run: run.epochs),
-    Column("val_accuracy", "Val accuracy", "Best validation accuracy of any epoch", 90,
-           _score("val_accuracy"), lambda run: run.best.get("val_accuracy")),
+    Column("score", "Best score", "The best of any epoch in the score its task values most: "
+           "validation accuracy, mean IoU, mAP@0.5 or mean absolute error", 140,
+           lambda run: run.headline(), _headline_value),
     Column("val_loss", "Val loss", "Lowest validation loss of any epoch", 75,
            _score("val_loss"), lambda run: run.best.get("val_loss")),
     Column("optimizer", "Optimizer", "The optimizer the run used", 75,
@@ -78,7 +84,7 @@ COLUMNS = (
            lambda run: run.batch_size),
 )
 _TOP = QModelIndex()
-_NUMERIC = {"seconds", "epochs", "val_accuracy", "val_loss", "learning_rate", "batch_size"}
+_NUMERIC = {"seconds", "epochs", "score", "val_loss", "learning_rate", "batch_size"}
 
 
 class RunTableModel(QAbstractTableModel):

@@ -279,7 +279,6 @@ class DetectionEvaluationView(QWidget):
         self.notes.setText(" ".join(notes))
         self.proxy.setSourceModel(ap_model(evaluation))
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
-        self.table.resizeColumnsToContents()
         self._draw_curves(evaluation)
         # the gallery about as wide as the scores, the table as tall as the curves
         for splitter, share in ((self.split_view, 0.55), (self.scores_view, 0.5)):

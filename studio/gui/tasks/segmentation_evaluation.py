@@ -218,7 +218,6 @@ class SegmentationEvaluationView(QWidget):
         self.notes.setVisible(bool(evaluation.notes))
         self.proxy.setSourceModel(class_model(evaluation))
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
-        self.table.resizeColumnsToContents()
         self.confusion.set_evaluation(evaluation)
         self.legend.setText(legend_html(evaluation.class_names))
         self.gallery.show_lowest(evaluation)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import QObject, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import QAbstractItemView, QTableView
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 """What a score table sorts a column by."""
@@ -42,9 +42,10 @@ def headed_model(columns: Sequence[tuple[str, str]]) -> QStandardItemModel:
 
 
 def score_table(owner: QObject) -> tuple[QTableView, QSortFilterProxyModel]:
-    """A table of whole rows, read-only, with alternating colours, no row numbers and its
-    last column stretched, showing a proxy (owned by ``owner``) that sorts by SORT_ROLE:
-    set the rows with ``proxy.setSourceModel``."""
+    """A table of whole rows, read-only, with alternating colours, no row numbers, and its
+    columns as wide as their contents but the first (the names), which takes the spare
+    width; it shows a proxy (owned by ``owner``) that sorts by SORT_ROLE: set the rows with
+    ``proxy.setSourceModel``."""
     table = QTableView()
     proxy = QSortFilterProxyModel(owner)
     proxy.setSortRole(SORT_ROLE)
@@ -54,5 +55,14 @@ def score_table(owner: QObject) -> tuple[QTableView, QSortFilterProxyModel]:
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.setAlternatingRowColors(True)
     table.verticalHeader().hide()
-    table.horizontalHeader().setStretchLastSection(True)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+
+    def stretch_names(_old: int, new: int) -> None:
+        # The names take the spare width, so the scores sit beside them, not far right; a
+        # new source model makes new sections, each in the default mode.
+        if new:
+            header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+
+    header.sectionCountChanged.connect(stretch_names)
     return table, proxy
