@@ -108,5 +108,7 @@ def segmentation_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size:
                                 lambda x, i: batch(x, i, table, train))
 
     test = split("test") if loaded.size("test") else None
+    # A copy: a view would keep every split's masks alive as long as training holds it,
+    # besides the tables' copies of them.
     return (split("train"), split("validation"), test, reading.preprocessing(),
-            masks["validation"])
+            masks["validation"].copy())
