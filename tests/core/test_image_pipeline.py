@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from studio.core.data import image_pipeline
+from studio.core.data import image_reading
 from studio.core.data import sources as data
 from studio.core.data.image_pipeline import (
     ImageForm,
     disk_cache_prefix,
-    image_datasets,
     preprocess_image_files,
     preprocess_images,
 )
+from studio.core.data.image_reading import image_datasets
 from studio.core.data.types import ArraySamples, LoadedData
 from studio.core.project.document import Augmentation, DatasetChoice
 
@@ -216,7 +216,7 @@ def test_standardize_uses_the_training_split(tmp_path):
 
 
 def test_standardize_samples_a_large_training_split(tmp_path, monkeypatch):
-    monkeypatch.setattr(image_pipeline, "STATS_IMAGES", 4)
+    monkeypatch.setattr(image_reading, "STATS_IMAGES", 4)
     choice = folder_choice(make_folder(tmp_path / "f"), normalization="standardize")
     _, _, _, prep = datasets(choice)
     assert prep["statistics"]["images"] == 4 and prep["statistics"]["training_images"] == 10

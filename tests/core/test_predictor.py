@@ -16,11 +16,8 @@ import pytest
 from PIL import Image
 
 from studio.core.data import sources as data
-from studio.core.data.image_pipeline import (
-    image_datasets,
-    preprocess_image_files,
-    preprocess_images,
-)
+from studio.core.data.image_pipeline import preprocess_image_files, preprocess_images
+from studio.core.data.image_reading import image_datasets
 from studio.core.data.sources import load_arrays
 from studio.core.data.table_pipeline import preprocess_rows, preprocess_texts
 from studio.core.inference.predictor import (

@@ -129,6 +129,8 @@ def test_batches_hold_the_masks_resized_by_hand(folder):
     expected = np.stack([by_hand(m, "pad") for m in masks_read(folder, "val")])
     np.testing.assert_array_equal(y, expected)
     np.testing.assert_array_equal(pipes.scoring, expected)  # what an export is scored on
+    # Its own array: a view would keep every split's masks alive as long as training holds it.
+    assert pipes.scoring.flags.owndata
     assert pipes.preprocessing["task"] == "segmentation" and pipes.preprocessing["resize"] == "pad"
     for resize in ("squash", "crop"):  # the masks the batches gather, made as for the pad
         made = split_masks(loaded, loaded.splits["validation"], ImageForm((SIDE, SIDE), 1, resize))

@@ -1,8 +1,9 @@
-"""Image datasets for Keras: decode, resize, cache, augment and normalise with ``tf.data``.
+"""Images for Keras: decode, resize, cache and normalise with ``tf.data``.
 
 Every image, from an array or a file, is first brought to one *standard form*: uint8 at the
 chosen size and number of channels. Batches of standard-form images are then cast to float
-(0..255), augmented (training only) and normalised as ``x * scale + offset`` per channel.
+(0..255), augmented (training only) and normalised as ``x * scale + offset`` per channel
+(a training run chooses the form, cache and normalisation in ``data.image_reading``).
 Inference (``preprocess_images``, ``preprocess_image_files``) runs the very same functions,
 driven by the ``prep`` dictionary saved with each run.
 
@@ -30,7 +31,6 @@ from typing import Any
 import numpy as np
 
 from studio.core.base.paths import workspace
-from studio.core.data.augmentation import augmentation_layers
 from studio.core.data.types import ArraySamples, DataError, DatasetInfo, FileSamples, LoadedData
 from studio.core.project.document import DatasetChoice
 from studio.core.tasks.registry import task_for
@@ -38,8 +38,6 @@ from studio.core.tasks.registry import task_for
 DECODE_CALLS = 2
 """Batches of files (or files, when caching) read at once: fixed, as autotuning stalls
 epochs on small machines."""
-STATS_IMAGES = 2000
-"""At most this many training images give the mean and deviation for ``standardize``."""
 READ_BATCH = 256
 """Images per batch when reading outside training: for statistics and for inference."""
 CACHE_CHUNK = 256
@@ -49,8 +47,6 @@ DISK_SHUFFLE_BYTES = 256 * 2**20
 when the training images need more)."""
 ABANDONED_SECONDS = 24 * 3600
 """A disk cache left half-written this long ago belongs to a run that was interrupted."""
-AUTO_DISK_BYTES = 2**30
-"""The ``auto`` cache keeps decoded images on disk when they take at most this much."""
 CACHE_VERSION = 2
 _DECODER_BY_FIRST_BYTE = np.zeros(256, np.int32)
 _DECODER_BY_FIRST_BYTE[[0x89, 0xFF, ord("G")]] = [1, 2, 3]
@@ -352,114 +348,6 @@ def split_batches(loaded: LoadedData, indices: np.ndarray, form: ImageForm, cach
         paths = [samples.paths[i] for i in indices]
         return _file_batches(paths, labels, form, cache, batch_size, shuffle_seed)
     raise DataError("This dataset does not hold images; choose an image dataset or folder.")
-
-
-def resolved_cache(cache: str, loaded: LoadedData, form: ImageForm) -> str:
-    """The cache an image dataset uses: ``auto`` is ``disk`` when the decoded images take at
-    most AUTO_DISK_BYTES (decoding once, as a training database would), else ``none``."""
-    if cache != "auto":
-        return cache
-    decoded = loaded.size("train") + loaded.size("validation") + loaded.size("test")
-    decoded *= form.size[0] * form.size[1] * form.channels
-    return "disk" if decoded <= AUTO_DISK_BYTES else "none"
-
-
-def _channel_stats(batches, channels: int) -> tuple[list[float], list[float]]:
-    """Per-channel mean and standard deviation (0..255) of batched images."""
-    import tensorflow as tf
-
-    def sums(images, _):
-        x = tf.cast(images, tf.float64)
-        pixels = tf.cast(tf.reduce_prod(tf.shape(x)[:3]), tf.float64)
-        return tf.stack([tf.reduce_sum(x, [0, 1, 2]), tf.reduce_sum(x * x, [0, 1, 2]),
-                         tf.fill([channels], pixels)])
-
-    total, squares, count = batches.map(sums).reduce(
-        tf.zeros([3, channels], tf.float64), lambda a, b: a + b).numpy()
-    mean = total / count
-    std = np.sqrt(np.maximum(squares / count - mean**2, 0.0))
-    return mean.tolist(), std.tolist()
-
-
-def normalisation(loaded: LoadedData, choice: DatasetChoice, form: ImageForm, seed: int
-                   ) -> dict[str, Any]:
-    """``scale``, ``offset`` and, for ``standardize``, the statistics they come from."""
-    c = form.channels
-    if choice.normalization == "unit":
-        return {"scale": [1 / 255.0] * c, "offset": [0.0] * c}
-    if choice.normalization == "symmetric":
-        return {"scale": [1 / 127.5] * c, "offset": [-1.0] * c}
-    train = loaded.splits["train"]
-    if len(train) > STATS_IMAGES:
-        pick = np.random.default_rng(seed).choice(len(train), STATS_IMAGES, replace=False)
-        train = train[np.sort(pick)]
-    batches = split_batches(loaded, train, form, "none", READ_BATCH, None, train)
-    mean, std = _channel_stats(batches, c)
-    std = [s if s > 1e-6 else 1.0 for s in std]
-    return {
-        "scale": [1.0 / s for s in std],
-        "offset": [-m / s for m, s in zip(mean, std, strict=True)],
-        "statistics": {"mean": mean, "std": std, "images": len(train),
-                       "training_images": loaded.size("train")},
-    }
-
-
-def image_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size: int, seed: int):
-    """Training, validation and test (None if empty) batches of (float32 images, labels), and
-    the preprocessing record ``prep``.
-
-    The training batches are shuffled with ``seed`` (anew each epoch) and augmented; images
-    are normalised last. ``standardize`` takes the mean and deviation per channel of up to
-    STATS_IMAGES training images (``prep["statistics"]`` says how many). ``choice.cache``
-    applies to image files (see ``resolved_cache``); arrays are in memory already.
-    """
-    import tensorflow as tf
-
-    form = ImageForm.of(loaded.info, choice)
-    cache = resolved_cache(choice.cache, loaded, form)
-    norm = normalisation(loaded, choice, form, seed)
-    scale, offset = norm["scale"], norm["offset"]
-    augment = augmentation_layers(choice.augmentation, seed)
-    options = tf.data.Options()
-    options.autotune.enabled = False
-
-    def training_batch(images, labels):
-        x = tf.cast(images, tf.float32)
-        return normalised(augment(x, training=True), scale, offset), labels
-
-    def plain_batch(images, labels):
-        return normalised(images, scale, offset), labels
-
-    def split(name: str):
-        indices = loaded.splits[name]
-        train = name == "train"
-        batches = split_batches(loaded, indices, form, cache, batch_size,
-                                seed if train else None)
-        finish = training_batch if train and augment is not None else plain_batch
-        return batches.map(finish).with_options(options)
-
-    test = split("test") if loaded.size("test") else None
-    return (split("train"), split("validation"), test,
-            image_preprocessing(loaded, choice, form, norm))
-
-
-def image_preprocessing(loaded: LoadedData, choice: DatasetChoice, form: ImageForm,
-                        norm: dict[str, Any]) -> dict[str, Any]:
-    """The record of how images of ``form`` become the model's input, normalised as ``norm``
-    (from ``normalisation``) says: ``prep``, which inference reads."""
-    return {
-        "kind": "image",
-        "task": loaded.info.task,
-        "class_names": list(loaded.info.class_names),
-        "sample_shape": [*form.size, form.channels],
-        "input_dtype": "float32",
-        "image_size": list(form.size),
-        "color": "grayscale" if form.channels == 1 else "rgb",
-        "resize": form.resize,
-        "normalization": choice.normalization,
-        **norm,
-        "augmentation": asdict(choice.augmentation),
-    }
 
 
 def preprocess_images(prep: dict[str, Any], images: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from studio.core.data.image_pipeline import image_datasets
+from studio.core.data.image_reading import image_datasets
 from studio.core.data.table_pipeline import table_datasets
 from studio.core.data.types import ArraySamples, FileSamples, LoadedData
 from studio.core.project.document import DatasetChoice

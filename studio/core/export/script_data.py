@@ -19,7 +19,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from studio.core.data import bundled, image_pipeline, sources, tables
+from studio.core.data import bundled, image_pipeline, image_reading, sources, tables
 from studio.core.data.augmentation import CROP_CLASS, augmentation_specs
 from studio.core.data.builtin import cache_path
 from studio.core.data.table_pipeline import ADAPT_BATCH, SPLIT, STANDARDIZE, standardize
@@ -346,7 +346,7 @@ def _image_section(choice: DatasetChoice, info: DatasetInfo, seed: int, script: 
     constants = _IMAGE_CONSTANTS.format(size=(height, width), channels=channels,
                                         resize=choice.resize,
                                         normalization=choice.normalization,
-                                        stats=image_pipeline.STATS_IMAGES)
+                                        stats=image_reading.STATS_IMAGES)
     functions = _IMAGE_FUNCTIONS.format(
         with_channels=carried_source(image_pipeline._with_channels),
         centre_crop=carried_source(image_pipeline._centre_crop),
@@ -411,7 +411,7 @@ def _cache_constants(choice: DatasetChoice, info: DatasetInfo) -> str:
             'a temporary folder."""\n'
             f"CACHE_CHUNK = {image_pipeline.CACHE_CHUNK}\n"
             f"DISK_SHUFFLE_BYTES = {image_pipeline.DISK_SHUFFLE_BYTES}\n"
-            f"AUTO_DISK_BYTES = {image_pipeline.AUTO_DISK_BYTES}\n"
+            f"AUTO_DISK_BYTES = {image_reading.AUTO_DISK_BYTES}\n"
             f"IMAGE_BYTES = {height * width * channels}\n")
 
 

@@ -1,10 +1,10 @@
-"""Detection datasets for Keras: images read, resized, cached and normalised as the image
-pipeline does (``data.image_pipeline``), each batch with the target maps of its boxes.
+"""Detection datasets for Keras: images read, resized, cached and normalised as every image
+task reads them (``data.image_reading``), each batch with the target maps of its boxes.
 
-The image pipeline streams each image with its place in its split in place of a label; that
-then gathers the image's boxes, already mapped to the network's input (as
-``fitting.box_mapping`` maps them) and padded to the most boxes any image has. Training batches
-are augmented with their boxes (``augment.box_augmentation``); every batch's boxes then become
+Each image is streamed with its place in its split in place of a label; that then gathers
+the image's boxes, already mapped to the network's input (as ``fitting.box_mapping`` maps
+them) and padded to the most boxes any image has. Training batches are augmented with their
+boxes (``augment.box_augmentation``); every batch's boxes then become
 ``targets.detection_targets`` at the head's stride (input size / the head's grid).
 """
 
@@ -17,14 +17,8 @@ from typing import Any
 import numpy as np
 
 from studio.core.data.detection.augment import box_augmentation, padded_boxes
-from studio.core.data.image_pipeline import (
-    ImageForm,
-    image_preprocessing,
-    normalisation,
-    normalised,
-    resolved_cache,
-    split_batches,
-)
+from studio.core.data.image_pipeline import ImageForm
+from studio.core.data.image_reading import ImageReading
 from studio.core.data.types import DataError, LoadedData
 from studio.core.project.document import DatasetChoice
 from studio.core.tasks.detection.boxes import ImageBoxes
@@ -79,17 +73,12 @@ def detection_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size: in
     ``output``: the head's ``output_settings`` (its grid and decoding settings)."""
     import tensorflow as tf
 
-    form = ImageForm.of(loaded.info, choice)
-    cache = resolved_cache(choice.cache, loaded, form)
-    norm = normalisation(loaded, choice, form, seed)
-    scale, offset = norm["scale"], norm["offset"]
-    decode = decoding(form, output, list(loaded.info.class_names))
+    reading = ImageReading.of(loaded, choice, batch_size, seed)
+    decode = decoding(reading.form, output, list(loaded.info.class_names))
     rows, cols = decode["grid"]
     classes = loaded.info.num_classes
-    truths = input_boxes(loaded.labels, form)
+    truths = input_boxes(loaded.labels, reading.form)
     augment = box_augmentation(choice.augmentation, seed)
-    options = tf.data.Options()
-    options.autotune.enabled = False
 
     def targets(boxes, labels):
         return tf.map_fn(lambda one: detection_targets(one[0], one[1], classes, (rows, cols),
@@ -106,29 +95,22 @@ def detection_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size: in
                                                              "labels": labels}})
             x, boxes = moved["images"], moved["bounding_boxes"]["boxes"]
             labels = moved["bounding_boxes"]["labels"]
-        return normalised(x, scale, offset), targets(boxes, labels)
-
-    def images(name: str, train: bool = False):
-        # Each image comes with its place in the split, which a cache of the split's files
-        # (keyed by those files, in order) keeps right whatever else the dataset holds.
-        indices = loaded.splits[name]
-        return split_batches(loaded, indices, form, cache, batch_size, seed if train else None,
-                             np.arange(len(indices), dtype=np.int32))
+        return reading.normalised(x), targets(boxes, labels)
 
     def split(name: str):
         train = name == "train"
         table = [tf.constant(a) for a in _padded([truths[i] for i in loaded.splits[name]])]
-        return images(name, train).map(lambda x, i: batch(x, i, table, train)
-                                       ).with_options(options)
+        return reading.finished(reading.placed_images(name),
+                                lambda x, i: batch(x, i, table, train))
 
     test = split("test") if loaded.size("test") else None
     validation = split("validation")
     # The mAP callback reads the validation images alone: no target maps made to be dropped.
     # A known length lets Keras's predict end without warning that the data ran out.
     batches = math.ceil(loaded.size("validation") / batch_size)
-    scoring = (images("validation").map(
-        lambda x, i: normalised(tf.cast(x, tf.float32), scale, offset)).with_options(options)
-        .apply(tf.data.experimental.assert_cardinality(batches)),
-        [truths[i] for i in loaded.splits["validation"]])
-    prep = {**image_preprocessing(loaded, choice, form, norm), "decoding": decode}
+    scoring = (reading.finished(reading.placed_images("validation"),
+                                lambda x, i: reading.normalised(tf.cast(x, tf.float32)))
+               .apply(tf.data.experimental.assert_cardinality(batches)),
+               [truths[i] for i in loaded.splits["validation"]])
+    prep = {**reading.preprocessing(), "decoding": decode}
     return split("train"), validation, test, prep, scoring

@@ -1,12 +1,12 @@
-"""Segmentation datasets for Keras: images read, resized, cached and normalised as the image
-pipeline does (``data.image_pipeline``), each batch with its masks fitted to the input.
+"""Segmentation datasets for Keras: images read, resized, cached and normalised as every
+image task reads them (``data.image_reading``), each batch with its masks fitted to the input.
 
 Each mask is fitted to the network's input by the image's own squash, centre crop or pad,
 sampled at the nearest pixel (``fitted_masks``: what ``tasks.segmentation.fitting`` undoes),
 the padding IGNORE. A split's fitted masks are made once, with ``tf.data`` (files decoded in
-parallel, as ``MaskDecoder`` reads them), and held as one uint8 array: the image pipeline
-streams each image with its place in its split, which then gathers its mask, as detection
-gathers boxes. Training batches are augmented with their masks (``augment.mask_augmentation``).
+parallel, as ``MaskDecoder`` reads them), and held as one uint8 array: each image is streamed
+with its place in its split, which then gathers its mask, as detection gathers boxes.
+Training batches are augmented with their masks (``augment.mask_augmentation``).
 """
 
 from __future__ import annotations
@@ -17,17 +17,8 @@ from typing import Any
 import numpy as np
 
 from studio.core.data.image_check import UnusableImage
-from studio.core.data.image_pipeline import (
-    DECODE_CALLS,
-    READ_BATCH,
-    ImageForm,
-    _centre_crop,
-    image_preprocessing,
-    normalisation,
-    normalised,
-    resolved_cache,
-    split_batches,
-)
+from studio.core.data.image_pipeline import DECODE_CALLS, READ_BATCH, ImageForm, _centre_crop
+from studio.core.data.image_reading import ImageReading
 from studio.core.data.segmentation.augment import mask_augmentation
 from studio.core.data.segmentation.mask_kinds import MaskError
 from studio.core.data.segmentation.source import ArrayMasks
@@ -96,15 +87,10 @@ def segmentation_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size:
     validation split's fitted masks, which an export's agreement is scored against."""
     import tensorflow as tf
 
-    form = ImageForm.of(loaded.info, choice)
-    cache = resolved_cache(choice.cache, loaded, form)
-    norm = normalisation(loaded, choice, form, seed)
-    scale, offset = norm["scale"], norm["offset"]
+    reading = ImageReading.of(loaded, choice, batch_size, seed)
     augment = mask_augmentation(choice.augmentation, seed)
-    options = tf.data.Options()
-    options.autotune.enabled = False
     names = list(loaded.splits)  # every split's masks made in one pass
-    made = split_masks(loaded, np.concatenate([loaded.splits[n] for n in names]), form)
+    made = split_masks(loaded, np.concatenate([loaded.splits[n] for n in names]), reading.form)
     ends = np.cumsum([loaded.size(n) for n in names])
     masks = dict(zip(names, np.split(made, ends[:-1]), strict=True))
 
@@ -113,17 +99,16 @@ def segmentation_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size:
         if train and augment is not None:
             moved = augment({"images": x, "segmentation_masks": y})
             x, y = moved["images"], moved["segmentation_masks"]
-        return normalised(x, scale, offset), y
+        return reading.normalised(x), y
 
     def split(name: str):
-        indices = loaded.splits[name]
         train = name == "train"
         table = tf.constant(masks[name])
-        # Each image comes with its place in the split (see detection's pipeline).
-        images = split_batches(loaded, indices, form, cache, batch_size,
-                               seed if train else None, np.arange(len(indices), dtype=np.int32))
-        return images.map(lambda x, i: batch(x, i, table, train)).with_options(options)
+        return reading.finished(reading.placed_images(name),
+                                lambda x, i: batch(x, i, table, train))
 
     test = split("test") if loaded.size("test") else None
-    return (split("train"), split("validation"), test,
-            image_preprocessing(loaded, choice, form, norm), masks["validation"])
+    # A copy: a view would keep every split's masks alive as long as training holds it,
+    # besides the tables' copies of them.
+    return (split("train"), split("validation"), test, reading.preprocessing(),
+            masks["validation"].copy())
