@@ -10,10 +10,10 @@ its mask over it) has painted: checking and reading the file, the model, the mas
 image's pixels, the coloured overlay and the painting. Prints the median and 95th
 percentile after ``--warm`` drops left out; issue 24's target is a median under 150 ms.
 
-``--run``: a segmentation run folder (e.g. one kept by a demo training); without it, the
-demo model (the gallery's small U-Net with a per-pixel head: a 1 × 1 convolution to the
-demo's 11 classes, softmax) is trained on the segmentation demo set for ``--epochs`` into a
-temporary folder first.
+``--run``: a segmentation run folder (e.g. one kept by ``bench/segmentation_accuracy.py
+--keep``); without it, the demo model (the gallery's small U-Net segmentation template,
+``from_template("small_unet_segmenter")``, on the segmentation demo set) is trained for
+``--epochs`` into a temporary folder first.
 
     .venv/bin/python bench/segmentation_latency.py [--run RUN] [--images 100] [--warm 3]
 """
@@ -37,7 +37,7 @@ from gui_session import PaintClock, close_discarding, open_try_view, time_drops 
 from PIL import Image  # noqa: E402
 
 from studio.core.data.segmentation import demo  # noqa: E402
-from studio.core.project.document import DatasetChoice, Project, load_project  # noqa: E402
+from studio.core.project.document import Project, load_project  # noqa: E402
 from studio.core.runs import folders as runs  # noqa: E402
 from studio.gui.tasks import segmentation  # noqa: E402
 
@@ -45,21 +45,11 @@ SCALED = 512
 
 
 def demo_segmenter(epochs: int) -> Project:
-    """The gallery's small U-Net with a per-pixel head, on the segmentation demo set."""
+    """The gallery's small U-Net segmentation template, on the segmentation demo set, trained
+    for ``epochs``."""
     from studio.core.project.templates import from_template
 
-    project = from_template("unet")
-    graph = project.graph
-    dense = graph.sinks()[0]
-    pooling = graph.inputs_of(dense)[0]
-    head = graph.node(graph.inputs_of(pooling)[0])  # the 1 × 1 convolution
-    graph.remove_nodes([dense, pooling])
-    head.params.update(filters=len(demo.CLASS_NAMES), activation="softmax")
-    (start,) = [node for node in graph.nodes if node.type == "Input"]
-    start.params["shape"] = [demo.SIDE, demo.SIDE, 1]
-    project.name = "Segmentation demo"
-    project.dataset = DatasetChoice(source="segmentation", task="segmentation",
-                                    image_size=[demo.SIDE, demo.SIDE], color="grayscale")
+    project = from_template("small_unet_segmenter")
     project.training.epochs = epochs
     return project
 
