@@ -145,3 +145,21 @@ def test_the_curve_uses_the_datas_steps_per_epoch(form):
     # MNIST-10k: 8,000 training images in batches of 128.
     assert form.steps_per_epoch() == 63
     assert form.note.text() == ""
+
+
+def test_a_segmentation_project_chooses_its_loss_as_one_undoable_edit(qtbot, form):
+    doc = form.doc
+    assert not form.loss.isVisibleTo(form)  # a classifier has one loss
+    doc.edit("Segment", lambda p: setattr(p.dataset, "task", "segmentation"))
+    assert form.loss.isVisibleTo(form)
+    assert form.loss.currentText() == "Pixel cross-entropy + Dice"  # what the project learns
+    assert [form.loss.itemData(i) for i in range(form.loss.count())] == [
+        "cross_entropy_dice", "cross_entropy", "dice"]
+    form.loss.setFocus()
+    qtbot.keyClick(form.loss, Qt.Key.Key_D)
+    assert doc.project.training.loss == "dice" and "overlap" in form.loss.toolTip()
+    undo(qtbot, form)
+    assert doc.project.training.loss == "sparse_categorical_crossentropy"
+    assert form.loss.currentText() == "Pixel cross-entropy + Dice"
+    undo(qtbot, form)
+    assert not form.loss.isVisibleTo(form)

@@ -92,6 +92,16 @@ class Task(ABC):
     loss_parts: tuple[tuple[str, str], ...] = ()
     """The parts of the loss Keras logs as metrics (name, words), drawn as their own curves."""
 
+    loss_choices: tuple[tuple[str, str, str], ...] = ()
+    """The losses a person may choose between (``TrainingSettings.loss``, words, help), the
+    default first; empty for a task with one loss."""
+
+    def chosen_loss(self, named: str) -> str | None:
+        """Which of ``loss_choices`` a project naming the loss ``named`` learns from: that
+        one, else the default; None for a task with one loss."""
+        names = [name for name, _, _ in self.loss_choices]
+        return (named if named in names else names[0]) if names else None
+
     @property
     def search_metrics(self) -> tuple[str, ...]:
         """What a search of this task may optimise, its default first: the summary metrics,

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from PySide6.QtCore import QSize
+from PySide6.QtCore import QSignalBlocker, QSize, Qt
 from PySide6.QtGui import QResizeEvent, QValidator
 from PySide6.QtWidgets import (
     QBoxLayout,
@@ -36,6 +36,7 @@ from studio.core.build.optimizers import (
 )
 from studio.core.project.document import Project
 from studio.core.search.space import TRAINING_TARGETS, training_target
+from studio.core.tasks.registry import task_for
 from studio.gui.widgets.deferred import Deferred, When
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import choice_box, hint, show_choice
@@ -44,6 +45,8 @@ from studio.gui.widgets.sync import show_value
 
 if TYPE_CHECKING:
     import pyqtgraph as pg
+
+    from studio.core.tasks.task import Task
 
 NOMINAL_STEPS_PER_EPOCH = 100
 """Steps per epoch for the drawn curve while the dataset's size is unknown."""
@@ -169,6 +172,10 @@ class OptimizerForm(QWidget):
     def __init__(self, doc: ProjectDocument) -> None:
         super().__init__()
         self.doc = doc
+        self.loss = choice_box([], "What training makes smaller")
+        self.loss.setObjectName("loss")
+        self.loss.activated.connect(
+            lambda: self._edit("loss", "loss", self.loss.currentData(), merge=None))
         self.optimizer = choice_box(
             [(OPTIMIZER_CLASSES[name], name, OPTIMIZER_HELP[name]) for name in OPTIMIZER_CLASSES],
             "The rule that updates the weights")
@@ -209,6 +216,7 @@ class OptimizerForm(QWidget):
         """The field of each setting's form row: its editor, or the editor and its button."""
         self.form = QFormLayout()
         self.form.setContentsMargins(0, 0, 0, 0)
+        self.form.addRow("Loss", self.loss)  # shown for a task with losses to choose from
         self.form.addRow("Optimizer", self._searchable("optimizer", self.optimizer))
         self.form.addRow("Learning rate", self._searchable("learning_rate", self.learning_rate))
         for name, widget in self.fields.items():
@@ -359,6 +367,7 @@ class OptimizerForm(QWidget):
     def refresh(self) -> None:
         """Show the document's settings, only the fields that apply, the curve and problems."""
         training = self.doc.project.training
+        self._show_loss(task_for(self.doc.project.dataset.task), training.loss)
         show_choice(self.optimizer, training.optimizer)
         self.optimizer.setToolTip(OPTIMIZER_HELP.get(training.optimizer, ""))
         show_choice(self.schedule, training.schedule.kind)
@@ -376,6 +385,23 @@ class OptimizerForm(QWidget):
         self.problems.setText("\n".join(problems))
         self.problems.setVisible(bool(problems))
         self._draw()
+
+    def _show_loss(self, task: Task, named: str) -> None:
+        """Offer ``task``'s losses with the one the project learns from (``named``, or the
+        task's default) chosen; no Loss row for a task with one loss."""
+        choices = task.loss_choices
+        if [self.loss.itemData(i) for i in range(self.loss.count())] != [
+                name for name, _, _ in choices]:
+            with QSignalBlocker(self.loss):
+                self.loss.clear()
+                for index, (name, text, tip) in enumerate(choices):
+                    self.loss.addItem(text, name)
+                    self.loss.setItemData(index, tip, Qt.ItemDataRole.ToolTipRole)
+        self.form.setRowVisible(self.loss, bool(choices))
+        if choices:
+            chosen = task.chosen_loss(named)
+            show_choice(self.loss, chosen)
+            self.loss.setToolTip(next(tip for name, _, tip in choices if name == chosen))
 
     def _draw(self) -> None:
         training = self.doc.project.training

@@ -30,6 +30,15 @@ BOTH = "cross_entropy_dice"
 LOSS_KINDS = {CROSS_ENTROPY: "pixel cross-entropy", DICE: "Dice",
               BOTH: "pixel cross-entropy + Dice"}
 """The losses a person can choose, with their words."""
+LOSS_HELP = {
+    BOTH: "The sum of the two: cross-entropy learns every pixel, Dice keeps small classes from "
+          "being drowned by the background. A good default",
+    CROSS_ENTROPY: "How surprised the model is by each pixel's true class, averaged over the "
+                   "pixels (classes weighed by Balance classes, if on)",
+    DICE: "1 minus the overlap of each class's predicted and true pixels, so every class "
+          "counts alike whatever its size",
+}
+"""What each loss does, for tooltips."""
 DEFAULT_KIND = BOTH
 EPSILON = 1e-7
 """The least probability whose log is taken (Keras's own epsilon)."""

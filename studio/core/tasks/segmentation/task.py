@@ -21,7 +21,7 @@ from studio.core.tasks.segmentation.evaluation import (
     evaluation_text,
 )
 from studio.core.tasks.segmentation.fitting import mask_in_image
-from studio.core.tasks.segmentation.loss import DEFAULT_KIND, LOSS_KINDS
+from studio.core.tasks.segmentation.loss import DEFAULT_KIND, LOSS_HELP, LOSS_KINDS
 from studio.core.tasks.segmentation.masks import class_pixels
 from studio.core.tasks.segmentation.output_check import output_problems
 from studio.core.tasks.segmentation.scores import predicted_masks
@@ -52,6 +52,9 @@ class Segmentation(Task):
     summary_metrics = ("val_mean_iou", "val_pixel_accuracy", "val_loss")
     curve = Curve("mean_iou", "Mean IoU", "mean IoU", bounded=True)
     loss_parts = (("cross_entropy_loss", "pixel cross-entropy"), ("dice_loss", "Dice"))
+    loss_choices = tuple((kind, LOSS_KINDS[kind][0].upper() + LOSS_KINDS[kind][1:],
+                          LOSS_HELP[kind])
+                         for kind in sorted(LOSS_KINDS, key=lambda kind: kind != DEFAULT_KIND))
     export_thresholds = THRESHOLDS
     export_samples = 100
 
@@ -89,7 +92,7 @@ class Segmentation(Task):
         """The ``kind`` of loss (``loss.LOSS_KINDS``; any other, such as a classifier's
         loss every new project names, is DEFAULT_KIND) for each output, with cross-entropy
         weighed by ``class_weights`` (one per class) if given."""
-        kind = kind if kind in LOSS_KINDS else DEFAULT_KIND
+        kind = self.chosen_loss(kind or "")
         weights = None if class_weights is None else [float(w) for w in class_weights]
         return [("LayerStudio>SegmentationLoss",
                  {"kind": kind, "from_logits": not p, "class_weights": weights})
