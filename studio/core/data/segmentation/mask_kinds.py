@@ -186,8 +186,9 @@ def _colour_mask(pixels: np.ndarray, table: ColourTable | None) -> RawMask:
         raise MaskError(f"is an RGB image of {colours:,} colours, more than a mask's "
                         f"{MAX_CLASSES} classes: a photo rather than a mask?", fatal=True)
     raise MaskError(f"is a colour (RGB) mask, but no {LABEL_MAP} gives the class of each "
-                    f"colour: add one (lines like background:0,0,0::), or save masks of class "
-                    "indices", fatal=True)
+                    f"colour: put a {LABEL_MAP} in the dataset's folder, one line per class "
+                    "with its colour (like background:0,0,0:: and road:128,64,128::), or save "
+                    "masks of class indices", fatal=True)
 
 
 def decode(image: Image.Image, table: ColourTable | None) -> RawMask:
