@@ -66,7 +66,7 @@ def every_mask(pixels: np.ndarray, **kind) -> Callable[[Path], Path]:
     return lambda root: mask_set(root, {stem: pixels for stem in "abc"}, **kind)
 
 
-def rgb(classes: np.ndarray) -> np.ndarray:
+def coloured(classes: np.ndarray) -> np.ndarray:
     """A colour mask of ``classes``: black background, red road, green car."""
     return np.array([[0, 0, 0], [255, 0, 0], [0, 255, 0]], np.uint8)[classes]
 
@@ -141,9 +141,9 @@ NOT_CLASSES = ("set is a segmentation dataset (images and masks folders), not a 
                "images per class: choose it as a segmentation dataset.")
 REFUSED: dict[str, tuple[Callable[[Path, Path], list[str]], str]] = {
     "rgb masks without a colour table: data": (
-        read(every_mask(rgb(BANDS), names=None)), RGB_WITHOUT_TABLE),
+        read(every_mask(coloured(BANDS), names=None)), RGB_WITHOUT_TABLE),
     "rgb masks without a colour table: train": (
-        on_segmentation(every_mask(rgb(BANDS), names=None)), RGB_WITHOUT_TABLE),
+        on_segmentation(every_mask(coloured(BANDS), names=None)), RGB_WITHOUT_TABLE),
     "class folders read as masks: data": (
         lambda data, folder: ["data", str(classes_of(data / "digits")), "--segmentation"],
         NOT_MASKS),
@@ -279,7 +279,7 @@ def test_16_bit_masks_whose_values_fit_8_bits_are_read_as_they_are(tmp_path):
 
 def test_the_colour_table_the_message_asks_for_reads_the_rgb_masks(tmp_path):
     """Doing as the refusal says (a labelmap.txt in the dataset's folder) reads the masks."""
-    root = every_mask(rgb(BANDS), names=None)(tmp_path)
+    root = every_mask(coloured(BANDS), names=None)(tmp_path)
     (root / "labelmap.txt").write_text("background:0,0,0::\nroad:255,0,0::\ncar:0,255,0::\n")
     dataset = read_segmentation(root)
     assert dataset.class_names == ["background", "road", "car"]
