@@ -13,7 +13,8 @@ Three answers, decided per case:
   with values past 8 bits, or of 300 distinct values, leaves no image to train on.
 - **counted** (``studio data`` exits 0 and prints one ``Problem:`` line; the Data tab and
   ``studio train`` list it as a note): JPEG masks are read with the warning that their values
-  are wrong along edges; 16-bit masks whose values fit 8 bits are read as the indices they
+  are wrong along edges (and, when their values name the classes, that the values JPEG made
+  up became classes); 16-bit masks whose values fit 8 bits are read as the indices they
   are; a 16-bit mask of 300 values among good ones is left out.
 """
 
@@ -166,8 +167,9 @@ def no_image_left(why: str) -> str:
             f"indices, so their images are left out (e.g. 'masks/a.png': {why}).")
 
 
-SIXTEEN_BITS = no_image_left("is a 16-bit mask with values up to 2,000, past the 8 bits of "
-                             "class indices: save it as an 8-bit PNG")
+SIXTEEN_BITS = no_image_left("is a 16-bit mask with values up to 2,000, but masks must be "
+                             "8-bit, a class index (0 to 254) per pixel: save it as an 8-bit "
+                             "PNG of class indices")
 MANY_VALUES = no_image_left("holds 300 distinct values, more than a mask's 255 classes: not "
                             "class indices (an instance or depth map?)")
 BLOCKED: dict[str, tuple[Callable[[Path], Path], str]] = {
@@ -239,6 +241,13 @@ COUNTED = {
     "jpeg masks": Counted(jpeg_masks, "lossy_masks", (
         "2 masks are JPEGs (e.g. 'masks/a.jpg'): JPEG's lossy compression changes values along "
         "every edge, so some pixels have the wrong class; save masks as PNG.")),
+    "jpeg masks whose values name the classes": Counted(
+        lambda root: mask_set(root, {"a": BANDS * 100, "b": BANDS * 100}, suffix=".jpg",
+                              names=None), "lossy_masks", (
+            "2 masks are JPEGs (e.g. 'masks/a.jpg'): JPEG's lossy compression changes values "
+            "along every edge, so some pixels have the wrong class, and as the masks' values "
+            "name the classes, the values it made up became classes too (list the real ones "
+            "in a classes.txt); save masks as PNG.")),
     "16-bit masks whose values fit 8 bits": Counted(
         every_mask(BANDS.astype(np.uint16)), "wide_masks", (
             "3 masks are 16-bit (e.g. 'masks/a.png'): their values fit 8 bits and are read as "

@@ -149,8 +149,8 @@ def test_a_16_bit_mask_of_300_values_or_past_8_bits_is_left_out(tmp_path):
     assert single.health.checks["unusable_masks"].count == 2
     (tmp_path / "masks" / "c.png").unlink()
     assert read_segmentation(tmp_path).health.checks["unusable_masks"].detail == (
-        "is a 16-bit mask with values up to 1,000, past the 8 bits of class indices: save it "
-        "as an 8-bit PNG")
+        "is a 16-bit mask with values up to 1,000, but masks must be 8-bit, a class index (0 to "
+        "254) per pixel: save it as an 8-bit PNG of class indices")
 
 
 def test_masks_past_the_caps_on_images_are_left_out_before_decoding(tmp_path, monkeypatch):

@@ -50,7 +50,7 @@ CHECKS: dict[str, Sentence] = {
     "lossy_masks": lambda t: (
         f"{count(t.count, 'mask is a JPEG', 'masks are JPEGs')} (e.g. {_first(t)}): JPEG's "
         "lossy compression changes values along every edge, so some pixels have the wrong "
-        "class; save masks as PNG."),
+        f"class{', ' + t.detail if t.detail else ''}; save masks as PNG."),
     "wide_masks": lambda t: (
         f"{count(t.count, 'mask is', 'masks are')} 16-bit (e.g. {_first(t)}): "
         f"{_them(t, 'its values fit', 'their values fit')} 8 bits and are read as class "

@@ -169,8 +169,9 @@ def _wide(values: np.ndarray) -> RawMask:
     if distinct > MAX_CLASSES + 1:
         raise MaskError(f"holds {distinct:,} distinct values, more than a mask's {MAX_CLASSES} "
                         "classes: not class indices (an instance or depth map?)")
-    raise MaskError(f"is a 16-bit mask with values up to {top:,}, past the 8 bits of class "
-                    "indices: save it as an 8-bit PNG")
+    raise MaskError(f"is a 16-bit mask with values up to {top:,}, but masks must be 8-bit, a "
+                    f"class index (0 to {MAX_CLASSES - 1}) per pixel: save it as an 8-bit PNG of "
+                    "class indices")
 
 
 def _colour_mask(pixels: np.ndarray, table: ColourTable | None) -> RawMask:
