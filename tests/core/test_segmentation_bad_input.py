@@ -210,6 +210,8 @@ def test_blocked_data_says_why_first_and_train_refuses_in_that_line(tmp_path, ca
     root = make(tmp_path / "data" / "set")
     code, out, err = run(capsys, ["data", str(root)])
     assert code == 1 and err == ""
+    assert out.splitlines()[0].endswith(": segmentation dataset (images and masks folders), "
+                                        "0 images, 0 pixels in 3 classes")
     problems = [line for line in out.splitlines() if line.startswith("Problem: ")]
     assert problems[0] == f"Problem: {words}"
     assert sum(words.split(". ", 1)[1] in line for line in problems) == 1, "said once"
