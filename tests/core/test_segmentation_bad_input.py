@@ -283,6 +283,11 @@ def test_counted_input_is_one_problem_line_of_the_report(tmp_path, capsys, case)
     assert snapshot(root) == before
 
 
+def test_a_long_file_name_is_cut_in_the_one_line(tmp_path, capsys):
+    root = mask_set(tmp_path / "set", {"m" * 200: coloured(BANDS)}, names=None)
+    refuses(capsys, ["data", str(root)], f"masks/{'m' * 73}… is a colour (RGB) mask")
+
+
 def test_16_bit_masks_whose_values_fit_8_bits_are_read_as_they_are(tmp_path):
     dataset = read_segmentation(every_mask(BANDS.astype(np.uint16))(tmp_path))
     np.testing.assert_array_equal(dataset.mask(0), BANDS)

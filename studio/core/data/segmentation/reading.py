@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from studio.core.base.events import Progress
-from studio.core.base.messages import count
+from studio.core.base.messages import count, shortened
 from studio.core.data.detection.reading import relative_name
 from studio.core.data.image_check import ImageHeader, UnusableImage, inspect_image
 from studio.core.data.image_folder import PROGRESS_EVERY, WORKERS
@@ -99,7 +99,8 @@ def _load_pairs(root: Path, pairs: list[Pair], table: ColourTable | None,
             loaded = [result for run in runs for result in run]
             for pair, (_, mask) in zip(batch, loaded, strict=True):
                 if isinstance(mask, MaskError) and mask.fatal:
-                    raise DataError(f"{relative_name(root, pair.mask or pair.image)} {mask}.")
+                    name = shortened(relative_name(root, pair.mask or pair.image))
+                    raise DataError(f"{name} {mask}.")
             out += loaded
     on_progress(CHECKING, total, total)
     return out
