@@ -53,15 +53,15 @@ class Classification(Task):
                                  f"sample): choose a detection dataset, or end the model with "
                                  f"Dense({classes}, softmax).", cause=True)]
         if _per_pixel(graph, out, shapes):
-            problems: list[Problem] = []
-            fixes = _fixes_for_many_dims(graph, out, shape, classes, shapes, problems)
+            symptoms: list[Problem] = []  # a Dense fed many dimensions, said after
+            fixes = _fixes_for_many_dims(graph, out, shape, classes, shapes, symptoms)
             return [Problem(
                 out,
                 f"The model ends in {graph.node(out).type} with output {format_shape(shape)}, "
                 f"a class for each pixel (a segmentation model), but {dataset.title} is a "
                 f"classification dataset (one class per image): choose a segmentation dataset "
                 f"(images with masks), or end the model with GlobalAveragePooling2D and "
-                f"Dense({classes}, softmax).", fixes, cause=True), *problems]
+                f"Dense({classes}, softmax).", fixes, cause=True), *symptoms]
         if params.get("activation") == "softmax" and shape and shape[-1] != classes:
             return [Problem(
                 out,
