@@ -136,7 +136,8 @@ def _masks_text(report: dict) -> str:
     lines = [f"{report['root']}: segmentation dataset ({report['layout_title']}), "
              f"{count(report['total_images'], 'image')}, "
              f"{count(report['total_pixels'], 'pixel')} in "
-             f"{count(len(report['classes']), 'class', 'classes')}; {splits}"]
+             f"{count(len(report['classes']), 'class', 'classes')}"
+             + (f"; {splits}" if splits else "")]
     lines += [f"  {c['name']}: {count(c['pixels'], 'pixel')} in {count(c['images'], 'image')}"
               for c in report["classes"]]
     lines += [f"Note: {n}" for n in report["notes"]]

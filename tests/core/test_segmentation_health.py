@@ -55,7 +55,9 @@ def test_an_rgb_mask_without_a_colour_table_is_refused_naming_it(tmp_path):
     pair(tmp_path / "images", tmp_path / "masks", "a", COLOURS[np.minimum(INDICES, 2)])
     assert refused(tmp_path) == (
         "masks/a.png is a colour (RGB) mask, but no labelmap.txt gives the class of each "
-        "colour: add one (lines like background:0,0,0::), or save masks of class indices.")
+        "colour: put a labelmap.txt in the dataset's folder, one line per class with its "
+        "colour (like background:0,0,0:: and road:128,64,128::), or save masks of class "
+        "indices.")
 
 
 def test_a_photo_given_as_an_rgb_mask_is_refused_for_its_colours(tmp_path):
@@ -147,8 +149,8 @@ def test_a_16_bit_mask_of_300_values_or_past_8_bits_is_left_out(tmp_path):
     assert single.health.checks["unusable_masks"].count == 2
     (tmp_path / "masks" / "c.png").unlink()
     assert read_segmentation(tmp_path).health.checks["unusable_masks"].detail == (
-        "is a 16-bit mask with values up to 1,000, past the 8 bits of class indices: save it "
-        "as an 8-bit PNG")
+        "is a 16-bit mask with values up to 1,000, but masks must be 8-bit, a class index (0 to "
+        "254) per pixel: save it as an 8-bit PNG of class indices")
 
 
 def test_masks_past_the_caps_on_images_are_left_out_before_decoding(tmp_path, monkeypatch):
@@ -248,6 +250,8 @@ def test_what_blocks_training(tmp_path):
     photo(tmp_path / "none" / "images" / "a.jpg")
     (tmp_path / "none" / "masks").mkdir()
     nothing = read_segmentation(tmp_path / "none")
-    assert nothing.health.blocking() == ["The dataset holds no usable image with a mask."]
-    assert nothing.health.problems()[0] == nothing.health.blocking()[0]
+    assert nothing.health.blocking() == [  # why, said once
+        "The dataset holds no usable image with a mask. 1 image has no mask (e.g. "
+        "'images/a.jpg'): left out."]
+    assert nothing.health.problems() == nothing.health.blocking()
     assert not read_segmentation(index_set(tmp_path / "fine", {"a": INDICES})).health.blocking()

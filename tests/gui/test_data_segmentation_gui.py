@@ -1,7 +1,8 @@
 """The Data view on a segmentation dataset, driven as a person would: pick a folder of images
 and masks, see its samples with their masks laid over them, its health report with an image
 left out for want of a mask, its pixels per class charted; choose the masks from a folder of
-their own and undo it; preview a flip that moves the masks; draw the demo set and cancel it."""
+their own and undo it; see bad masks said in one line; preview a flip that moves the masks;
+draw the demo set and cancel it."""
 
 from __future__ import annotations
 
@@ -23,8 +24,20 @@ from studio.core.inference.mask_files import class_colors
 from studio.core.tasks.segmentation.masks import IGNORE
 from studio.gui.data.charts import balance_text
 from studio.gui.data.images import ImageGrid, framed, pixmap
+from studio.gui.widgets.errors import last_error
+from tests.core.test_segmentation_bad_input import (
+    BANDS,
+    BLOCKED,
+    COUNTED,
+    NOT_MASKS,
+    RGB_WITHOUT_TABLE,
+    coloured,
+    every_mask,
+    mask_set,
+)
 from tests.gui.test_data_detection_gui import LEFT, choose_in_popup, pick_folder
 from tests.gui.test_data_gui import LOAD_MS, PREVIEW_MS, open_data_view, show_data_tab
+from tests.helpers import digit_folder
 
 OPACITY = 0.6
 """How strongly a mask's colour covers its image on a card and in the preview."""
@@ -164,6 +177,35 @@ def test_masks_chosen_from_a_folder_of_their_own_can_be_undone(window, qtbot, mo
     window.undo_action.trigger()
     assert window.doc.project.dataset.mask_path == ""
     assert panel.source.mask_path.text() == "" and not panel.source.mask_clear.isEnabled()
+
+
+def test_bad_masks_are_said_in_the_status_line_and_health_report(window, qtbot, monkeypatch,
+                                                                 tmp_path):
+    """Issue 24's bad masks picked in the Data tab: JPEG masks are read with their warning
+    (in the status line and the Health tab); 16-bit masks past 8 bits, masks of 300 values,
+    RGB masks without a colour table and class folders each stop the reading with one line
+    saying why."""
+    jpeg = mask_set(tmp_path / "jpeg", {"a": BANDS, "b": BANDS}, suffix=".jpg")
+    panel = pick_segmentation_folder(qtbot, window, monkeypatch, jpeg)
+    warning = COUNTED["jpeg masks"].sentence
+    assert f"Please note:\n• {warning}" in panel.status.text()
+    show_data_tab(qtbot, panel, panel.health)
+    text = panel.health.text.toPlainText()
+    assert warning in text and "JPEG masks (edges change classes)\n2\n" in text
+
+    chosen = [jpeg]
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(chosen[0]))
+    for name, (make, words) in {
+            "wide": BLOCKED["16-bit masks past 8 bits"],
+            "values": BLOCKED["masks of 300 distinct values"],
+            "colours": (every_mask(coloured(BANDS), names=None), RGB_WITHOUT_TABLE),
+            "digits": (lambda root: digit_folder(root, per_class=2), NOT_MASKS)}.items():
+        chosen[0] = make(tmp_path / name)
+        qtbot.mouseClick(panel.source.browse, LEFT)
+        assert window.doc.project.dataset.path == str(chosen[0])
+        qtbot.waitUntil(lambda words=words: words in panel.status.text(), timeout=LOAD_MS)
+        assert "\n" not in panel.status.text() and panel.loaded is None
+        assert words in last_error()
 
 
 def test_a_flip_moves_the_masks_of_the_augmentation_preview(window, qtbot, monkeypatch,

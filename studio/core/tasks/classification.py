@@ -52,6 +52,16 @@ class Classification(Task):
                                  f"{dataset.title} is a classification dataset (one class per "
                                  f"sample): choose a detection dataset, or end the model with "
                                  f"Dense({classes}, softmax).", cause=True)]
+        if _per_pixel(graph, out, shapes):
+            symptoms: list[Problem] = []  # a Dense fed many dimensions, said after
+            fixes = _fixes_for_many_dims(graph, out, shape, classes, shapes, symptoms)
+            return [Problem(
+                out,
+                f"The model ends in {graph.node(out).type} with output {format_shape(shape)}, "
+                f"a class for each pixel (a segmentation model), but {dataset.title} is a "
+                f"classification dataset (one class per image): choose a segmentation dataset "
+                f"(images with masks), or end the model with GlobalAveragePooling2D and "
+                f"Dense({classes}, softmax).", fixes, cause=True), *symptoms]
         if params.get("activation") == "softmax" and shape and shape[-1] != classes:
             return [Problem(
                 out,
@@ -139,6 +149,16 @@ def _top1(outputs: np.ndarray) -> np.ndarray:
     if outputs.shape[-1] == 1:  # one sigmoid unit
         return (outputs[..., 0] > 0.5).astype(np.int64)
     return outputs.argmax(axis=-1)
+
+
+def _per_pixel(graph: Graph, out: str, shapes: Mapping[str, Shape | None]) -> bool:
+    """Whether the output ``out`` is a softmax over classes for each pixel of an input image:
+    a map of an Input's height × width, as a segmentation model ends."""
+    shape = shapes.get(out) or ()
+    if len(shape) != 3 or graph.node(out).resolved_params().get("activation") != "softmax":
+        return False
+    return any(len(inputs := shapes.get(node.id) or ()) == 3 and inputs[:2] == shape[:2]
+               for node in graph.nodes if node.type == "Input")
 
 
 def _fixes_for_many_dims(graph: Graph, out: str, shape: Shape, classes: int,

@@ -50,7 +50,7 @@ CHECKS: dict[str, Sentence] = {
     "lossy_masks": lambda t: (
         f"{count(t.count, 'mask is a JPEG', 'masks are JPEGs')} (e.g. {_first(t)}): JPEG's "
         "lossy compression changes values along every edge, so some pixels have the wrong "
-        "class; save masks as PNG."),
+        f"class{', ' + t.detail if t.detail else ''}; save masks as PNG."),
     "wide_masks": lambda t: (
         f"{count(t.count, 'mask is', 'masks are')} 16-bit (e.g. {_first(t)}): "
         f"{_them(t, 'its values fit', 'their values fit')} 8 bits and are read as class "
@@ -69,6 +69,10 @@ CHECKS: dict[str, Sentence] = {
         f"{_first(t)}): a model cannot learn {_them(t, 'it', 'them')}."),
 }
 """Each check's sentence, most serious first."""
+LEFT_OUT = ("unusable_masks", "unusable_images", "size_mismatch", "missing_masks")
+"""The checks that leave images out: why a dataset holds no usable image, the first found."""
+IGNORED = ("unknown_values", "unknown_colours")
+"""The checks that ignore pixels: why masks may hold fewer than two classes."""
 
 
 def _extremes(counts: np.ndarray, names: list[str]) -> dict[str, Any] | None:
@@ -136,24 +140,39 @@ class SegmentationHealth:
                     "images of the rare class.")
         return sentences
 
-    def blocking(self) -> list[str]:
-        """What keeps a segmentation model from training on the dataset (empty if nothing
-        does)."""
+    def _cause(self, keys: tuple[str, ...]) -> str | None:
+        """The first of the checks ``keys`` that found something: why the dataset blocks."""
+        return next((key for key in keys if self.checks[key].count), None)
+
+    def _blocking(self) -> tuple[str, str | None]:
+        """What keeps a segmentation model from training on the dataset ("" if nothing
+        does), and the check whose sentence says why, if one does (said after it)."""
         if self.cancelled:
-            return ["Reading the segmentation dataset was cancelled."]
+            return "Reading the segmentation dataset was cancelled.", None
         if not self.images:
-            return ["The dataset holds no usable image with a mask."]
+            return "The dataset holds no usable image with a mask.", self._cause(LEFT_OUT)
         present = int((self.class_pixels > 0).sum())
         if present < 2:
-            return [f"The masks hold {'one class' if present else 'no class'} only: "
-                    "segmentation needs pixels of two classes or more."]
-        return []
+            return (f"The masks hold {'one class' if present else 'no class'} only: "
+                    "segmentation needs pixels of two classes or more.",
+                    self._cause(IGNORED))
+        return "", None
+
+    def blocking(self) -> list[str]:
+        """What keeps a segmentation model from training on the dataset, on one line with the
+        check that says why, if one does (empty if nothing keeps it)."""
+        what, cause = self._blocking()
+        if not what:
+            return []
+        return [f"{what} {CHECKS[cause](self.checks[cause])}" if cause else what]
 
     def problems(self) -> list[str]:
-        """One sentence for each check that found something, most serious first, then the
-        imbalances."""
+        """One sentence for each check that found something, most serious first (the one a
+        blocking sentence says is not said again), then the imbalances."""
+        cause = self._blocking()[1]
         return [*self.blocking(), *(sentence(self.checks[key]) for key, sentence
-                                    in CHECKS.items() if self.checks[key].count),
+                                    in CHECKS.items() if self.checks[key].count
+                                    and key != cause),
                 *self.imbalance_sentences()]
 
     def to_dict(self) -> dict[str, Any]:

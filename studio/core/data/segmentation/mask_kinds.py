@@ -169,8 +169,9 @@ def _wide(values: np.ndarray) -> RawMask:
     if distinct > MAX_CLASSES + 1:
         raise MaskError(f"holds {distinct:,} distinct values, more than a mask's {MAX_CLASSES} "
                         "classes: not class indices (an instance or depth map?)")
-    raise MaskError(f"is a 16-bit mask with values up to {top:,}, past the 8 bits of class "
-                    "indices: save it as an 8-bit PNG")
+    raise MaskError(f"is a 16-bit mask with values up to {top:,}, but masks must be 8-bit, a "
+                    f"class index (0 to {MAX_CLASSES - 1}) per pixel: save it as an 8-bit PNG of "
+                    "class indices")
 
 
 def _colour_mask(pixels: np.ndarray, table: ColourTable | None) -> RawMask:
@@ -186,8 +187,9 @@ def _colour_mask(pixels: np.ndarray, table: ColourTable | None) -> RawMask:
         raise MaskError(f"is an RGB image of {colours:,} colours, more than a mask's "
                         f"{MAX_CLASSES} classes: a photo rather than a mask?", fatal=True)
     raise MaskError(f"is a colour (RGB) mask, but no {LABEL_MAP} gives the class of each "
-                    f"colour: add one (lines like background:0,0,0::), or save masks of class "
-                    "indices", fatal=True)
+                    f"colour: put a {LABEL_MAP} in the dataset's folder, one line per class "
+                    "with its colour (like background:0,0,0:: and road:128,64,128::), or save "
+                    "masks of class indices", fatal=True)
 
 
 def decode(image: Image.Image, table: ColourTable | None) -> RawMask:

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from studio.core.base.events import Progress
-from studio.core.base.messages import count
+from studio.core.base.messages import count, shortened
 from studio.core.data.detection.reading import relative_name
 from studio.core.data.image_check import ImageHeader, UnusableImage, inspect_image
 from studio.core.data.image_folder import PROGRESS_EVERY, WORKERS
@@ -35,6 +35,8 @@ from studio.core.data.types import DataError
 from studio.core.tasks.segmentation.masks import VOC_CLASSES
 
 CHECKING = "Checking images and masks"
+VALUES_MADE_UP = ("and as the masks' values name the classes, the values it made up became "
+                  "classes too (list the real ones in a classes.txt)")
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,8 @@ def _load_pairs(root: Path, pairs: list[Pair], table: ColourTable | None,
             loaded = [result for run in runs for result in run]
             for pair, (_, mask) in zip(batch, loaded, strict=True):
                 if isinstance(mask, MaskError) and mask.fatal:
-                    raise DataError(f"{relative_name(root, pair.mask or pair.image)} {mask}.")
+                    name = shortened(relative_name(root, pair.mask or pair.image))
+                    raise DataError(f"{name} {mask}.")
             out += loaded
     on_progress(CHECKING, total, total)
     return out
@@ -109,27 +112,27 @@ def _names_file(layout: Layout, name: str) -> Path | None:
 
 
 def _class_names(layout: Layout, table: ColourTable | None, loaded: list[Loaded]
-                 ) -> tuple[list[str], np.ndarray]:
+                 ) -> tuple[list[str], np.ndarray, bool]:
     """The dataset's class names and its decoder's ``values``: the colour table's names, a
     classes.txt's, VOC's for masks in VOC's palette, else the index values the masks hold
-    (which adds a note to ``layout``)."""
+    (which adds a note to ``layout``); and whether they are those values."""
     facts = [mask for _, mask in loaded if isinstance(mask, MaskFacts)]
     if table is not None:
-        return table.names, value_table(len(table.names))
+        return table.names, value_table(len(table.names)), False
     listed = _names_file(layout, CLASS_LIST)
     names = read_class_names(listed) if listed else None
     if names is not None:
-        return names, value_table(len(names))
+        return names, value_table(len(names)), False
     if any(fact.voc for fact in facts):
         layout.notes.append("The masks use Pascal VOC's palette: its 21 class names are used.")
-        return list(VOC_CLASSES), value_table(len(VOC_CLASSES))
+        return list(VOC_CLASSES), value_table(len(VOC_CLASSES)), False
     seen = np.zeros(256, bool)
     for fact in facts:
         if fact.indices:
             seen |= fact.histogram > 0
     names, values, note = values_named(seen)
     layout.notes.append(note)
-    return names, values
+    return names, values, True
 
 
 def _colour_table(layout: Layout) -> ColourTable | None:
@@ -157,7 +160,9 @@ def read_segmentation(root: Path, masks: Path | None = None,
         loaded = _load_pairs(root, layout.pairs, table, on_progress or (lambda *_: None), stop)
     except OSError as exc:
         raise DataError(f"{root} cannot be read ({exc.strerror or exc}).") from None
-    names, values = _class_names(layout, table, loaded)
+    names, values, by_values = _class_names(layout, table, loaded)
+    # JPEG's made-up values along edges are classes of their own when values name the classes
+    lossy = VALUES_MADE_UP if by_values else ""
     decoder = MaskDecoder(table, values)
     health = SegmentationHealth(names, notes=layout.notes)
     health.cancelled = len(loaded) < len(layout.pairs)
@@ -165,7 +170,7 @@ def read_segmentation(root: Path, masks: Path | None = None,
         health.checks["no_image"].add(relative_name(root, mask), detail=why)
     kept: list[tuple[Pair, ImageHeader, np.ndarray]] = []
     for pair, (header, facts) in zip(layout.pairs, loaded, strict=False):
-        pixels = _check(root, pair, header, facts, decoder, health)
+        pixels = _check(root, pair, header, facts, decoder, health, lossy)
         if pixels is not None and isinstance(header, ImageHeader):
             kept.append((pair, header, pixels))
     health.finish()
@@ -179,9 +184,10 @@ def read_segmentation(root: Path, masks: Path | None = None,
 
 def _check(root: Path, pair: Pair, header: ImageHeader | str,
            facts: MaskFacts | MaskError | str | None, decoder: MaskDecoder,
-           health: SegmentationHealth) -> np.ndarray | None:
+           health: SegmentationHealth, lossy: str) -> np.ndarray | None:
     """The pixels of each class in ``pair``'s mask (int64 C), or None if the pair is left out;
-    what is left out or ignored is counted in ``health``."""
+    what is left out or ignored is counted in ``health`` (a JPEG mask with ``lossy``, what
+    else its compression does)."""
     image = relative_name(root, pair.image)
     if isinstance(header, str):
         health.checks["unusable_images"].add(image, detail=header)
@@ -199,7 +205,7 @@ def _check(root: Path, pair: Pair, header: ImageHeader | str,
                          f"{header.size[0]}×{header.size[1]}")
         return None
     if facts.format == "JPEG":
-        health.checks["lossy_masks"].add(mask)
+        health.checks["lossy_masks"].add(mask, detail=lossy)
     if facts.wide:
         health.checks["wide_masks"].add(mask)
     if facts.missing_colour is not None:

@@ -158,7 +158,16 @@ def describe(choice: DatasetChoice, read: bool = True) -> DatasetInfo:
         if not read:
             raise DataPending(f"{Path(choice.path).name} is being read…")
         dataset = _sets.remember(key, read_segmentation(Path(choice.path), _masks_folder(choice)))
+    _check_usable(dataset)
     return _set_info(choice, dataset)
+
+
+def _check_usable(dataset: SegmentationSet) -> None:
+    """DataError in one line if the dataset's health keeps any model from training on it:
+    said before a model is checked against it, or a run is started."""
+    blocking = dataset.health.blocking()
+    if blocking:
+        raise DataError(f"{dataset.root.name}: {blocking[0]}")
 
 
 def _load_demo(choice: DatasetChoice, on_progress: Progress, stop: threading.Event
@@ -187,9 +196,7 @@ def load(choice: DatasetChoice, on_progress: Progress, stop: threading.Event) ->
     if dataset.health.cancelled:
         raise DataError("Reading the segmentation dataset was cancelled.")
     _sets.remember(key, dataset)
-    blocking = dataset.health.blocking()
-    if blocking:
-        raise DataError(f"{dataset.root.name}: {blocking[0]}")
+    _check_usable(dataset)
     labels = FileMasks(dataset.labels.masks, dataset.labels.sizes, dataset.labels.pixels,
                        dataset.decoder)
     return LoadedData(_set_info(choice, dataset), FileSamples(list(dataset.images)), labels,
