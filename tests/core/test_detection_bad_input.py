@@ -84,6 +84,17 @@ def classifier_given_a_detection_folder_by_data(data: Path, folder: Path) -> lis
     return ["train", str(project_file(folder, tiny_project())), "--data", str(boxes)]
 
 
+def detector_on_images_without_boxes(data: Path, folder: Path) -> list[str]:
+    """A detector on a YOLO folder whose label files are all empty: nothing to learn."""
+    boxes = yolo(data / "empty", {"a": "", "b": ""})
+    project = Project(name="det", graph=small_detector((64, 64, 3), classes=2))
+    project.dataset = DatasetChoice(source="detection", path=str(boxes), task="detection",
+                                    image_size=[64, 64])
+    path = folder / "project.studio.json"
+    save_project(project, path)
+    return ["train", str(path)]
+
+
 def coco_pointing_nowhere(root: Path) -> Path:
     """A COCO dataset in ``root`` whose second annotation is of image id 99, which its file
     does not list; that file."""
@@ -120,6 +131,8 @@ REFUSED = {
     "detection model on class folders": Refused(detector_on_class_folders, (
         "the model cannot be trained: detection_head_1: The model ends in a DetectionHead, "
         "which finds boxes, but digits is a classification dataset", "(and 1 more problem)")),
+    "detector on images without boxes": Refused(detector_on_images_without_boxes, (
+        "empty: The dataset's images hold no boxes: a detector needs labelled objects.",)),
     "class folders read as yolo": Refused(class_folders_read_as_yolo, (
         "digits holds no YOLO labels",)),
     "classifier on a detection folder": Refused(classifier_on_a_detection_folder, (

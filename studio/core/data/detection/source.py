@@ -116,8 +116,17 @@ def describe(choice: DatasetChoice, read: bool = True) -> DatasetInfo:
         return _info(choice, _demo_read(), "detection-demo", DEMO_TITLE,
                      sum(DEMO_IMAGES.values()))
     dataset = _folder_set(choice, read)
+    _check_usable(dataset)
     return _info(choice, _set_read(dataset), str(dataset.root),
                  dataset.root.name or str(dataset.root), len(dataset))
+
+
+def _check_usable(dataset: DetectionSet) -> None:
+    """DataError in one line if the dataset's health keeps any detector from training on it:
+    said before a model is checked against it, or a run is started."""
+    blocking = dataset.health.blocking()
+    if blocking:
+        raise DataError(f"{dataset.root.name}: {blocking[0]}")
 
 
 def load(choice: DatasetChoice, on_progress: Progress, stop: threading.Event) -> LoadedData:
@@ -142,9 +151,7 @@ def load(choice: DatasetChoice, on_progress: Progress, stop: threading.Event) ->
     dataset = read_detection(Path(choice.path), _format_name(choice), on_progress, stop)
     if not dataset.health.cancelled:
         _sets.remember(key, dataset)
-    blocking = dataset.health.blocking()
-    if blocking:
-        raise DataError(f"{dataset.root.name}: {blocking[0]}")
+    _check_usable(dataset)
     info = _info(choice, _set_read(dataset), str(dataset.root),
                  dataset.root.name or str(dataset.root), len(dataset))
     labels = BoxLabels.of(dataset.labels, [(h, w) for w, h in dataset.sizes])
