@@ -78,7 +78,8 @@ def rgb(picture: QImage) -> np.ndarray:
     """A QImage's pixels as uint8 H × W × 3."""
     picture = picture.convertToFormat(QImage.Format.Format_RGB888)
     rows = np.frombuffer(picture.constBits(), np.uint8).reshape(picture.height(), -1)
-    return rows[:, :picture.width() * 3].reshape(picture.height(), picture.width(), 3)
+    # a copy: the converted image, whose memory the rows are, is freed on return
+    return rows[:, :picture.width() * 3].reshape(picture.height(), picture.width(), 3).copy()
 
 
 def assert_masked(picture: QImage, under: QImage, left: int, top: int, scale: float,
