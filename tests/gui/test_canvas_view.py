@@ -8,6 +8,7 @@ from PySide6.QtGui import QCursor, QFontMetrics
 from PySide6.QtWidgets import QApplication
 
 from studio.core.model.graph import Graph, Node
+from studio.core.model.layout import ROW
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import Project
 from studio.core.project.templates import from_template
@@ -220,10 +221,13 @@ def test_the_input_node_shows_its_shape_once(window):
 
 
 def show_long_chain(window) -> None:
-    """A model of 80 layers in a column, which the view fits only far out."""
+    """A model of 80 layers placed in a column (auto-layout would wrap it into several),
+    which the view fits only far out."""
     chain = [Node("input_1", "Input", {"shape": [8]})]
     chain += [Node(f"dense_{i}", "Dense", {}) for i in range(1, 80)]
-    window.doc.replace(Project(name="Long", graph=Graph.from_chain(chain)), None)
+    column = {node.id: [0.0, i * ROW] for i, node in enumerate(chain)}
+    window.doc.replace(Project(name="Long", graph=Graph.from_chain(chain), positions=column),
+                       None)
 
 
 def test_far_out_the_view_draws_an_overview_whose_nodes_can_still_be_selected(window, qtbot):

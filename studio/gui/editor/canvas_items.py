@@ -20,7 +20,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem
 
-from studio.core.model.layout import NODE_HEIGHT, NODE_WIDTH, ROW, V_GAP
+from studio.core.model.layout import COLUMN_GAP, NODE_HEIGHT, NODE_WIDTH, ROW, V_GAP
 
 PORT_RADIUS = 6.0
 CORNER = 8.0
@@ -258,9 +258,20 @@ def wire_path(start: QPointF, end: QPointF) -> QPainterPath:
     A wire that skips rows (a residual or U-Net connection) turns right in the gap below
     its source, runs down a lane beside the column, clear of the nodes in between, and
     turns back in the gap above its target; the more rows it skips, the farther out its lane.
+    A wire to a row no lower than its source's (on to the next column of a long model wrapped
+    into several) runs in the gaps: below its source's row, up between the columns and in
+    over its target.
     """
     path = QPainterPath(start)
     drop = end.y() - start.y()
+    if drop <= 0 and abs(end.x() - start.x()) >= NODE_WIDTH:
+        side = 1.0 if end.x() > start.x() else -1.0
+        lane = end.x() - side * (NODE_WIDTH + COLUMN_GAP) / 2
+        below, above = start.y() + V_GAP / 2, end.y() - V_GAP / 2
+        for x, y in ((start.x(), below), (lane, below), (lane, above), (end.x(), above)):
+            path.lineTo(x, y)
+        path.lineTo(end)
+        return path
     if drop > ROW and abs(end.x() - start.x()) < NODE_WIDTH:  # it passes at least one row
         rows = round(drop / ROW)
         lane = max(start.x(), end.x()) + SKIP_LANE + SKIP_STEP * (rows - 2)
