@@ -190,3 +190,16 @@ def test_a_short_model_stays_one_column(name):
     assert {x + NODE_WIDTH / 2 for x, _ in pos.values()} <= {0.0, -(NODE_WIDTH + H_GAP) / 2,
                                                              (NODE_WIDTH + H_GAP) / 2}
     assert _box(pos)[0] < _box(pos)[1]
+
+
+def test_the_gaps_between_wrapped_columns_are_lanes_for_wires():
+    from studio.core.model.layout import COLUMN_GAP, lanes
+
+    pos = auto_layout(from_template("small_unet_segmenter").graph)
+    columns = sorted({x for x, _ in pos.values()})
+    assert lanes(pos.values()) == [(x + NODE_WIDTH, x + NODE_WIDTH + COLUMN_GAP)
+                                   for x in columns[:-1]]
+    assert lanes(auto_layout(demo_project().graph).values()) == []
+    diamond = Graph([Node(i, "Dense", {}) for i in ("in", "a", "b", "sum")],
+                    [("in", "a"), ("in", "b"), ("a", "sum"), ("b", "sum")])
+    assert lanes(auto_layout(diamond).values()) == [], "the gap within a row is no lane"

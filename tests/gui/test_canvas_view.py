@@ -4,7 +4,7 @@ readable node text and the overview of a large model."""
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
-from PySide6.QtGui import QCursor, QFontMetrics
+from PySide6.QtGui import QCursor, QFontMetrics, QPainterPathStroker
 from PySide6.QtWidgets import QApplication
 
 from studio.core.model.graph import Graph, Node
@@ -286,3 +286,16 @@ def test_a_wire_that_skips_one_layer_bows_out_beside_it(window, qtbot):
     assert skip.right() > attention.right()  # not hidden behind the layer it skips
     next_row = window.scene.edges[("embedding_1", "multi_head_attention_1")].sceneBoundingRect()
     assert next_row.right() < attention.right()
+
+
+def test_a_u_net_opens_in_readable_columns_its_wires_running_past_every_layer(window, qtbot):
+    window.doc.replace(from_template("small_unet_segmenter"), None)
+    scene = window.scene
+    assert window.canvas.zoom() > OVERVIEW_ZOOM, "its layers are drawn, not an overview"
+    assert not scene.overview and scene.lanes
+    stroker = QPainterPathStroker()
+    for (source, target), edge in scene.edges.items():
+        wire = stroker.createStroke(edge.path())
+        for node_id, node in scene.nodes.items():
+            if node_id not in (source, target):
+                assert not wire.intersects(node.sceneBoundingRect()), (source, target, node_id)

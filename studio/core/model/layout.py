@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 
 from studio.core.model.graph import Graph, GraphError
 
@@ -138,6 +139,19 @@ def place_new_nodes(graph: Graph, positions: dict[str, list[float]]) -> None:
             if oy >= below:
                 positions[other] = [ox, oy + ROW]
         positions[node_id] = [x, below]
+
+
+def lanes(positions: Iterable[Sequence[float]]) -> list[tuple[float, float]]:
+    """The vertical strips (left and right x) wider than H_GAP that no node at ``positions``
+    covers, between the leftmost and rightmost nodes: the gaps between the columns of a
+    wrapped layout, where a wire from one column to another runs past every node."""
+    strips: list[tuple[float, float]] = []
+    reach: float | None = None
+    for x, _ in sorted(positions):
+        if reach is not None and x - reach > H_GAP:
+            strips.append((reach, x))
+        reach = x + NODE_WIDTH if reach is None else max(reach, x + NODE_WIDTH)
+    return strips
 
 
 def clear_offset(piece: dict[str, list[float]], taken: list[list[float]]) -> float:
