@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 
-from studio.core.build.analysis import Analysis, analyze
+from studio.core.build.analysis import Analysis, analyze, analyze_project
 from studio.core.data.bundled import MNIST_10K
-from studio.core.model.fixes import Fix, Problem
+from studio.core.data.detection import demo as detection_demo
+from studio.core.data.segmentation import demo as segmentation_demo
+from studio.core.model.fixes import DataFix, Fix, Problem
 from studio.core.model.graph import Graph, Node
-from studio.core.project.templates import demo_project
+from studio.core.project.templates import demo_project, from_template
 
 IMAGE = ("Input", {"shape": [28, 28, 1]})
 SOFTMAX = ("Dense", {"units": 10, "activation": "softmax"})
@@ -268,3 +273,58 @@ def test_a_permute_that_is_not_a_permutation_says_what_it_takes():
     assert analyze(graph, MNIST_10K).problem_at("n1") == (
         "Dims must name each axis of the input 28 × 28 × 1 once, in the new order: 1, 2 and 3 "
         "in any order (1 is the first axis after the batch), but got 3, 1.")
+
+
+def _own_folder(task: str, root: Path) -> Path:
+    """A few of ``task``'s demo images written as a person's folder (YOLO for detection),
+    which Auto reads as RGB."""
+    if task == "segmentation":
+        segmentation_demo.write_demo(root, segmentation_demo.generate(train=2, validation=1))
+    else:
+        detection_demo.write_demo(root, "yolo", detection_demo.generate(train=2, validation=1))
+    return root
+
+
+@pytest.mark.parametrize(("template", "task", "side"),
+                         [("small_unet_segmenter", "segmentation", 64),
+                          ("small_detector", "detection", 128)])
+def test_a_grey_template_given_an_rgb_folder_offers_a_colour_input_or_grey_reading(
+        tmp_path, template, task, side):
+    project = from_template(template)
+    project.dataset.path = str(_own_folder(task, tmp_path / "own"))
+    assert project.dataset.color == "auto"
+    (problem,) = analyze_project(project).problems
+    assert problem.node_id == "input_1"
+    assert problem.message == (f"The input shape {side} × {side} × 1 does not match own, whose "
+                               f"samples are {side} × {side} × 3.")
+    assert labels(problem) == [f"Set the input shape to {side} × {side} × 3",
+                               "Read the images as grayscale"]
+    model_fix, data_fix = problem.fixes
+    assert isinstance(data_fix, DataFix) and data_fix.changes == {"color": "grayscale"}
+
+    coloured = project.copy()
+    model_fix.apply(coloured.graph)
+    assert analyze_project(coloured).ok
+    grey = project.copy()
+    grey.dataset = replace(grey.dataset, **data_fix.changes)
+    assert analyze_project(grey).ok and grey.graph == project.graph
+
+
+def test_a_colour_input_given_grey_images_offers_reading_them_as_rgb():
+    graph = chain(("Input", {"shape": [28, 28, 3]}), ("Flatten", {}), SOFTMAX)
+    problem = problem_with_fixes(analyze(graph, MNIST_10K), "n0")
+    assert labels(problem) == ["Set the input shape to 28 × 28 × 1", "Read the images as RGB"]
+
+
+def test_images_of_another_size_are_not_offered_another_colour():
+    graph = chain(("Input", {"shape": [32, 32, 3]}), ("Flatten", {}), SOFTMAX)
+    problem = problem_with_fixes(analyze(graph, MNIST_10K), "n0")
+    assert labels(problem) == ["Set the input shape to 28 × 28 × 1"]
+
+
+def test_a_model_made_for_other_images_still_offers_reading_them_with_its_channels():
+    graph = chain(("Input", {"shape": [28, 28, 3]}), ("Reshape", {"target_shape": [2352]}),
+                  SOFTMAX)
+    problem = problem_with_fixes(analyze(graph, MNIST_10K), "n0")
+    assert "This model is made for other data" in problem.message
+    assert labels(problem) == ["Read the images as RGB"]

@@ -1,12 +1,15 @@
-"""Automatic layout: ranks top to bottom, centred rows, no overlaps, few crossings, fast."""
+"""Automatic layout: ranks top to bottom, centred rows, no overlaps, few crossings, fast; a
+long model wrapped into columns."""
 
 from __future__ import annotations
 
 import random
 
+import pytest
+
 from studio.core.model.graph import Graph, Node
 from studio.core.model.layout import H_GAP, NODE_HEIGHT, NODE_WIDTH, V_GAP, auto_layout
-from studio.core.project.templates import demo_project
+from studio.core.project.templates import demo_project, from_template
 
 ROW = NODE_HEIGHT + V_GAP
 
@@ -142,3 +145,61 @@ def test_a_copy_moves_right_by_whole_columns_until_it_covers_no_node():
     assert clear_offset({"a": [0.0, 0.0], "b": [0.0, ROW]}, taken) == 2 * column
     assert clear_offset({"a": [0.0, 3 * ROW]}, taken) == 0
     assert clear_offset({"a": [10.0, 10.0]}, []) == 0
+
+
+def _box(pos: dict[str, tuple[float, float]]) -> tuple[float, float]:
+    """The width and height of the nodes at ``pos``."""
+    xs, ys = [x for x, _ in pos.values()], [y for _, y in pos.values()]
+    return max(xs) - min(xs) + NODE_WIDTH, max(ys) - min(ys) + NODE_HEIGHT
+
+
+def assert_no_overlaps(pos: dict[str, tuple[float, float]]) -> None:
+    points = list(pos.values())
+    for i, a in enumerate(points):
+        for b in points[i + 1:]:
+            assert not overlap(a, b), (a, b)
+
+
+@pytest.mark.parametrize("name", ["small_unet_segmenter", "mobilenetv2_unet_segmenter",
+                                  "small_detector", "resnet", "vgg"])
+def test_a_long_model_wraps_into_columns_about_as_wide_as_a_canvas(name):
+    graph = from_template(name).graph
+    pos = auto_layout(graph)
+    width, height = _box(pos)
+    assert 1 <= width / height <= 2.5, (width, height)
+    assert_no_overlaps(pos)
+    columns = sorted({x for x, _ in pos.values()})
+    assert len(columns) > 1
+    for source, target in graph.edges:  # down within a column, on to the top of the next
+        (sx, sy), (tx, ty) = pos[source], pos[target]
+        assert sy < ty or tx > sx
+
+
+def test_the_u_net_reads_in_columns_of_its_layers_in_order():
+    graph = from_template("small_unet_segmenter").graph
+    pos = auto_layout(graph)
+    order = graph.topological_order()
+    assert sorted(order, key=lambda node: (pos[node][0], pos[node][1])) == order
+    assert len({x for x, _ in pos.values()}) == 5
+    assert _box(pos)[1] == 7 * ROW - V_GAP
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "lenet5", "cnn1d", "transformer_text"])
+def test_a_short_model_stays_one_column(name):
+    pos = auto_layout(from_template(name).graph)
+    assert {x + NODE_WIDTH / 2 for x, _ in pos.values()} <= {0.0, -(NODE_WIDTH + H_GAP) / 2,
+                                                             (NODE_WIDTH + H_GAP) / 2}
+    assert _box(pos)[0] < _box(pos)[1]
+
+
+def test_the_gaps_between_wrapped_columns_are_lanes_for_wires():
+    from studio.core.model.layout import COLUMN_GAP, lanes
+
+    pos = auto_layout(from_template("small_unet_segmenter").graph)
+    columns = sorted({x for x, _ in pos.values()})
+    assert lanes(pos.values()) == [(x + NODE_WIDTH, x + NODE_WIDTH + COLUMN_GAP)
+                                   for x in columns[:-1]]
+    assert lanes(auto_layout(demo_project().graph).values()) == []
+    diamond = Graph([Node(i, "Dense", {}) for i in ("in", "a", "b", "sum")],
+                    [("in", "a"), ("in", "b"), ("a", "sum"), ("b", "sum")])
+    assert lanes(auto_layout(diamond).values()) == [], "the gap within a row is no lane"

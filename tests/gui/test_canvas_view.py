@@ -4,10 +4,11 @@ readable node text and the overview of a large model."""
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
-from PySide6.QtGui import QCursor, QFontMetrics
+from PySide6.QtGui import QCursor, QFontMetrics, QPainterPathStroker
 from PySide6.QtWidgets import QApplication
 
 from studio.core.model.graph import Graph, Node
+from studio.core.model.layout import ROW
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import Project
 from studio.core.project.templates import from_template
@@ -220,10 +221,13 @@ def test_the_input_node_shows_its_shape_once(window):
 
 
 def show_long_chain(window) -> None:
-    """A model of 80 layers in a column, which the view fits only far out."""
+    """A model of 80 layers placed in a column (auto-layout would wrap it into several),
+    which the view fits only far out."""
     chain = [Node("input_1", "Input", {"shape": [8]})]
     chain += [Node(f"dense_{i}", "Dense", {}) for i in range(1, 80)]
-    window.doc.replace(Project(name="Long", graph=Graph.from_chain(chain)), None)
+    column = {node.id: [0.0, i * ROW] for i, node in enumerate(chain)}
+    window.doc.replace(Project(name="Long", graph=Graph.from_chain(chain), positions=column),
+                       None)
 
 
 def test_far_out_the_view_draws_an_overview_whose_nodes_can_still_be_selected(window, qtbot):
@@ -282,3 +286,16 @@ def test_a_wire_that_skips_one_layer_bows_out_beside_it(window, qtbot):
     assert skip.right() > attention.right()  # not hidden behind the layer it skips
     next_row = window.scene.edges[("embedding_1", "multi_head_attention_1")].sceneBoundingRect()
     assert next_row.right() < attention.right()
+
+
+def test_a_u_net_opens_in_readable_columns_its_wires_running_past_every_layer(window, qtbot):
+    window.doc.replace(from_template("small_unet_segmenter"), None)
+    scene = window.scene
+    assert window.canvas.zoom() > OVERVIEW_ZOOM, "its layers are drawn, not an overview"
+    assert not scene.overview and scene.lanes
+    stroker = QPainterPathStroker()
+    for (source, target), edge in scene.edges.items():
+        wire = stroker.createStroke(edge.path())
+        for node_id, node in scene.nodes.items():
+            if node_id not in (source, target):
+                assert not wire.intersects(node.sceneBoundingRect()), (source, target, node_id)

@@ -35,8 +35,11 @@ from tests.core.test_segmentation_bad_input import (
     every_mask,
     mask_set,
 )
+from tests.gui.support import show_tab
+from tests.gui.test_canvas import click_node
 from tests.gui.test_data_detection_gui import LEFT, choose_in_popup, pick_folder
 from tests.gui.test_data_gui import LOAD_MS, PREVIEW_MS, open_data_view, show_data_tab
+from tests.gui.test_template_gallery import open_gallery, pick
 from tests.helpers import digit_folder
 
 OPACITY = 0.6
@@ -279,3 +282,38 @@ def test_drawing_the_segmentation_demo_set_shows_progress_and_can_be_cancelled(
     assert "cancelled" in panel.status.text() and panel.retry.isVisible()
     window.undo_action.trigger()
     assert window.doc.project.dataset.source == "bundled"
+
+
+def test_a_grey_template_on_a_colour_folder_reads_it_grey_in_one_undoable_click(
+        window, qtbot, monkeypatch, digits):
+    gallery = open_gallery(qtbot, window)
+    pick(qtbot, gallery, "small_unet_segmenter", double=True)
+    qtbot.waitUntil(lambda: window.doc.project.name == "Small U-Net (segmentation)")
+    pick_folder(qtbot, window, monkeypatch, digits, "segmentation", read_first=False)
+    assert window.doc.project.dataset.color == "auto"  # a folder is read as RGB
+    problem = "input_1: The input shape 64 × 64 × 1 does not match digits"
+    assert window.training.status.text().startswith(f"Cannot start: {problem}")
+    assert not window.training.start_button.isEnabled()
+
+    show_tab(qtbot, window, "Canvas")
+    click_node(window, qtbot, "input_1")
+    buttons = {button.text(): button for button in window.inspector.fix_buttons}
+    assert list(buttons) == ["Set the input shape to 64 × 64 × 3",
+                             "Read the images as grayscale"]
+    steps = window.doc.undo_stack.count()
+    qtbot.mouseClick(buttons["Read the images as grayscale"], LEFT)
+    assert window.doc.undo_stack.count() == steps + 1
+    assert window.doc.project.dataset.color == "grayscale"
+    assert window.doc.project.graph.node("input_1").params["shape"] == [64, 64, 1]
+    assert window.doc.analysis().ok and window.training.start_button.isEnabled()
+    assert not window.scene.nodes["input_1"].look.problem and not window.inspector.fix_buttons
+    assert window.data_panel.options.color.currentData() == "grayscale"
+
+    window.activateWindow()  # offscreen, the Dataset list's popup stays the active window
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert window.doc.project.dataset.color == "auto"
+    assert window.doc.analysis().reason.startswith(problem)
+    assert window.scene.nodes["input_1"].look.problem and len(window.inspector.fix_buttons) == 2
+    assert not window.training.start_button.isEnabled()
+    assert window.data_panel.options.color.currentData() == "auto"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import threading
 import urllib.error
+from itertools import pairwise
 
 import pytest
 from PySide6.QtCore import Qt
@@ -12,6 +13,7 @@ from PySide6.QtWidgets import QPushButton
 
 from studio.core.base import downloads
 from studio.core.model.applications import BASES, HDF5_SIGNATURE, cache_dir
+from studio.core.model.layout import NODE_WIDTH
 from studio.core.project.templates import BLANK, TEMPLATES, from_template
 from studio.gui.shell.template_gallery import TemplateGallery
 from tests.gui.support import click_row
@@ -238,16 +240,23 @@ def test_the_unets_skip_wires_run_clear_of_the_layers_they_pass_in_lanes_of_thei
     skips = {key: edge for key, edge in scene.edges.items() if key[1].startswith("concatenate")
              and key[0].startswith("conv2d_") and not key[0].startswith("conv2d_transpose")}
     assert sorted(skips) == [("conv2d_2", "concatenate_2"), ("conv2d_4", "concatenate_1")]
+    columns = {item.pos().x() for item in scene.nodes.values()}
+    assert len(columns) == 3  # 20 layers wrapped into columns
     for (source, target), edge in skips.items():
-        top, bottom = scene.nodes[source].pos().y(), scene.nodes[target].pos().y()
-        passed = [item for item in scene.nodes.values() if top < item.pos().y() < bottom]
-        assert len(passed) > 2
+        assert scene.nodes[source].pos().x() != scene.nodes[target].pos().x()
         wire = [edge.mapToScene(edge.path().pointAtPercent(i / 200)) for i in range(201)]
-        for item in passed:
-            assert not any(item.sceneBoundingRect().contains(p) for p in wire), item.node_id
-    outer, inner = (skips[key].path().boundingRect().right()
-                    for key in [("conv2d_2", "concatenate_2"), ("conv2d_4", "concatenate_1")])
-    assert outer > inner + 40  # the longer skip runs outside the shorter one
+        for item in scene.nodes.values():
+            if item.node_id not in (source, target):
+                assert not any(item.sceneBoundingRect().contains(p) for p in wire), item.node_id
+    # Between two columns, each wire climbs its own lane: none runs along another.
+    climbs = [(round(a.x()), sorted((a.y(), b.y()))) for edge in scene.edges.values()
+              for a, b in pairwise(edge.path().toFillPolygon())
+              if a.x() == b.x() and not any(round(a.x()) == round(x + NODE_WIDTH / 2)
+                                            for x in columns)]
+    assert len(climbs) >= 4  # the two skips, and the wires on to the next column
+    for i, (x, (top, bottom)) in enumerate(climbs):
+        for other, (low, high) in climbs[i + 1:]:
+            assert other != x or high <= top or low >= bottom, (x, top, bottom)
 
 
 DETECTION_DEMO = "Detection demo (digits)"

@@ -11,7 +11,10 @@ from studio.core.base.messages import plural
 from studio.core.data.sources import describe
 from studio.core.data.types import DataError, DatasetInfo
 from studio.core.model.fixes import (
+    COLOR_MODES,
+    DataFix,
     Problem,
+    read_images_with,
     set_input_dim,
     set_input_shape,
     suggested_fixes,
@@ -176,9 +179,11 @@ def _input_problem(
     graph: Graph, dataset: DatasetInfo, input_id: str, shape: Shape, result: Analysis
 ) -> Problem:
     """The Input does not match the data: offer the dataset's shape, unless the layers after
-    it would fail with that shape, in which case the model is made for other data."""
+    it would fail with that shape, in which case the model is made for other data; and where
+    only the images' channels differ, reading them with the Input's channels."""
     message = (f"The input shape {format_shape(shape)} does not match {dataset.title}, "
                f"whose samples are {format_shape(dataset.sample_shape)}.")
+    data_fixes = _channel_fixes(shape, dataset.sample_shape)
     fix = set_input_shape(input_id, dataset.sample_shape)
     fixed = graph.copy()
     fix.apply(fixed)
@@ -186,7 +191,7 @@ def _input_problem(
     reads_text = any(graph.node(i).type == "Embedding" for i in graph.outputs_of(input_id))
     fits = set(result.nodes) <= set(analyze(fixed, dataset).nodes)
     if fits and (dataset.vocabulary_size is not None or not reads_text):
-        return Problem(input_id, message, (fix,))
+        return Problem(input_id, message, (fix, *data_fixes))
     if reads_text:
         samples = f"{format_shape(shape)} token ids (text)"
     else:
@@ -195,7 +200,17 @@ def _input_problem(
         input_id,
         f"{message} This model is made for other data: its layers need samples of {samples}."
         f" {_data_hint(shape, samples)}",
+        data_fixes,
     )
+
+
+def _channel_fixes(shape: Shape, sample_shape: Shape) -> tuple[DataFix, ...]:
+    """Reading the images with the Input's channels, if that is all that differs (an image
+    model opened on grey demo images, then given a folder read as RGB, or the other way)."""
+    if (len(shape) == len(sample_shape) == 3 and shape[:2] == sample_shape[:2]
+            and shape[2] in COLOR_MODES and sample_shape[2] in COLOR_MODES):
+        return (read_images_with(shape[2]),)
+    return ()
 
 
 def _data_hint(shape: Shape, samples: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,19 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class DataFix:
+    """A change to how the data is read that solves a problem: ``changes`` are the values to
+    give fields of the project's dataset choice (the model is left as it is)."""
+
+    label: str
+    changes: Mapping[str, Any]
+
+
+AnyFix = Fix | DataFix
+"""A one-click fix of the model or of how the data is read."""
+
+
+@dataclass(frozen=True)
 class Problem:
     """Something that stops training; ``node_id`` is None for whole-model problems.
 
@@ -28,7 +41,7 @@ class Problem:
 
     node_id: str | None
     message: str
-    fixes: tuple[Fix, ...] = ()
+    fixes: tuple[AnyFix, ...] = ()
     cause: bool = False
     """It makes the model's other problems beside the point (the model is made for another task
     than the data's), so it is said first."""
@@ -46,6 +59,16 @@ def set_input_shape(node_id: str, shape: Shape) -> Fix:
     return _set_param(
         node_id, "shape", list(shape), f"Set the input shape to {format_shape(shape)}"
     )
+
+
+COLOR_MODES = {1: ("grayscale", "grayscale"), 3: ("rgb", "RGB")}
+"""The dataset choice's colour mode that reads images with so many channels, and its name."""
+
+
+def read_images_with(channels: int) -> DataFix:
+    """Read the data's images with ``channels`` channels (1 or 3), as the model's Input has."""
+    mode, name = COLOR_MODES[channels]
+    return DataFix(f"Read the images as {name}", {"color": mode})
 
 
 def set_units(node_id: str, units: int) -> Fix:

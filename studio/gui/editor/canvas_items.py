@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import pairwise
@@ -43,6 +44,9 @@ SKIP_LANE = NODE_WIDTH / 2 + 24
 SKIP_STEP = 14
 """How much farther out a wire runs for each further row it skips, so that skips nested in
 one another (a U-Net's) run in lanes of their own, the longest outermost."""
+LANE_ROWS = 4
+"""Wires between columns climbing or dropping this many rows or more run at a quarter of
+their strip's width from its middle; those of fewer rows, nearer it."""
 CATEGORY_COLOURS = {
     "Core": "#e8f0fe",
     "Activations": "#fff0e6",
@@ -252,14 +256,31 @@ class NodeItem(QGraphicsItem):
         return super().itemChange(change, value)
 
 
-def wire_path(start: QPointF, end: QPointF) -> QPainterPath:
+def wire_path(start: QPointF, end: QPointF, lanes: Sequence[tuple[float, float]] = ()
+              ) -> QPainterPath:
     """A smooth S-curve from an output port down to an input port.
 
     A wire that skips rows (a residual or U-Net connection) turns right in the gap below
     its source, runs down a lane beside the column, clear of the nodes in between, and
     turns back in the gap above its target; the more rows it skips, the farther out its lane.
+    A wire from one column of a wrapped layout to another runs in the gaps instead: below its
+    source's row, up or down the free vertical strip of ``lanes`` nearest its target, and in
+    over its target.
     """
     path = QPainterPath(start)
+    left, right = sorted((start.x(), end.x()))
+    between = [(a, b) for a, b in lanes if left < a and b < right]
+    if between:
+        a, b = max(between) if end.x() > start.x() else min(between)
+        # Wires in one strip run apart, by how many rows they climb or drop.
+        rows = max(-LANE_ROWS, min(LANE_ROWS, round((end.y() - start.y()) / ROW)))
+        lane = (a + b) / 2 + (b - a) / 4 * rows / LANE_ROWS
+        # Leaving a row and entering one below it, wires cross one gap at different heights.
+        below, above = start.y() + V_GAP / 3, end.y() - V_GAP / 3
+        for x, y in ((start.x(), below), (lane, below), (lane, above), (end.x(), above)):
+            path.lineTo(x, y)
+        path.lineTo(end)
+        return path
     drop = end.y() - start.y()
     if drop > ROW and abs(end.x() - start.x()) < NODE_WIDTH:  # it passes at least one row
         rows = round(drop / ROW)
@@ -278,10 +299,13 @@ def wire_path(start: QPointF, end: QPointF) -> QPainterPath:
 class EdgeItem(QGraphicsPathItem):
     """A connection from one node's output port to another's input port."""
 
-    def __init__(self, source: NodeItem, target: NodeItem) -> None:
+    def __init__(self, source: NodeItem, target: NodeItem,
+                 lanes: Sequence[tuple[float, float]] = ()) -> None:
         super().__init__()
         self.source = source
         self.target = target
+        self.lanes = lanes
+        """The free strips between columns (see ``layout.lanes``), shared with the scene."""
         source.edges.append(self)
         target.edges.append(self)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
@@ -299,7 +323,7 @@ class EdgeItem(QGraphicsPathItem):
     def reroute(self) -> None:
         """Follow the ports after a node moved."""
         self._shape = None
-        path = wire_path(self.source.output_port(), self.target.input_port())
+        path = wire_path(self.source.output_port(), self.target.input_port(), self.lanes)
         corners = [QPointF(path.elementAt(i).x, path.elementAt(i).y)
                    for i in range(path.elementCount())]
         self.outline = [QLineF(a, b) for a, b in pairwise(corners)]

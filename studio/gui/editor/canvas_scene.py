@@ -25,6 +25,7 @@ from studio.core.model.layout import (
     auto_layout,
     clear_offset,
     complete_positions,
+    lanes,
     place_new_nodes,
 )
 from studio.core.model.params import format_shape
@@ -70,6 +71,9 @@ class CanvasScene(QGraphicsScene):
         """The view draws nodes and wires itself (overview_drawing); the items draw nothing,
         but are still there to be clicked, selected and moved."""
         self.overview_drawing = OverviewDrawing(self.nodes, self.edges)
+        self.lanes: list[tuple[float, float]] = []
+        """The free strips between the nodes' columns, where wires across them run; edges
+        share this list, updated in place."""
         doc.changed.connect(self.sync)
         self.sync()
 
@@ -116,11 +120,16 @@ class CanvasScene(QGraphicsScene):
             x, y = positions[node.id]
             if item.pos() != QPointF(x, y):
                 item.setPos(x, y)
+        strips = lanes(positions.values())
+        if strips != self.lanes:
+            self.lanes[:] = strips
+            for edge in self.edges.values():
+                edge.reroute()
         wanted = set(graph.edges)
         for key in set(self.edges) - wanted:
             self._remove_edge_item(key)
         for src, dst in wanted - set(self.edges):
-            edge = EdgeItem(self.nodes[src], self.nodes[dst])
+            edge = EdgeItem(self.nodes[src], self.nodes[dst], self.lanes)
             self._add(edge)
             self.edges[(src, dst)] = edge
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
 
 from studio.core.build.weight_shapes import DROPPED, imported_weights_note
-from studio.core.model.fixes import Fix
+from studio.core.model.fixes import AnyFix
 from studio.core.model.layers import InputArguments
 from studio.core.model.params import format_shape
 from studio.core.model.registry import REGISTRY
@@ -152,7 +152,7 @@ class Inspector(QWidget):
         for name, editor in self.editors.items():
             editor.set_value(values[name])
 
-    def _show_fixes(self, fixes: list[Fix]) -> None:
+    def _show_fixes(self, fixes: list[AnyFix]) -> None:
         """A button per one-click fix; old buttons go later, one may be mid-click."""
         if [b.text() for b in self.fix_buttons] == [f.label for f in fixes]:
             return

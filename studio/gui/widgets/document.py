@@ -14,7 +14,7 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 from studio.core.build.analysis import Analysis, analyze_project
 from studio.core.data.sources import describe
 from studio.core.data.types import DataError, DataPending, DatasetInfo
-from studio.core.model.fixes import Fix
+from studio.core.model.fixes import AnyFix, DataFix
 from studio.core.model.layout import complete_positions, place_new_nodes
 from studio.core.project.document import (
     DatasetChoice,
@@ -163,10 +163,15 @@ class ProjectDocument(QObject):
         if draft != self._project:
             self.undo_stack.push(EditCommand(self, text, self._project, draft, merge_key))
 
-    def apply_fix(self, fix: Fix) -> None:
-        """Apply a one-click fix as one undoable edit, placing any new layer below its input."""
+    def apply_fix(self, fix: AnyFix) -> None:
+        """Apply a one-click fix as one undoable edit: to the model, placing any new layer
+        below its input, or to how the data is read."""
 
         def change(project: Project) -> None:
+            if isinstance(fix, DataFix):
+                for name, value in fix.changes.items():
+                    setattr(project.dataset, name, value)
+                return
             project.positions = complete_positions(project.graph, project.positions)
             fix.apply(project.graph)
             place_new_nodes(project.graph, project.positions)
@@ -174,7 +179,7 @@ class ProjectDocument(QObject):
 
         self.edit(fix.label, change)
 
-    def fixes_for(self, node_id: str) -> list[Fix]:
+    def fixes_for(self, node_id: str) -> list[AnyFix]:
         """The one-click fixes offered for the problems at ``node_id``."""
         return [fix for problem in self.analysis().problems if problem.node_id == node_id
                 for fix in problem.fixes]
