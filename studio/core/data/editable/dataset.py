@@ -106,7 +106,10 @@ class EditableDataset:
             return set()
 
     def write_flags(self, names: set[str]) -> None:
-        """Save the flagged names, atomically."""
+        """Save the flagged names, atomically; with none flagged, no file is left."""
+        if not names:
+            (self.root / FLAGS).unlink(missing_ok=True)
+            return
         atomic_write_text(self.root / FLAGS, json.dumps(
             {"version": FLAGS_VERSION, "flagged": sorted(names)}, indent=1))
 
