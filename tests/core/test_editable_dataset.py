@@ -129,6 +129,22 @@ def test_deleting_a_class_goes_to_the_trash_and_restores(dataset):
     assert dataset.classes() == ["cats"]
 
 
+def test_restoring_never_overwrites_nor_makes_a_class_differing_in_case(dataset):
+    kept = dataset.images("cats")[0]
+    copy = kept.read_bytes()
+    deleted = edits.delete_images(dataset, [dataset.relative(kept)])
+    kept.write_bytes(copy)  # the same image added again since
+    with pytest.raises(DataError, match=r"'cats/.*\.png' exists already in .*: nothing was "
+                                        "changed"):
+        edits.restore(dataset, deleted.trash_entry)
+    class_gone = edits.delete_class(dataset, "dogs")
+    edits.add_class(dataset, "Dogs")
+    before = listing(dataset.root)
+    with pytest.raises(DataError, match="A class named 'Dogs' exists already"):
+        edits.restore(dataset, class_gone.trash_entry)
+    assert listing(dataset.root) == before
+
+
 def test_moving_images_keeps_their_flags_and_undoes(dataset):
     moving = [dataset.relative(p) for p in dataset.images("cats")[:2]]
     names = [path.split("/")[1] for path in moving]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from studio.core.base.messages import count, unwritable
 from studio.core.data.editable.dataset import TRASH, EditableDataset
+from studio.core.data.editable.names import check_class_name
 from studio.core.data.editable.steps import MakeFolder, Move, RemoveFolder, Step
 from studio.core.data.types import DataError
 
@@ -66,6 +67,8 @@ def restore_steps(dataset: EditableDataset, entry: str) -> list[Step]:
     for folder, dirs, files in os.walk(base, topdown=True):
         relative = Path(folder).relative_to(base).as_posix()
         if relative != "." and not (dataset.root / relative).exists():
+            if "/" not in relative and not relative.startswith("."):  # a deleted class
+                check_class_name(relative, dataset.classes())
             moved.append(relative)  # a whole folder that is gone goes back at once
             dirs.clear()
             continue
