@@ -33,6 +33,7 @@ def test_a_relative_data_path_is_kept_so_export_and_resume_work_from_anywhere(
     assert stored(run_dir / runs.PROJECT_FILE)["path"] == "../../../good"
     assert json.loads((run_dir / runs.CONFIG_FILE).read_text())["dataset"]["path"] == str(
         home / "good")
+    assert sorted(runs.read_fingerprint(run_dir)) == ["0", "1"]  # the digits' classes
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)

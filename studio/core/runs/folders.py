@@ -34,6 +34,9 @@ METRICS_FILE = "metrics.csv"
 MODEL_FILE = "model.keras"
 PREPROCESSING_FILE = "preprocessing.json"
 RUN_FILE = "run.json"
+FINGERPRINT_FILE = "dataset_fingerprint.json"
+"""An image-folder dataset's image ids per class, as training found it."""
+FINGERPRINT_VERSION = 1
 CHECKPOINTS = "checkpoints"
 LOGS = "logs"
 UNSAVED = "unsaved"
@@ -140,6 +143,21 @@ def read_metrics(run_dir: Path) -> list[dict[str, float]]:
     return rows
 
 
+def read_fingerprint(run_dir: Path) -> dict[str, list[str]] | None:
+    """The image ids per class of the image folder a run trained on, or None for a run
+    that recorded none (older runs, other kinds of data) or whose record is damaged."""
+    try:
+        data = json.loads((Path(run_dir) / FINGERPRINT_FILE).read_text(encoding="utf-8"))
+        classes = data["classes"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(classes, dict) or not all(
+            isinstance(ids, list) and all(isinstance(i, str) for i in ids)
+            for ids in classes.values()):
+        return None
+    return classes
+
+
 def best_metrics(rows: list[dict[str, Any]]) -> dict[str, float]:
     """The best value of each recorded metric over ``rows``."""
     return {name: better(r[name] for r in rows) for name, better in BEST.items()
@@ -220,6 +238,11 @@ class RunFolder:
     def write_config(self, config: dict[str, Any]) -> None:
         """Record the full config: settings, seed, dataset fingerprint, devices, versions."""
         atomic_write_text(self.path / CONFIG_FILE, json.dumps(config, indent=2))
+
+    def write_fingerprint(self, root: Path, classes: dict[str, list[str]]) -> None:
+        """Record the image ids per class of the image folder ``root`` the run trains on."""
+        atomic_write_text(self.path / FINGERPRINT_FILE, json.dumps(
+            {"version": FINGERPRINT_VERSION, "root": str(root), "classes": classes}))
 
     def write_preprocessing(self, preprocessing: dict[str, Any]) -> None:
         """Record the preprocessing the model's inputs need, for inference later."""

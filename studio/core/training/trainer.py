@@ -27,6 +27,7 @@ from studio.core.build.imported_weights import apply_imported_weights, apply_mod
 from studio.core.build.keras_model import build_model, compile_model, model_endpoints
 from studio.core.build.optimizers import reduce_only_across_devices, schedule_callbacks
 from studio.core.data import sources as data
+from studio.core.data.editable.fingerprint import loaded_fingerprint
 from studio.core.data.pipelines import Pipelines, make_pipelines
 from studio.core.data.types import DataError, DatasetInfo, LoadedData
 from studio.core.hardware.devices import (
@@ -41,7 +42,7 @@ from studio.core.hardware.devices import (
     device_scope,
     training_devices,
 )
-from studio.core.project.document import Project
+from studio.core.project.document import DatasetChoice, Project
 from studio.core.project.weights import WeightsError, check_weights, file_sha256
 from studio.core.runs.folders import (
     CHECKPOINTS,
@@ -252,6 +253,7 @@ def _prepare(session: _Session, folder: RunFolder, project: Project, plan: _Plan
     pipes = make_pipelines(loaded, project.dataset, plan.batch_size, settings.seed,
                            len(inputs), len(outputs), output_settings(project.graph, loaded.info))
     folder.write_config(_config(project, plan, loaded, names, folder.path.parent))
+    record_fingerprint(folder, project.dataset, loaded)
     folder.write_preprocessing(pipes.preprocessing)
     return _Prepared(loaded, pipes, names)
 
@@ -402,6 +404,16 @@ def _config(project: Project, plan: _Plan, loaded: LoadedData, devices: list[str
         "host": socket.gethostname(),
         "started_from": _started_from(project, run_root),
     }
+
+
+def record_fingerprint(folder: RunFolder, choice: DatasetChoice, loaded: LoadedData) -> None:
+    """Record the image ids per class of an image-folder dataset in the run folder, from the
+    hashes loading took (nothing is read again), so two runs' datasets can be compared."""
+    if choice.source != "folder":
+        return
+    classes = loaded_fingerprint(loaded)
+    if classes is not None:
+        folder.write_fingerprint(Path(choice.path), classes)
 
 
 def _started_from(project: Project, run_root: Path) -> dict[str, Any]:
