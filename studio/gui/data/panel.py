@@ -32,6 +32,7 @@ from studio.gui.data.options import OptionsForm, estimated_counts
 from studio.gui.data.registry import data_views_for
 from studio.gui.data.samples import SamplesView
 from studio.gui.data.source import ERROR_STYLE, SourceForm
+from studio.gui.dataset_editor.editor import DatasetEditor
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.forms import VerticalScrollArea, delay, scrolled_body
@@ -129,6 +130,7 @@ class DataPanel(QWidget):
         self.classes = ClassesView()
         self.health = HealthView()
         self.augmentation = AugmentationView(doc)
+        self.editor = DatasetEditor(doc)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         for widget, title, tip in (
@@ -137,6 +139,8 @@ class DataPanel(QWidget):
             (self.health, "Health", "Problems found while reading: skipped files, "
              "duplicates, imbalance, image sizes and modes"),
             (self.augmentation, "Augmentation", "Random changes to training images, previewed"),
+            (self.editor, "Edit", "Change the image folder: add, rename, merge and delete "
+             "classes; add, move, flag and delete images (each step undoable)"),
         ):
             self.tabs.setTabToolTip(self.tabs.addTab(widget, title), tip)
         right = QWidget()
@@ -175,6 +179,8 @@ class DataPanel(QWidget):
         self.retry.hide()
         doc.changed.connect(self.refresh)
         doc.data_wanted.connect(self._read_wanted)
+        doc.dataset_files_changed.connect(self._files_changed)
+        self.source.dataset_created.connect(lambda: self.tabs.setCurrentWidget(self.editor))
         self.refresh()
 
     def refresh(self) -> None:
@@ -210,7 +216,16 @@ class DataPanel(QWidget):
         self.augmentation.refresh(self._shown, info.sample_shape
                                   if info is not None and images else None)
         self.tabs.setTabVisible(self.tabs.indexOf(self.augmentation), images)
+        folder = self._shown.source == "folder" and bool(self._shown.path)
+        self.editor.show_folder(self._shown.path if folder else "")
+        self.tabs.setTabVisible(self.tabs.indexOf(self.editor), folder)
         return info, error
+
+    def _files_changed(self) -> None:
+        """The dataset editor changed the folder: show what it holds now, and read it again
+        once the edits pause (a key held down moves image after image)."""
+        self._show_choice()
+        self.timer.start()
 
     def _read_wanted(self) -> None:
         """The document waits for the chosen data (say, a CSV changed on disk): read it soon,

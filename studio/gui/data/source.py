@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSignalBlocker
+from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import (
     QAbstractButton,
     QComboBox,
@@ -37,6 +37,7 @@ from studio.core.data.types import DataError, DatasetInfo
 from studio.core.model.params import format_shape
 from studio.core.project.document import DatasetChoice, absolute_data_path
 from studio.core.tasks.registry import DEFAULT_TASK, TASKS
+from studio.gui.dataset_editor.new_dataset import NewDatasetDialog
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.forms import choice_box, edit_dataset, hint, narrow_box, show_choice
 
@@ -47,6 +48,8 @@ ERROR_STYLE = "color: #b3261e;"
 CLASSES_LISTED = 8
 PICKED_BY_PATH = ("folder", "csv", "detection", "segmentation")
 """Sources whose data is a folder or file the person picks."""
+NEW_DATASET = "new"
+"""The source box's entry that makes a new image dataset."""
 DEMO_KEY = "detection:demo"
 SEGMENTATION_DEMO_KEY = "segmentation:demo"
 DEMO_TASKS = {"detection": DETECTION, "segmentation": segmentation.TASK}
@@ -91,6 +94,9 @@ def _sources() -> list[tuple[str, str, str]]:
                  "first use; works offline"),
                 ("Image folder…", "folder",
                  "Your own images: a folder with one subfolder of images per class"),
+                ("New image dataset…", NEW_DATASET,
+                 "Make an image dataset here: name its classes, then add images by dropping, "
+                 "pasting or from the camera, on the Edit tab"),
                 ("Detection folder…", "detection",
                  "Your own images with boxes: labels in YOLO, Pascal VOC, COCO or KITTI "
                  "format"),
@@ -149,6 +155,9 @@ def _optional_folder(tips: tuple[str, str, str], ask, clear
 class SourceForm(QGroupBox):
     """Picks the source; every change is one undoable edit of the project's dataset."""
 
+    dataset_created = Signal()
+    """A new image dataset was made and chosen."""
+
     def __init__(self, doc: ProjectDocument) -> None:
         super().__init__("Source")
         self.doc = doc
@@ -195,6 +204,7 @@ class SourceForm(QGroupBox):
         self.facts.setWordWrap(True)
         self.credit = hint()
         self._columns_of: tuple[str, list[str]] = ("", [])
+        self.new_dialog: NewDatasetDialog | None = None
 
         self.form = QFormLayout(self)
         self.form.addRow("Dataset", self.source)
@@ -291,6 +301,10 @@ class SourceForm(QGroupBox):
 
     def _source_chosen(self, index: int) -> None:
         key = self.source.itemData(index)
+        if key == NEW_DATASET:
+            show_choice(self.source, source_key(self.doc.project.dataset))
+            self.new_dataset()
+            return
         if key in PICKED_BY_PATH:
             if not self.ask_path(key):  # cancelled: keep the current source
                 show_choice(self.source, source_key(self.doc.project.dataset))
@@ -301,6 +315,12 @@ class SourceForm(QGroupBox):
                      name="" if demo_set else name, path="", validation_path="",
                      mask_path="", label_column="", text_column="", label_format="auto",
                      task=DEMO_TASKS.get(source, DEFAULT_TASK))
+
+    def new_dataset(self) -> None:
+        """Ask for a new image dataset's name and classes; made, it becomes the data."""
+        self.new_dialog = NewDatasetDialog(self.doc, self)
+        self.new_dialog.accepted.connect(self.dataset_created)
+        self.new_dialog.open()
 
     def _format_chosen(self, index: int) -> None:
         value = self.label_format.itemData(index)

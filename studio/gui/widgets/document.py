@@ -73,6 +73,9 @@ class ProjectDocument(QObject):
     data_wanted = Signal()
     """The chosen data must be read before the analysis knows it (a CSV is never parsed on
     this thread): read it in the background, telling ``reading_started``/``reading_ended``."""
+    dataset_files_changed = Signal()
+    """An edit (or its undo) changed the chosen dataset's files on disk: what shows them reads
+    them again."""
 
     def __init__(self, project: Project, path: Path | None = None) -> None:
         super().__init__()
@@ -145,6 +148,12 @@ class ProjectDocument(QObject):
         instead of "being read" until a reading starts again or the dataset choice changes.
         """
         self._reading_told((copy.deepcopy(self._project.dataset), stopped) if stopped else None)
+
+    def note_dataset_files_changed(self) -> None:
+        """The app changed the dataset's files (its classes, say): analyse again, and have the
+        views of the data read it again."""
+        self._changed()
+        self.dataset_files_changed.emit()
 
     def _reading_told(self, stopped: tuple[DatasetChoice, str] | None) -> None:
         self._stopped = stopped
