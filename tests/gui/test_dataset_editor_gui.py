@@ -299,7 +299,7 @@ def test_keys_and_drags_move_images_and_flags_follow_them(window, qtbot, tmp_pat
     mime = editor.model.mimeData(grid.selectionModel().selectedIndexes())
     tree = editor.classes
     assert drop_at(tree.viewport(), mime, tree.visualItemRect(tree.item("owl")).center())
-    assert on_disk(root) == {"cat": 2, "dog": 2, "owl": 1}
+    qtbot.waitUntil(lambda: on_disk(root) == {"cat": 2, "dog": 2, "owl": 1})
     owl = next((root / "owl").iterdir()).name
     assert owl in editor.dataset.flagged()
     window.undo_action.trigger()

@@ -157,7 +157,7 @@ class ClassList(QTreeWidget):
         images = dragged_images(mime, self.root)
         event.setDropAction(Qt.DropAction.MoveAction if images else Qt.DropAction.CopyAction)
         event.accept()
-        if images:
-            self.images_dropped.emit(target, images)
+        if images:  # moved once the drag has ended: the grid it came from is redrawn
+            QTimer.singleShot(0, lambda: self.images_dropped.emit(target, images))
         else:
             self.files_dropped.emit(target, local_files(mime))

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -62,6 +62,9 @@ def confirmed(parent: QWidget, title: str, text: str) -> bool:
 class DatasetEditor(QWidget):
     """Edits the class-folder image dataset the project reads (``show_folder``)."""
 
+    class_changed = Signal(object)
+    """The selected class (``selected_class``) changed: its name, or None."""
+
     def __init__(self, doc: ProjectDocument) -> None:
         super().__init__()
         self.doc = doc
@@ -75,7 +78,7 @@ class DatasetEditor(QWidget):
         self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         self.classes = ClassList()
-        self.classes.currentItemChanged.connect(lambda *_: self._show_images())
+        self.classes.currentItemChanged.connect(self._class_changed)
         self.classes.itemSelectionChanged.connect(self._enable)
         self.classes.renamed.connect(self.rename_class)
         self.classes.images_dropped.connect(self.move_images)
@@ -163,15 +166,17 @@ class DatasetEditor(QWidget):
         right = QWidget()
         side = QVBoxLayout(right)
         side.setContentsMargins(0, 0, 0, 0)
+        self.caption.setMinimumWidth(1)  # a long class name is cut, not widening the view
         top = QHBoxLayout()
         top.addWidget(self.caption, 1)
         top.addWidget(self.add_button)
-        top.addWidget(QLabel("Largest side"))
-        top.addWidget(self.max_side)
-        top.addWidget(self.keep_originals)
         bar = QHBoxLayout()
+        bar.addWidget(QLabel("Largest side"))
+        bar.addWidget(self.max_side)
+        bar.addWidget(self.keep_originals)
         bar.addWidget(self.progress, 1)
         bar.addWidget(self.cancel)
+        bar.addStretch(0)
         side.addLayout(top)
         side.addWidget(self.grid, 1)
         side.addLayout(bar)
@@ -211,7 +216,6 @@ class DatasetEditor(QWidget):
             except DataError as exc:
                 self.say(str(exc), error=True)
         self.classes.show_classes(self.dataset.root if self.dataset else Path(), counts)
-        self._show_images()
         self.trash_button.setText(f"Trash ({self._trash_count()})")
         if self.trash_view is not None:
             self.trash_view.show_entries(self._trash_entries(), self.writable)
@@ -224,6 +228,10 @@ class DatasetEditor(QWidget):
         """Say what happened (or why not) in one line above the lists."""
         self.notice.setStyleSheet(ERROR_STYLE if error else "")
         self.notice.setText(text)
+
+    def _class_changed(self) -> None:
+        self._show_images()
+        self.class_changed.emit(self.selected_class())
 
     def _show_images(self) -> None:
         name = self.selected_class()
@@ -248,8 +256,7 @@ class DatasetEditor(QWidget):
         has_class = self.selected_class() is not None
         for widget in (self.add_class_button,):
             widget.setEnabled(self.dataset is not None and self.writable)
-        for widget in (self.rename_button, self.delete_class_button, self.add_button,
-                       self.grid):
+        for widget in (self.rename_button, self.delete_class_button, self.add_button):
             widget.setEnabled(self.writable and has_class)
         self.merge_button.setEnabled(self.writable and len(self.classes.selected_classes()) > 1)
         self.classes.setEnabled(self.dataset is not None)
@@ -363,8 +370,10 @@ class DatasetEditor(QWidget):
         self.trash_view.raise_()
 
     def restore(self, entry: str) -> None:
-        """Put back what the trash entry ``entry`` holds (one undoable step)."""
-        self._edit(lambda ds: edits.restore(ds, entry))
+        """Put back what the trash entry ``entry`` holds (one undoable step); why not, if
+        it cannot be, is said in the trash's window too."""
+        if self._edit(lambda ds: edits.restore(ds, entry)) is None and self.trash_view:
+            self.trash_view.caption.setText(self.notice.text())
 
     def empty_trash(self) -> None:
         """Ask, then delete the trash's files for good; the steps that would need them
@@ -404,10 +413,12 @@ class DatasetEditor(QWidget):
                   frames: list[np.ndarray] | None = None) -> None:
         """Copy the files and folders ``sources`` (and ``frames``) into ``class_name`` in the
         background; the add is one undoable step."""
-        if self.dataset is None or class_name is None:
+        refusal = ("Choose a class to add images to." if class_name is None
+                   else self.notice.text() if not self.writable else "")
+        if self.dataset is None or refusal:
             if temporary is not None:
                 temporary.cleanup()
-            self.say("Choose a class to add images to.", error=True)
+            self.say(refusal, error=True)
             return
         side = self.max_side.value()
         self.adder.add(AddJob(self.dataset, class_name, sources, frames or [], temporary,

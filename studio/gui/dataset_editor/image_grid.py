@@ -29,6 +29,8 @@ FLAG_SIDE = 18
 FLAG_COLOR = QColor("#e8710a")
 FLAGGED_ROLE = Qt.ItemDataRole.UserRole + 1
 PATH_ROLE = Qt.ItemDataRole.UserRole + 2
+EMPTY = ("No images in this class yet: drop image files or folders here, paste them "
+         "(Ctrl+V), or use Add images….")
 
 
 class ImagesModel(QAbstractListModel):
@@ -153,6 +155,16 @@ class ImageGrid(QListView):
         self.setToolTip("The class's images. Select several with Ctrl or Shift; drag them onto "
                         "a class to move them, or press its number (1–9). F flags, Delete "
                         "moves to the trash. Drop or paste (Ctrl+V) files to add them.")
+
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """The cards; with none, how to add some."""
+        super().paintEvent(event)
+        if self.model().rowCount() == 0 and self.isEnabled():
+            painter = QPainter(self.viewport())
+            painter.setPen(self.palette().color(QPalette.ColorRole.PlaceholderText))
+            painter.drawText(self.viewport().rect().adjusted(12, 12, -12, -12),
+                             Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, EMPTY)
+            painter.end()
 
     def selected_paths(self) -> list[str]:
         """The selected images, in grid order."""
