@@ -13,7 +13,13 @@ import pytest
 from PIL import Image
 from PySide6.QtCore import QMimeData, Qt, QUrl
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QApplication, QDialogButtonBox, QLineEdit, QMessageBox
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialogButtonBox,
+    QFileDialog,
+    QLineEdit,
+    QMessageBox,
+)
 
 from studio.core.data.editable import adding
 from studio.gui.dataset_editor import thumbnails
@@ -256,6 +262,23 @@ def test_pasting_files_or_a_picture_adds_them(window, qtbot, tmp_path):
     added = [p for p in (root / "dog").iterdir() if not p.name.startswith("dog_")]
     assert sorted(Image.open(p).size for p in added) == [(8, 10), (8, 10), (30, 20)]
     assert window.doc.undo_stack.undoText() == "Add 1 image to 'dog'"
+
+
+def test_add_images_shrinks_large_ones_and_keeps_their_originals_if_asked(
+        window, qtbot, tmp_path, monkeypatch):
+    root = image_folder(tmp_path / "pets", {"cat": 1, "dog": 1})
+    editor = open_editor(qtbot, window, root)
+    big = pngs(tmp_path / "big", 2, size=(40, 30))
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames",
+                        lambda *args, **kwargs: ([str(p) for p in big], ""))
+    type_into(qtbot, editor.max_side, "20")
+    qtbot.mouseClick(editor.keep_originals, LEFT)
+    qtbot.mouseClick(editor.add_button, LEFT)
+    wait_added(qtbot, editor)
+    added = [p for p in (root / "cat").iterdir() if not p.name.startswith("cat_")]
+    assert sorted(Image.open(p).size for p in added) == [(15, 20), (15, 20)]
+    assert sorted(p.name for p in (root / ".originals").iterdir()) == sorted(
+        p.name for p in added)
 
 
 def test_a_large_add_can_be_cancelled_and_keeps_what_it_added(window, qtbot, tmp_path,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -105,8 +105,9 @@ class DatasetEditor(QWidget):
         self.caption = QLabel()
         self.add_button = QToolButton()
         self.add_button.setText("Add images…")
-        self.add_button.setToolTip("Copy image files into the current class (you can also "
-                                   "drop files or folders here, or paste with Ctrl+V)")
+        self.add_button.setToolTip("Copy image files into the current class (Ctrl+Shift+O; "
+                                   "you can also drop files or folders here, or paste with "
+                                   "Ctrl+V)")
         self.add_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
         self.add_button.clicked.connect(self.ask_files)
         menu = QMenu(self.add_button)
@@ -137,19 +138,19 @@ class DatasetEditor(QWidget):
         self.adder.busy_changed.connect(self._adding)
         self.cancel.clicked.connect(self.adder.cancel)
 
-        for keys, slot, widget in (
-            ("Delete", self.delete_images, self.grid),
-            ("F", self.toggle_flags, self.grid),
-            ("F2", lambda: self.classes.rename(), self.classes),
-            ("Delete", self.delete_classes, self.classes),
-            *((str(n), lambda n=n: self.move_to_number(n), self.grid)
-              for n in range(1, KEYS + 1)),
-        ):
-            self._shortcut(keys, slot, widget, Qt.ShortcutContext.WidgetShortcut)
-        self._shortcut(QKeySequence.StandardKey.Paste, self.paste, self,
-                       Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self._shortcut("Insert", self.add_class, self,
-                       Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.delete_action = self._action("Delete Images", "Delete", self.delete_images,
+                                          self.grid)
+        self.flag_action = self._action("Flag or Unflag Images", "F", self.toggle_flags,
+                                        self.grid)
+        for number in range(1, KEYS + 1):
+            self._action(f"Move Images to Class {number}", str(number),
+                         lambda n=number: self.move_to_number(n), self.grid)
+        self._action("Rename Class", "F2", lambda: self.classes.rename(), self.classes)
+        self._action("Delete Classes…", "Delete", self.delete_classes, self.classes)
+        for text, keys, slot in (("Paste Images", QKeySequence.StandardKey.Paste, self.paste),
+                                 ("Add Images…", "Ctrl+Shift+O", self.ask_files),
+                                 ("Add Class", "Insert", self.add_class)):
+            self._action(text, keys, slot, self, Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.grid.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.grid.customContextMenuRequested.connect(self._grid_menu)
 
@@ -480,14 +481,20 @@ class DatasetEditor(QWidget):
                 name, self.grid.selected_paths()))
             if number <= KEYS:
                 action.setShortcut(str(number))
-        menu.addAction("Flag / unflag", self.toggle_flags).setShortcut("F")
-        menu.addAction("Delete", self.delete_images).setShortcut("Delete")
+        menu.addActions([self.flag_action, self.delete_action])
         menu.exec(self.grid.viewport().mapToGlobal(pos))
 
-    def _shortcut(self, keys, slot, widget: QWidget, context: Qt.ShortcutContext) -> None:
-        shortcut = QShortcut(QKeySequence(keys), widget)
-        shortcut.setContext(context)
-        shortcut.activated.connect(slot)
+    @staticmethod
+    def _action(text: str, keys, slot, widget: QWidget,
+                context: Qt.ShortcutContext = Qt.ShortcutContext.WidgetShortcut) -> QAction:
+        """An action of ``widget`` whose keys work while it (or, by ``context``, a widget
+        inside it) has the focus; Help > Keyboard Shortcuts lists it."""
+        action = QAction(text, widget)
+        action.setShortcut(QKeySequence(keys))
+        action.setShortcutContext(context)
+        action.triggered.connect(lambda _=False: slot())
+        widget.addAction(action)
+        return action
 
     @staticmethod
     def _button(text: str, tip: str, slot) -> QPushButton:
