@@ -313,6 +313,7 @@ def test_keys_and_drags_move_images_and_flags_follow_them(window, qtbot, tmp_pat
     qtbot.keyClick(grid, Qt.Key.Key_2)
     assert on_disk(root) == {"cat": 2, "dog": 3, "owl": 0}
     assert window.doc.undo_stack.undoText() == "Move 2 images to 'dog'"
+    assert grid.selected_paths() == [editor.model.paths[0]]  # the next one, to go on
     click_class(qtbot, editor, "dog")
     flagged = [editor.model.index(r).data(Qt.ItemDataRole.UserRole + 1)
                for r in range(editor.model.rowCount())]

@@ -71,6 +71,10 @@ class DatasetEditor(QWidget):
         self.dataset: EditableDataset | None = None
         self.writable = False
         self.trash_view: TrashView | None = None
+        self.refusal = ""
+        """Why the dataset cannot be changed (read-only), if it cannot."""
+        self._shown: tuple[Path, str | None] | None = None
+        """The dataset and class whose images the grid shows."""
 
         self.notice = QLabel()
         self.notice.setObjectName("dataset-notice")
@@ -207,15 +211,16 @@ class DatasetEditor(QWidget):
     def refresh(self) -> None:
         """Read the folder again: its classes, counts, images and flags."""
         counts: dict[str, int] = {}
-        self.writable = False
+        self.refusal = "No dataset is chosen." if self.dataset is None else ""
         if self.dataset is not None:
             try:
                 counts = {name: len(self.dataset.images(name))
                           for name in self.dataset.classes()}
                 self.dataset.check_writable()
-                self.writable = True
             except DataError as exc:
-                self.say(str(exc), error=True)
+                self.refusal = str(exc)
+                self.say(self.refusal, error=True)
+        self.writable = not self.refusal
         self.classes.show_classes(self.dataset.root if self.dataset else Path(), counts)
         self.trash_button.setText(f"Trash ({self._trash_count()})")
         if self.trash_view is not None:
@@ -244,9 +249,9 @@ class DatasetEditor(QWidget):
             except DataError as exc:
                 self.say(str(exc), error=True)
             flagged = self.dataset.flagged()
-        kept = self.grid.selected_paths()
-        self.model.show(self.dataset.root if self.dataset else Path(), paths, flagged)
-        self.grid.select_paths(kept)
+        shown = (self.dataset.root if self.dataset else Path(), name)
+        self.grid.show_images(shown[0], paths, flagged, again=shown == self._shown)
+        self._shown = shown
         self.caption.setText("" if name is None else
                              f"{quoted(name)}: {count(len(paths), 'image')}"
                              + (f", {len(flagged & {Path(p).name for p in paths})} flagged"
@@ -414,9 +419,9 @@ class DatasetEditor(QWidget):
                   frames: list[np.ndarray] | None = None) -> None:
         """Copy the files and folders ``sources`` (and ``frames``) into ``class_name`` in the
         background; the add is one undoable step."""
-        refusal = ("Choose a class to add images to." if class_name is None
-                   else self.notice.text() if not self.writable else "")
-        if self.dataset is None or refusal:
+        refusal = self.refusal or ("Choose a class to add images to." if class_name is None
+                                   else "")
+        if refusal:
             if temporary is not None:
                 temporary.cleanup()
             self.say(refusal, error=True)

@@ -171,15 +171,29 @@ class ImageGrid(QListView):
         rows = sorted(index.row() for index in self.selectionModel().selectedIndexes())
         return [self.model().paths[row] for row in rows]
 
-    def select_paths(self, paths: list[str]) -> None:
-        """Select the images ``paths`` that are shown."""
-        self.clearSelection()
-        wanted = set(paths)
-        for row, path in enumerate(self.model().paths):
-            if path in wanted:
-                self.selectionModel().select(
-                    self.model().index(row),
-                    self.selectionModel().SelectionFlag.Select)
+    def show_images(self, root: Path, paths: list[str], flagged: set[str],
+                    again: bool) -> None:
+        """Show ``paths`` (flagged: the file names ``flagged``). Shown ``again`` (the same
+        class after an edit), the scroll position and the selection stay, and if the
+        selected images left (moved or deleted), the one now in the place of the first is
+        selected, to go on sorting."""
+        kept = self.selected_paths() if again else []
+        rows = [index.row() for index in self.selectionModel().selectedIndexes()]
+        scroll = self.verticalScrollBar().value()
+        self.model().show(root, paths, flagged)
+        if not again:
+            return
+        wanted = set(kept)
+        chosen = [row for row, path in enumerate(paths) if path in wanted]
+        if not chosen and rows and paths:
+            chosen = [min(min(rows), len(paths) - 1)]
+        selection = self.selectionModel()
+        for row in chosen:
+            selection.select(self.model().index(row), selection.SelectionFlag.Select)
+        if chosen:
+            selection.setCurrentIndex(self.model().index(chosen[0]),
+                                      selection.SelectionFlag.NoUpdate)
+        self.verticalScrollBar().setValue(scroll)
 
     def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt's name
         """Take files from outside; the grid's own images are dropped on a class."""
