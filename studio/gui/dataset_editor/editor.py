@@ -260,8 +260,7 @@ class DatasetEditor(QWidget):
 
     def _enable(self) -> None:
         has_class = self.selected_class() is not None
-        for widget in (self.add_class_button,):
-            widget.setEnabled(self.dataset is not None and self.writable)
+        self.add_class_button.setEnabled(self.writable)
         for widget in (self.rename_button, self.delete_class_button, self.add_button):
             widget.setEnabled(self.writable and has_class)
         self.merge_button.setEnabled(self.writable and len(self.classes.selected_classes()) > 1)

@@ -35,6 +35,7 @@ DATASETS = "datasets"
 FIRST_CLASSES = ("class 1", "class 2")
 DEFAULT_NAME = "My images"
 ERROR_STYLE = "color: #b3261e;"
+DIALOG_WIDTH = 520
 
 
 def datasets_folder(doc: ProjectDocument) -> Path:
@@ -67,6 +68,7 @@ class NewDatasetDialog(QDialog):
         self.doc = doc
         self.setWindowTitle("New image dataset")
         self.setObjectName("new-dataset")
+        self.setMinimumWidth(DIALOG_WIDTH)  # room for the folder's path
         self.folder = datasets_folder(doc)
         self.name = QLineEdit(free_name(self.folder, DEFAULT_NAME))
         self.name.setToolTip("The dataset's folder name")
