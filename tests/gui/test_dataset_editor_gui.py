@@ -186,6 +186,16 @@ def test_classes_are_added_renamed_merged_and_deleted_in_undoable_steps(window, 
                     timeout=LOAD_MS)
     assert panel.loaded is None and "bird" in panel.source.facts.text()  # one empty class
 
+    editor.show_trash()
+    qtbot.mouseClick(editor.trash_view.empty_button, LEFT)  # the class deleted goes for good
+    assert not (root / ".trash").exists()
+    assert stack.undoText() == "Merge 'dog' into 'cat'"  # its deletion can no longer be undone
+    window.undo_action.trigger()  # 'cat' went for good: the merge cannot be undone
+    assert on_disk(root) == {"bird": 0}
+    assert editor.notice.text().startswith("Could not undo “Merge 'dog' into 'cat'”:")
+    window.undo_action.trigger()
+    assert on_disk(root) == {"class 3": 0}
+
 
 def panel_classes(window) -> tuple[str, ...] | None:
     loaded = window.data_panel.loaded
@@ -217,11 +227,13 @@ def test_files_dropped_on_a_class_are_added_and_a_corrupt_one_is_refused(window,
     window.redo_action.trigger()
     assert on_disk(root) == {"cat": 1, "dog": 4}
 
-    click_class(qtbot, editor, "cat")  # files dropped on the grid go to the class shown
-    assert drop_on(editor.grid.viewport(), pngs(tmp_path / "more", 2, start=10))
+    click_class(qtbot, editor, "cat")  # a folder dropped on the grid: to the class shown
+    pngs(tmp_path / "more" / "inside", 2, start=10)
+    assert drop_on(editor.grid.viewport(), [tmp_path / "more"])
     wait_added(qtbot, editor)
     assert on_disk(root) == {"cat": 3, "dog": 4}
     assert editor.model.rowCount() == 3
+    assert window.doc.project.dataset.path == str(root)  # not taken as another dataset
 
 
 def drop_at(widget, mime: QMimeData, point) -> bool:
@@ -330,6 +342,14 @@ def test_keys_and_drags_move_images_and_flags_follow_them(window, qtbot, tmp_pat
     window.undo_action.trigger()
     assert on_disk(root) == {"cat": 4, "dog": 1, "owl": 0}
     assert owl in editor.dataset.flagged()  # the flag stayed with the file
+
+    (root / "cat" / owl).unlink()  # gone outside the app: its move cannot be redone
+    stack = window.doc.undo_stack
+    window.redo_action.trigger()
+    assert on_disk(root) == {"cat": 3, "dog": 1, "owl": 0}  # nothing changed
+    assert editor.notice.text().startswith("Could not redo “Move 2 images to 'dog'”:")
+    assert stack.undoText() == "Flag 2 images"  # the move left the history
+    assert stack.redoText() == "Move 1 image to 'owl'"
 
 
 def test_deleted_images_wait_in_the_trash_until_it_is_emptied(window, qtbot, tmp_path,
