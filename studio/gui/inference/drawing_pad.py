@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.inference.predictor import Prediction, Predictor
+from studio.gui.inference.answer_slot import replace_answer
 from studio.gui.inference.explain_view import ExplainView
 from studio.gui.tasks.registry import views_for
 from studio.gui.widgets.errors import note_error
@@ -290,14 +291,7 @@ class DrawingPad(QWidget):
             self._failed(prediction.error)
             return
         self.note.setText(f"Answered in {prediction.seconds * 1000:.0f} ms.")
-        answer_widget = views_for(prediction.task).answer_widget(prediction, self.answer)
-        if self.answer is not None:
-            self.answer_box.replaceWidget(self.answer, answer_widget)
-            self.answer.deleteLater()
-        else:
-            self.answer_box.addWidget(answer_widget)
-        answer_widget.show()  # at once: a layout shows a widget it is given only later
-        self.answer = answer_widget
+        self.answer = replace_answer(self.answer_box, self.answer, prediction)
         self._offer_explain()
         self.answered.emit(prediction)
         if self._explaining and version == self.version and not self.canvas.pen_down():
