@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from studio.core.inference.predictor import Predictor
 from studio.gui.camera.fake import FakeCamera
 from studio.gui.tasks.classification import ProbabilityBars
-from tests.gui.support import RUN_TIMEOUT_MS, copied_run, runs_of
+from tests.gui.support import RUN_TIMEOUT_MS, try_tab
 
 LEFT = Qt.MouseButton.LeftButton
 FRAMES = [np.full((28, 28), 20 * i, np.uint8) for i in range(12)]
@@ -27,17 +27,11 @@ def camera():
 @pytest.fixture
 def mode(window, qtbot, cnn_run, camera):
     """The Try view's Camera mode on the fake camera, started, the small CNN's run loaded."""
-    copied_run(cnn_run, runs_of(window))
-    panel = window.try_panel
-    with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS):
-        window.views.setCurrentWidget(panel)
-    panel.camera.view.set_source(camera)
-    bar = panel.tabs.tabBar()
-    qtbot.mouseClick(bar, LEFT, pos=bar.tabRect(panel.tabs.indexOf(panel.camera)).center())
-    assert panel.tabs.currentWidget() is panel.camera
-    qtbot.mouseClick(panel.camera.view.camera_button, LEFT)
+    window.try_panel.camera.view.set_source(camera)
+    mode = try_tab(qtbot, window, cnn_run, window.try_panel.camera)
+    qtbot.mouseClick(mode.view.camera_button, LEFT)
     assert camera.is_running()
-    return panel.camera
+    return mode
 
 
 def test_camera_frames_are_answered_with_bars(mode, qtbot, camera):
@@ -52,16 +46,8 @@ def test_camera_frames_are_answered_with_bars(mode, qtbot, camera):
     assert mode.answer_box.indexOf(mode.answer) == 1  # in the first answer's place
 
 
-def test_frames_are_dropped_while_the_model_works(mode, qtbot, camera, monkeypatch, gate):
-    asked = []
-    real = Predictor.predict_images
-
-    def held(predictor, images, names, top_k):
-        asked.append(images[0])
-        gate.hold()  # the first answer works until ten more frames have come
-        return real(predictor, images, names, top_k)
-
-    monkeypatch.setattr(Predictor, "predict_images", held)
+def test_frames_are_dropped_while_the_model_works(mode, qtbot, camera, gate):
+    calls = gate.before(Predictor, "predict_images")  # until ten more frames have come
     camera.send()
     qtbot.waitUntil(gate.reached.is_set, timeout=RUN_TIMEOUT_MS)
     for _ in range(10):
@@ -70,6 +56,7 @@ def test_frames_are_dropped_while_the_model_works(mode, qtbot, camera, monkeypat
     mode.answered.connect(answered.append)
     gate.open()
     qtbot.waitUntil(lambda: len(answered) == 2 and not mode.job.busy(), timeout=RUN_TIMEOUT_MS)
+    asked = [images[0] for _, images, *_ in calls]
     assert [int(frame[0, 0, 0]) // 20 for frame in asked] == [0, 10]  # the newest, not 1..10
     assert np.array_equal(mode.answered_frame[..., 0], FRAMES[10])
 

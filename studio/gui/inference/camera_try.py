@@ -8,14 +8,14 @@ from collections.abc import Callable
 
 import numpy as np
 from PySide6.QtCore import Signal, Slot
-from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from studio.core.inference.predictor import Prediction, Predictor
 from studio.gui.camera.source import FrameSource
 from studio.gui.camera.view import CameraView
-from studio.gui.inference.answer_slot import replace_answer
+from studio.gui.inference.answer_slot import beside, replace_answer
 from studio.gui.widgets.errors import note_error
-from studio.gui.widgets.forms import hint, scrolling
+from studio.gui.widgets.forms import hint
 from studio.gui.widgets.jobs import JobSlot, Policy
 
 CAMERA = "Camera"
@@ -60,15 +60,7 @@ class CameraTry(QWidget):
         answers_layout = QVBoxLayout(answers)
         answers_layout.addLayout(self.answer_box)
         answers_layout.addStretch(1)
-        splitter = QSplitter()
-        splitter.addWidget(self.view)
-        splitter.addWidget(scrolling(answers))
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
-        splitter.setChildrenCollapsible(False)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(splitter)
+        beside(self, self.view, answers, (3, 2))
 
     @Slot(object)
     def ask(self, frame: np.ndarray) -> None:
