@@ -1,8 +1,8 @@
 """What every source of camera frames offers: start, stop, and frames as signals.
 
-A frame is a numpy uint8 array, height × width × 3, RGB, owned by whoever receives it (the
-source never writes to it again), so a receiver may keep it, record it or hand it to a model
-on another thread as it is.
+A frame is a numpy uint8 array, height × width × 3, RGB. Nobody writes to a frame once it is
+sent (its receivers share it), so a receiver may keep it, record it or hand it to a model on
+another thread as it is.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ class CameraView(QWidget):
     one)."""
 
     frame = Signal(object)
-    """A frame the camera sent (uint8 H × W × 3 RGB, the receiver's own)."""
+    """A frame the camera sent (uint8 H × W × 3 RGB, never written to)."""
     captured = Signal(list)
     """A recording ended, with its frames (uint8 H × W × 3 RGB arrays; never empty)."""
     recorded = Signal(int)
