@@ -11,6 +11,7 @@ from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
+from studio.core.base.messages import count as count_of
 from studio.gui.camera.preview import FramePreview
 from studio.gui.camera.qt_camera import QtCamera
 from studio.gui.camera.recorder import MAX_FRAMES, Recorder, State
@@ -45,12 +46,9 @@ class CameraView(QWidget):
         self.camera_button.setObjectName("camera-start")
         self.camera_button.setCheckable(True)
         self.camera_button.toggled.connect(self._switch)
-        self.status = QLabel()
-        self.status.setObjectName("camera-status")
-        self.status.setWordWrap(True)
         top = QHBoxLayout()
         top.addWidget(self.camera_button)
-        top.addWidget(self.status, 1)
+        top.addStretch(1)
 
         self.recorder = Recorder(clock, self)
         self.recorder.counting.connect(lambda left: self.count_label.setText(
@@ -122,12 +120,8 @@ class CameraView(QWidget):
         why = self.source.why_unavailable()
         self.camera_button.setEnabled(not why)
         self.camera_button.setToolTip(why or START_TIP)
-        if why:
-            self.status.setText(why)
-            self.preview.show_text(why)
-        elif not self.source.is_running():
-            self.status.clear()
-            self.preview.show_text(OFF_TEXT)
+        if why or not self.source.is_running():
+            self.preview.show_text(why or OFF_TEXT)
         self._enable_recording()
 
     def start(self) -> None:
@@ -160,16 +154,14 @@ class CameraView(QWidget):
         if not on:
             self.source.stop()
         elif not self.source.is_running():
-            self.status.setText("Starting the camera…")
+            self.preview.show_text("Starting the camera…")
             self.source.start()
 
     @Slot(bool)
     def _running_changed(self, running: bool) -> None:
         self.camera_button.setChecked(running)
         self.camera_button.setText("Stop camera" if running else "Start camera")
-        if running:
-            self.status.clear()
-        else:
+        if not running:
             self.recorder.finish()
             self.preview.show_text(OFF_TEXT)
         self._enable_recording()
@@ -177,7 +169,6 @@ class CameraView(QWidget):
     @Slot(str)
     def _failed(self, text: str) -> None:
         self.camera_button.setChecked(False)
-        self.status.setText(text)
         self.preview.show_text(text)
         self._enable_recording()
 
@@ -213,12 +204,12 @@ class CameraView(QWidget):
     @Slot(int)
     def _recorded(self, count: int) -> None:
         full = f" (at most {MAX_FRAMES})" if count >= MAX_FRAMES else ""
-        self.count_label.setText(f"Recording: {count} frames{full}")
+        self.count_label.setText(f"Recording: {count_of(count, 'frame')}{full}")
         self.recorded.emit(count)
 
     @Slot(list)
     def _captured(self, frames: list) -> None:
-        self.count_label.setText(f"{len(frames)} frames recorded")
+        self.count_label.setText(f"{count_of(len(frames), 'frame')} recorded")
         self.captured.emit(frames)
 
 
