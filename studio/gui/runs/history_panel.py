@@ -145,6 +145,10 @@ class HistoryPanel(QWidget):
         self.compare_action = self._action(
             "Compare", "history-compare", self.compare,
             "With two runs selected: list the settings that differ between them")
+        self.changes_action = self._action(
+            "Dataset changes", "history-dataset", self.dataset_changes,
+            "How the image folder changed between the two selected runs, or since the run "
+            "before the one selected: images added, moved and removed per class")
         self.open_action = self._action(
             "Open model", "history-open", self.open_model,
             "Open the selected run's trained model (model.keras) as a new project, with its "
@@ -170,8 +174,9 @@ class HistoryPanel(QWidget):
             "Move the runs and searches that earlier versions kept for every unsaved project "
             "into this project's folder (asks first)")
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
-        for action in (self.overlay_action, self.compare_action, self.open_action,
-                       self.export_action, self.resume_action, self.delete_action):
+        for action in (self.overlay_action, self.compare_action, self.changes_action,
+                       self.open_action, self.export_action, self.resume_action,
+                       self.delete_action):
             self.table.addAction(action)
 
         self.details = RunDetails()
@@ -194,8 +199,9 @@ class HistoryPanel(QWidget):
         top.addWidget(self.status_combo)
         top.addWidget(self.count_label)
         buttons = QHBoxLayout()
-        for action in (self.overlay_action, self.compare_action, self.open_action,
-                       self.export_action, self.resume_action, self.delete_action):
+        for action in (self.overlay_action, self.compare_action, self.changes_action,
+                       self.open_action, self.export_action, self.resume_action,
+                       self.delete_action):
             buttons.addWidget(self._button(action))
         buttons.addStretch(1)
         self.adopt_button = self._button(self.adopt_action)
@@ -328,6 +334,8 @@ class HistoryPanel(QWidget):
         one = chosen[0] if len(chosen) == 1 else None
         self.overlay_action.setEnabled(bool(chosen))
         self.compare_action.setEnabled(len(chosen) == 2)
+        self.changes_action.setEnabled(len(chosen) == 2 or (
+            one is not None and self._before(one) is not None))
         self.open_action.setEnabled(one is not None and one.has_model())
         self.export_action.setEnabled(one is not None and one.has_model())
         self.resume_action.setEnabled(one is not None and one.status in RESUMABLE
@@ -345,6 +353,22 @@ class HistoryPanel(QWidget):
         chosen = self.selected_runs()
         if len(chosen) == 2:
             self.message.setText(self.details.compare(*chosen))
+
+    @Slot()
+    def dataset_changes(self) -> None:
+        """Show how the dataset changed between the two selected runs (the older first), or
+        from the run before the one selected to it."""
+        chosen = self.selected_runs()
+        if len(chosen) == 1 and self._before(chosen[0]) is not None:
+            chosen = [self._before(chosen[0]), chosen[0]]
+        if len(chosen) == 2:
+            before, after = sorted(chosen, key=lambda run: run.started)
+            self.message.setText(self.details.dataset_changes(before, after))
+
+    def _before(self, run: RunSummary) -> RunSummary | None:
+        """The run started last before ``run``, if any."""
+        earlier = [other for other in self.model.runs if other.started < run.started]
+        return max(earlier, key=lambda other: other.started, default=None)
 
     @Slot()
     def open_model(self) -> None:
