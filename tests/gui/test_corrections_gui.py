@@ -149,6 +149,22 @@ def test_a_folders_least_sure_answers_go_to_a_class_in_one_step(window, qtbot, c
     assert files(digits / "0") == {"0.png", "1.png"}
 
 
+def test_the_datasets_own_images_sent_to_a_class_are_moved_not_copied(window, qtbot,
+                                                                        cnn_run, tmp_path):
+    digits = digit_folder(tmp_path / "digits", per_class=3)
+    window.doc.replace(digits_project(digits), None)
+    answered_by_the_cnn(window, cnn_run, [digits / "0"], qtbot)
+    button = window.try_panel.corrections.folder_button
+    with qtbot.waitSignal(window.try_panel.corrections.dataset.said, timeout=10_000):
+        pick(button.menu(), "1")
+    assert files(digits / "0") == set()
+    assert files(digits / "1") == {"0.png", "1.png", "2.png", "0-2.png", "1-2.png", "2-2.png"}
+    assert "3 images of the dataset moved to '1'." in \
+        window.try_panel.corrections.note.label.text()
+    window.undo_action.trigger()
+    assert files(digits / "0") == files(digits / "1") == {"0.png", "1.png", "2.png"}
+
+
 def evaluated(window, qtbot):
     """Show the Evaluate tab, wait for its run, click Evaluate and wait for the results."""
     panel = window.evaluation
@@ -197,7 +213,11 @@ def test_an_evaluated_image_is_relabelled_and_undo_moves_it_back(window, qtbot, 
     assert path.is_file() and files(digits / other) == there
     assert "now in" not in item.text()
     window.redo_action.trigger()
-    assert not path.exists()
+    assert not path.exists() and "Redone: Move 1 image" in corrections.note.label.text()
+    (digits / other / moved).unlink()  # gone outside the app: the step cannot be undone
+    window.undo_action.trigger()
+    assert "could not be undone" in corrections.note.label.text()
+    assert window.doc.undo_stack.count() == 0 and files(digits / other) == there
 
 
 def test_an_evaluated_image_is_flagged_from_its_context_menu(window, qtbot, folder_run,

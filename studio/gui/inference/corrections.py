@@ -108,6 +108,9 @@ class CorrectionNote(QWidget):
         layout.addWidget(self.label, 1)
         layout.addWidget(self.cancel_button)
         layout.addWidget(self.train_button)
+        self.corrected = False
+        """The dataset changed here: Train again is offered from then on."""
+        dataset.changed.connect(lambda: setattr(self, "corrected", True))
         dataset.said.connect(self.show_result)
         dataset.progressed.connect(self._progressed)
         dataset.adding.connect(self._adding)
@@ -115,10 +118,11 @@ class CorrectionNote(QWidget):
 
     @Slot(str, bool)
     def show_result(self, text: str, error: bool = False) -> None:
-        """Say ``text``; Train again is offered after a correction (not after an error)."""
+        """Say ``text`` (an ``error`` in red), with Train again once the dataset has been
+        corrected."""
         self.label.setStyleSheet(ERROR_STYLE if error else "")
         self.label.setText(text)
-        self.train_button.setVisible(not error)
+        self.train_button.setVisible(self.corrected)
         self.show()
 
     @Slot(str)

@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QUndoCommand
 
 from studio.core.base.events import progress_events
-from studio.core.base.messages import count, quoted
+from studio.core.base.messages import count, plural, quoted
 from studio.core.data.editable.adding import AddReport, add_images
 from studio.core.data.editable.dataset import EditableDataset
 from studio.core.data.editable.edits import delete_images, move_images, set_flags
@@ -47,10 +47,10 @@ class DatasetCommand(QUndoCommand):
     def redo(self) -> None:
         if self._done:  # pushed: the change is on disk already
             return
-        self._apply(self._redo)
+        self._apply(self._redo, "Redone")
 
     def undo(self) -> None:
-        self._apply(self._undo)
+        self._apply(self._undo, "Undone")
 
     def _undo(self) -> None:
         for edit in reversed(self._edits):
@@ -67,16 +67,19 @@ class DatasetCommand(QUndoCommand):
         for edit in self._edits:
             redo_edit(self._dataset, edit)
 
-    def _apply(self, change: Callable[[], None]) -> None:
-        """Undo or redo; one that fails (a file moved or changed outside the app) changes
-        nothing, says why, and leaves the stack (it cannot be undone or redone any more)."""
+    def _apply(self, change: Callable[[], None], done: str) -> None:
+        """Undo or redo, and say so; one that fails (a file moved or changed outside the
+        app) changes nothing, says why, and leaves the stack (it cannot be undone or redone
+        any more)."""
         try:
             change()
         except DataError as exc:
             self.setObsolete(True)
-            self._owner.tell(f"“{self.text()}” could not be undone or redone: {exc}", True)
+            self._owner.tell(f"“{self.text()}” could not be {done.lower()}: {exc}", True)
+        else:
+            self._owner.changed.emit()
+            self._owner.tell(f"{done}: {self.text()}.")
         self._done = not self._done
-        self._owner.changed.emit()
 
 
 class ProjectDataset(QObject):
@@ -225,26 +228,30 @@ class ProjectDataset(QObject):
         parts, edits = [], []
         if report is not None:
             parts.append(report.summary())
+        there = [path for path in moving if PurePosixPath(path).parts[0] == class_name]
+        moved = len(moving) - len(there)
         if moving:
             try:
-                edit = move_images(dataset, moving, class_name)
+                edits.append(move_images(dataset, moving, class_name))
             except DataError as exc:
                 parts.append(f"Not moved: {exc}")
-            else:
-                edits.append(edit)
-                parts.append(f"{count(len(moving), 'image')} of the dataset moved to "
-                             f"{quoted(class_name)}.")
+                moved = 0
+        if moved:
+            parts.append(f"{count(moved, 'image')} of the dataset moved to "
+                         f"{quoted(class_name)}.")
+        if there:
+            parts.append(f"{count(len(there), 'image')} of the dataset "
+                         f"{plural(len(there), 'was', 'were')} in it already.")
         added = report.added if report is not None else []
-        error = report is not None and report.error is not None
-        if added or any(edit.steps for edit in edits):
-            what = " and ".join(
-                ([f"add {count(len(added), 'image')}"] if added else [])
-                + ([f"move {count(len(moving), 'image')}"] if edits else []))
+        error = report is not None and bool(report.error or report.refused)
+        if added or moved:
+            what = " and ".join(([f"add {count(len(added), 'image')}"] if added else [])
+                                + ([f"move {count(moved, 'image')}"] if moved else []))
             self._push(DatasetCommand(self, dataset, f"{what.capitalize()} to "
                                       f"{quoted(class_name)}", added, edits), " ".join(parts),
                        error)
         else:
-            self.tell(" ".join(parts), True)
+            self.tell(" ".join(parts), error)
 
     def _push(self, command: DatasetCommand, text: str, error: bool = False) -> None:
         self.doc.undo_stack.push(command)
