@@ -275,15 +275,20 @@ def test_the_runs_dock_shows_how_the_dataset_changed_between_two_runs(window, qt
         window.runs_dock.show()
         window.runs_dock.raise_()
     history.select_runs([second.name, first.name])
-    assert history.changes_action.isEnabled()
-    qtbot.mouseClick(history.findChild(QToolButton, "history-dataset-button"), LEFT)
+    qtbot.mouseClick(history.findChild(QToolButton, "history-compare-button"), LEFT)
     text = history.details.changes.toPlainText()
     assert text.startswith(f"From {first.name} to {second.name}:")
     assert "1 image added, 0 images removed, 1 image moved between classes." in text
     assert "'cat': 1 moved out to 'dog'." in text
     assert "'dog': 1 added, 1 moved in from 'cat'." in text
-    assert "1 moved between classes" in history.message.text()
-    assert history.details.currentWidget() is history.details.changes
-    history.select_runs([third.name])  # the one before it is the second
+    assert history.message.text() == ("The two runs have the same settings. Dataset: 1 image "
+                                      "added, 0 removed, 1 moved between classes (see "
+                                      "Dataset).")
+    assert history.details.currentWidget() is history.details.changes  # all that differs
+    history.select_runs([third.name])  # from the one before it, the second, in its menu
+    assert history.changes_action in history.table.actions()
     history.changes_action.trigger()
-    assert f"{third.name} recorded no fingerprint" in history.details.changes.toPlainText()
+    assert history.details.changes.toPlainText() == history.message.text() == (
+        f"{third.name} recorded no fingerprint of its dataset (runs of data other than an "
+        "image folder, and runs of earlier versions, keep none): how the dataset changed "
+        "cannot be told.")

@@ -144,11 +144,12 @@ class HistoryPanel(QWidget):
             f"(up to {MAX_OVERLAID} runs)")
         self.compare_action = self._action(
             "Compare", "history-compare", self.compare,
-            "With two runs selected: list the settings that differ between them")
+            "With two runs selected: list the settings that differ between them, and how "
+            "their image folder changed (images added, moved and removed per class)")
         self.changes_action = self._action(
             "Dataset changes", "history-dataset", self.dataset_changes,
-            "How the image folder changed between the two selected runs, or since the run "
-            "before the one selected: images added, moved and removed per class")
+            "How the image folder changed between the two selected runs, or from the run "
+            "before the one selected to it: images added, moved and removed per class")
         self.open_action = self._action(
             "Open model", "history-open", self.open_model,
             "Open the selected run's trained model (model.keras) as a new project, with its "
@@ -199,9 +200,8 @@ class HistoryPanel(QWidget):
         top.addWidget(self.status_combo)
         top.addWidget(self.count_label)
         buttons = QHBoxLayout()
-        for action in (self.overlay_action, self.compare_action, self.changes_action,
-                       self.open_action, self.export_action, self.resume_action,
-                       self.delete_action):
+        for action in (self.overlay_action, self.compare_action, self.open_action,
+                       self.export_action, self.resume_action, self.delete_action):
             buttons.addWidget(self._button(action))
         buttons.addStretch(1)
         self.adopt_button = self._button(self.adopt_action)
@@ -349,10 +349,15 @@ class HistoryPanel(QWidget):
 
     @Slot()
     def compare(self) -> None:
-        """List the settings that differ between the two selected runs."""
+        """List the settings that differ between the two selected runs, and how their
+        dataset changed (shown first if it is all that differs)."""
         chosen = self.selected_runs()
         if len(chosen) == 2:
-            self.message.setText(self.details.compare(*chosen))
+            settings = self.details.compare(*chosen)
+            data = self.details.dataset_changes(*sorted(chosen, key=lambda run: run.started))
+            if data is not None and not self.details.differences.rowCount():
+                self.details.setCurrentWidget(self.details.changes)  # the only difference
+            self.message.setText(settings if data is None else f"{settings} {data}")
 
     @Slot()
     def dataset_changes(self) -> None:
@@ -362,8 +367,9 @@ class HistoryPanel(QWidget):
         if len(chosen) == 1 and self._before(chosen[0]) is not None:
             chosen = [self._before(chosen[0]), chosen[0]]
         if len(chosen) == 2:
-            before, after = sorted(chosen, key=lambda run: run.started)
-            self.message.setText(self.details.dataset_changes(before, after))
+            data = self.details.dataset_changes(*sorted(chosen, key=lambda run: run.started))
+            self.details.setCurrentWidget(self.details.changes)
+            self.message.setText(data or self.details.changes.toPlainText())
 
     def _before(self, run: RunSummary) -> RunSummary | None:
         """The run started last before ``run``, if any."""

@@ -173,27 +173,24 @@ class RunDetails(QTabWidget):
         return (f"{count(len(found), 'setting')} differ." if found else
                 "The two runs have the same settings.")
 
-    def dataset_changes(self, before: RunSummary, after: RunSummary) -> str:
-        """Show how the dataset changed from run ``before`` to run ``after``: images added,
-        moved and removed per class, from the fingerprints the runs recorded; in short,
-        what changed."""
+    def dataset_changes(self, before: RunSummary, after: RunSummary) -> str | None:
+        """List how the dataset changed from run ``before`` to run ``after`` in the Dataset
+        tab: images added, moved and removed per class, from the fingerprints the runs
+        recorded. What changed, in short; None if a run recorded none (the tab says so)."""
         # Imported here: it reads images, which the window's first paint must not load
         from studio.core.data.editable.fingerprint import dataset_changes
 
         self.changed = [before.path, after.path]
-        self.setCurrentIndex(2)
         prints = [read_fingerprint(run.path) for run in (before, after)]
         missing = [run.id for run, found in zip((before, after), prints, strict=True)
                    if found is None]
         if missing:
-            text = NO_FINGERPRINT.format(runs=" and ".join(missing),
-                                         their=plural(len(missing), "its", "their"))
-            self.changes.setPlainText(text)
-            return text
+            self.changes.setPlainText(NO_FINGERPRINT.format(
+                runs=" and ".join(missing), their=plural(len(missing), "its", "their")))
+            return None
         changes = dataset_changes(*prints)
         self.changes.setPlainText(f"From {before.id} to {after.id}:\n\n{changes.text()}")
         if not changes.classes:
-            return "The dataset did not change between the two runs."
-        return (f"From {before.id} to {after.id}: {count(changes.added, 'image')} added, "
-                f"{changes.removed:,} removed, {len(changes.moves):,} moved between classes "
-                "(see Dataset).")
+            return "The dataset did not change between them."
+        return (f"Dataset: {count(changes.added, 'image')} added, {changes.removed:,} "
+                f"removed, {len(changes.moves):,} moved between classes (see Dataset).")
