@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 from PIL import Image
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QMenu, QToolButton
 
 from studio.core.model.graph import Graph, Node
 from studio.core.project.document import DatasetChoice, Project, load_project, save_project
 from studio.core.runs import folders as runs
 from studio.core.runs.folders import read_fingerprint
-from studio.gui.inference.corrections import FLAG_MARK
+from studio.gui.inference.corrections import FLAG_MARK, NO_FILE
 from studio.gui.widgets.dataset_edits import NOT_A_FOLDER
 from tests.gui.support import RUN_TIMEOUT_MS, copied_run, drop_on, runs_of
 from tests.helpers import digit_folder
@@ -105,6 +106,13 @@ def test_a_wrong_card_goes_into_the_right_class_and_undo_takes_it_out(
     assert files(digits / "1") == before
     window.redo_action.trigger()
     assert len(files(digits / "1")) == len(before) + 1
+    QGuiApplication.clipboard().setImage(QImage(str(wrong)))
+    window.views.setCurrentWidget(panel)
+    with qtbot.waitSignal(panel.answered, timeout=RUN_TIMEOUT_MS):
+        panel.tabs.setFocus()
+        qtbot.keyClick(panel.tabs, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    pasted = panel.cards[0].findChild(QToolButton, "try-add-card")
+    assert not pasted.isEnabled() and pasted.toolTip() == NO_FILE
 
 
 def test_where_the_data_is_no_image_folder_the_corrections_say_why(window, qtbot, cnn_run,
