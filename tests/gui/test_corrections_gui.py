@@ -228,6 +228,19 @@ def test_an_evaluated_image_is_relabelled_and_undo_moves_it_back(window, qtbot, 
     assert window.doc.undo_stack.count() == 0 and files(digits / other) == there
 
 
+def test_keys_relabel_the_chosen_images_to_the_class_of_that_number(window, qtbot,
+                                                                    folder_run, tmp_path):
+    digits = the_run_on(window, folder_run, tmp_path)
+    panel = evaluated(window, qtbot)
+    item, path = first_cell_image(qtbot, panel)
+    qtbot.keyClick(panel.cell_grid, Qt.Key.Key_3)
+    assert "there is no class 3" in panel.corrections.note.label.text() and path.is_file()
+    other = "1" if path.parent.name == "0" else "0"  # the second class, or the first
+    there = files(digits / other)
+    qtbot.keyClick(panel.cell_grid, Qt.Key.Key_2 if other == "1" else Qt.Key.Key_1)
+    assert not path.exists() and len(files(digits / other)) == len(there) + 1
+
+
 def test_an_evaluated_image_is_flagged_from_its_context_menu(window, qtbot, folder_run,
                                                              tmp_path):
     digits = the_run_on(window, folder_run, tmp_path)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -263,6 +263,10 @@ class EvaluationCorrections(QObject):
                 grid.addAction(action)
             self.flag_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             grid.itemSelectionChanged.connect(lambda grid=grid: self._chosen(grid))
+            for number in range(1, 10):  # as in the dataset editor's grid
+                key = QShortcut(QKeySequence(str(number)), grid)
+                key.setContext(Qt.ShortcutContext.WidgetShortcut)
+                key.activated.connect(lambda number=number: self.relabel_by_key(number))
             grid.filled.connect(lambda grid=grid: self._mark(grid))
         self.current = grids[0]
         """The grid whose selection the actions act on (the last one chosen in)."""
@@ -285,6 +289,17 @@ class EvaluationCorrections(QObject):
         if paths and self.dataset.move(paths, class_name):
             self.moved_to.update({str(path): class_name for path in paths})
             self.refresh()
+
+    def relabel_by_key(self, number: int) -> None:
+        """Move the selected images to the ``number``-th class (as the menu lists them)."""
+        names = self.dataset.classes()
+        if not self.relabel_button.isEnabled():
+            self.dataset.tell(self.relabel_button.toolTip(), True)
+        elif number > len(names):
+            self.dataset.tell(f"The dataset has {count(len(names), 'class', 'classes')}: "
+                              f"there is no class {number}.", True)
+        else:
+            self.relabel(names[number - 1])
 
     def flag(self, flagged: bool) -> None:
         """Flag (or unflag) the selected images (one undoable step)."""
@@ -331,7 +346,8 @@ class EvaluationCorrections(QObject):
         if why_not is None:
             why_not = self._why_not_selected(paths)
         offer(self.relabel_button, why_not,
-              "Move the selected images to the class you pick (one undoable step)")
+              "Move the selected images to the class you pick (one undoable step); keys 1 "
+              "to 9 move them to the menu's first to ninth class")
         self.relabel_action.setEnabled(why_not is None)
         flagged = self.dataset.flagged()
         marked = [path.name in flagged for path in paths]
