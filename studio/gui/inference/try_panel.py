@@ -6,7 +6,7 @@ the typed example are parts of their own."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +33,14 @@ from studio.core.inference.predictor import Prediction, Predictor, Preprocessing
 from studio.core.runs.history import RunSummary
 from studio.gui.data.preprocessing_dialog import PreprocessingDialog
 from studio.gui.inference.camera_try import CameraTry
+from studio.gui.inference.corrections import TryCorrections
 from studio.gui.inference.drawing_pad import DrawingPad
 from studio.gui.inference.example_form import ExampleForm, Request
 from studio.gui.inference.folder_batch import FolderBatch
 from studio.gui.inference.image_cards import ImageCards
 from studio.gui.inference.model_chooser import ModelChooser
+from studio.gui.widgets.dataset_edits import ProjectDataset
+from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.forms import scrolled_body
 from studio.gui.widgets.images import image_array
@@ -168,8 +171,20 @@ class TryPanel(QWidget):
         add.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         add.triggered.connect(self.add_dialog)
         self.addAction(add)
+        self.corrections: TryCorrections | None = None
+        """Adding answered images to the dataset, once offered (``offer_corrections``)."""
         self._show_form(None)
         self._set_status(NO_MODEL)
+
+    def offer_corrections(self, doc: ProjectDocument, train_again: Callable[[], None]
+                          ) -> None:
+        """Offer to put answered images in the project's dataset if it is an image folder
+        (each card, and the folder answers shown), each one step on ``doc``'s undo stack;
+        ``train_again`` trains again after a correction."""
+        self.corrections = TryCorrections(self.images, self.folder, ProjectDataset(doc, self),
+                                          train_again)
+        layout = self.status.parentWidget().layout()
+        layout.insertWidget(layout.indexOf(self.status) + 1, self.corrections.note)
 
     # choosing what answers
 

@@ -377,6 +377,17 @@ class TrainingPanel(QWidget):
         self._launch(_train_task(self.doc.project.copy(), runs_root(self.doc.place),
                                  self.discovery), "Preparing the run…")
 
+    def train_again(self) -> str:
+        """Start training the project as it is now (after corrections to its data, say);
+        why it cannot start, or an empty string once it has."""
+        if self.is_running():
+            return "A run is under way: train again once it ends (or stop it)."
+        analysis = self.doc.analysis()
+        if not analysis.ok:
+            return f"Cannot train again: {analysis.reason}"
+        self.start()
+        return ""
+
     def keep_imported_model(self) -> bool:
         """Save the project's imported model, untrained, as a run (or find the one made
         earlier): Try, Evaluate and export then list it. False if it cannot start now (a
