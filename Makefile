@@ -42,6 +42,7 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/history_open.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/inference_latency.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/drawing_latency.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/camera_latency.py
 	$(BIN)/python bench/detection_metrics.py
 	$(BIN)/python bench/detection_accuracy.py
 	$(BIN)/python bench/detection_latency.py

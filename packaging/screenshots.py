@@ -7,7 +7,7 @@ screen) as NAME-1280x720.png, the window opening at that size as on a screen of 
 main-window (the demo after a short run), invalid-model (a model with a problem, Start
 disabled), data-view (the Data tab on the bundled MNIST-10k, previewing rotation and zoom),
 data-health (the health report of a small image folder with a corrupt file and a copy),
-branched-model (the small ResNet template around a skip connection), unet-model (the U-Net
+branched-model (the small ResNet template, fitted as it opens, in columns), unet-model (the U-Net
 template around its skip connections), training (the Training
 dock after a run with a cosine schedule and warm-up), runs (the Runs dock overlaying two
 runs' curves), try (four dropped digits answered, with the heat map of one), draw (a 7 drawn
@@ -17,8 +17,8 @@ two recent projects).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python packaging/screenshots.py search
 
-writes only search at both sizes (``welcome`` only welcome, ``draw`` only draw, ``unet`` only
-unet-model).
+writes only search at both sizes (``welcome`` only welcome, ``draw`` only draw, ``templates``
+only branched-model and unet-model).
 """
 
 from __future__ import annotations
@@ -239,31 +239,36 @@ def search_screenshot(window) -> None:
     window.views.setCurrentIndex(0)
 
 
-def template_screenshot(window, template: str, selected: str, centred: str, zoom: float,
-                        name: str) -> None:
-    """The ``template`` on the canvas at ``zoom``, centred on its first layer of type
-    ``centred``, with its first of type ``selected`` selected."""
+def template_screenshot(window, template: str, selected: str, name: str,
+                        centred: str | None = None, zoom: float = 1.0) -> None:
+    """The ``template`` on the canvas with its first layer of type ``selected`` selected:
+    fitted as it opens, or at ``zoom`` centred on its first layer of type ``centred``."""
     window.doc.replace(from_template(template), None)
     graph = window.doc.project.graph
     first = {kind: next(n.id for n in graph.nodes if n.type == kind)
-             for kind in (selected, centred)}
+             for kind in (selected, centred) if kind}
     window.scene.select_ids([first[selected]])
-    window.canvas.resetTransform()
-    window.canvas.zoom_by(zoom)
-    window.canvas.centerOn(window.scene.nodes[first[centred]])
+    if centred is None:
+        window.canvas.fit()
+    else:
+        window.canvas.resetTransform()
+        window.canvas.zoom_by(zoom)
+        window.canvas.centerOn(window.scene.nodes[first[centred]])
     grab(window, name)
 
 
-def unet_screenshot(window) -> None:
-    """The U-Net template around its skip connections, the inner one selected."""
-    template_screenshot(window, "unet", "Concatenate", "Conv2DTranspose", 0.5, "unet-model.png")
+def template_screenshots(window) -> None:
+    """The small ResNet around a skip connection, and the U-Net around its skip connections
+    with the inner one selected."""
+    template_screenshot(window, "resnet", "Add", "branched-model.png")
+    template_screenshot(window, "unet", "Concatenate", "unet-model.png", "Conv2DTranspose", 0.5)
 
 
-def grab_unet(size: tuple[int, int]) -> None:
-    """Only the U-Net's screenshot."""
+def grab_templates(size: tuple[int, int]) -> None:
+    """Only the templates' screenshots."""
     window = open_demo_window(size=size)
     warm_up(window)
-    unet_screenshot(window)
+    template_screenshots(window)
     close_discarding(window)
 
 
@@ -298,8 +303,8 @@ def main() -> None:
                 grab_welcome(Path(settings), size)
             elif sys.argv[1:] == ["draw"]:
                 grab_draw(settings, size)
-            elif sys.argv[1:] == ["unet"]:
-                grab_unet(size)
+            elif sys.argv[1:] == ["templates"]:
+                grab_templates(size)
             else:
                 grab_all(size)
     print(f"wrote the screenshots in {OUT}")
@@ -342,8 +347,7 @@ def grab_all(size: tuple[int, int]) -> None:
         answer_screenshots(window, Path(digits))
     data_screenshots(window)
 
-    template_screenshot(window, "resnet", "Add", "Add", 0.6, "branched-model.png")
-    unet_screenshot(window)
+    template_screenshots(window)
     welcome_screenshot(window, Path(os.environ["LAYER_STUDIO_HOME"]))
     close_discarding(window)
 

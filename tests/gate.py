@@ -38,3 +38,17 @@ class Gate:
             return result
 
         self._monkeypatch.setattr(owner, name, held)
+
+    def before(self, owner: Any, name: str) -> list[tuple]:
+        """Make ``owner.name`` hold at this gate each time before it runs; the arguments of
+        each call, in order, are added to the list returned."""
+        real = getattr(owner, name)
+        calls: list[tuple] = []
+
+        def held(*args: Any, **kwargs: Any) -> Any:
+            calls.append(args)
+            self.hold()
+            return real(*args, **kwargs)
+
+        self._monkeypatch.setattr(owner, name, held)
+        return calls

@@ -17,6 +17,8 @@ import pytest
 
 from studio.cli import main
 from studio.core.project.document import save_project
+from studio.core.runs.folders import read_metrics
+from studio.core.runs.history import read_run
 from studio.core.training.trainer import resume
 from tests.core.test_segmentation_data import pair
 from tests.segmentation_runs import demo_folder, segmenter
@@ -54,6 +56,15 @@ def test_studio_train_logs_the_loss_its_parts_pixel_accuracy_and_mean_iou(traine
         # pixel accuracy is no output's accuracy: no classifier's accuracy is made of it
         assert f"{prefix}accuracy" not in epoch
     assert trained[-1]["status"] == "finished"
+
+
+def test_a_run_records_its_best_mean_iou_and_the_pickers_show_it(trained_segmenter):
+    run = read_run(trained_segmenter)
+    (row,) = read_metrics(trained_segmenter)
+    for name in ("val_mean_iou", "val_pixel_accuracy", "mean_iou", "val_loss"):
+        assert run.best[name] == pytest.approx(row[name])
+    assert run.task == "segmentation"
+    assert run.headline() == f"val mean IoU {row['val_mean_iou'] * 100:.1f}%"
 
 
 def test_the_classes_are_weighed_in_the_saved_loss_and_resuming_goes_on(trained):

@@ -123,6 +123,20 @@ def copied_run(run: Path, runs_folder: Path) -> Path:
     return target
 
 
+def try_tab(qtbot, window, run: Path, tab: QWidget) -> QWidget:
+    """Show the Try view answering with a copy of ``run`` and, once its model is loaded,
+    click ``tab`` (one of its tabs: Draw, Camera…); the tab back."""
+    copied_run(run, runs_of(window))
+    panel = window.try_panel
+    with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS):
+        window.views.setCurrentWidget(panel)
+    bar = panel.tabs.tabBar()
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton,
+                     pos=bar.tabRect(panel.tabs.indexOf(tab)).center())
+    assert panel.tabs.currentWidget() is tab
+    return tab
+
+
 def runs_of(window) -> Path:
     """Where the window's project keeps its runs (an unsaved one: in its scratch folder)."""
     return runs.runs_root(window.doc.place)

@@ -13,7 +13,7 @@ from PySide6.QtCore import QPoint, Qt
 
 from studio.core.inference.predictor import Predictor
 from studio.gui.inference.drawing_pad import EMPTY_TEXT, NO_MODEL_TEXT, DrawingPad, PadCanvas
-from tests.gui.support import RUN_TIMEOUT_MS, copied_run, runs_of
+from tests.gui.support import RUN_TIMEOUT_MS, copied_run, runs_of, try_tab
 
 LEFT = Qt.MouseButton.LeftButton
 SEVEN = [(0.25, 0.2), (0.75, 0.2), (0.45, 0.85)]
@@ -24,14 +24,7 @@ BAR = [(0.3, 0.5), (0.7, 0.5)]
 @pytest.fixture
 def pad(window, qtbot, cnn_run, private_workspace):
     """The drawing pad of the Try view, shown, with the small CNN's run loaded."""
-    copied_run(cnn_run, runs_of(window))
-    panel = window.try_panel
-    with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS):
-        window.views.setCurrentWidget(panel)
-    bar = panel.tabs.tabBar()
-    qtbot.mouseClick(bar, LEFT, pos=bar.tabRect(panel.tabs.indexOf(panel.pad)).center())
-    assert panel.tabs.currentWidget() is panel.pad
-    return panel.pad
+    return try_tab(qtbot, window, cnn_run, window.try_panel.pad)
 
 
 def draw(qtbot, canvas, stroke: list[tuple[float, float]]) -> None:
@@ -88,25 +81,16 @@ def test_drawing_with_the_mouse_shows_bars_that_change_as_it_grows(pad, qtbot, c
     assert predictor._call.experimental_get_tracing_count() == 1  # never traced again
 
 
-def test_strokes_while_an_answer_works_are_coalesced_into_the_newest(pad, qtbot, monkeypatch,
-                                                                     gate):
-    asked = []
-    real = Predictor.predict_images
-
-    def held(predictor, images, names, top_k):
-        asked.append(images[0])
-        gate.hold()  # the first answer works until every stroke event has come
-        return real(predictor, images, names, top_k)
-
-    monkeypatch.setattr(Predictor, "predict_images", held)
+def test_strokes_while_an_answer_works_are_coalesced_into_the_newest(pad, qtbot, gate):
+    calls = gate.before(Predictor, "predict_images")  # until every stroke event has come
     draw(qtbot, pad.canvas, SEVEN)
     qtbot.waitUntil(gate.reached.is_set, timeout=RUN_TIMEOUT_MS)
     assert pad.version > 5  # many stroke events came while the first answer was held
     gate.open()
     qtbot.waitUntil(lambda: pad.answered_version == pad.version and not pad.job.busy(),
                     timeout=RUN_TIMEOUT_MS)
-    assert len(asked) == 2  # the first drawing's, then the newest; those between dropped
-    assert np.array_equal(asked[-1], pad.canvas.pixels())
+    assert len(calls) == 2  # the first drawing's, then the newest; those between dropped
+    assert np.array_equal(calls[-1][1][0], pad.canvas.pixels())
 
 
 def test_clear_empties_the_pad_and_its_answer(pad, qtbot):

@@ -1,6 +1,6 @@
 """Trying a detector: an image dropped on the Try tab is drawn once, with its boxes, class
 names and scores, and no heat map; the card's sliders decode the boxes again without running
-the model; the drawing pad answers with boxes too."""
+the model; the drawing pad and the camera answer with boxes too."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from PIL import Image
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSlider
 
@@ -15,6 +16,8 @@ from studio.core.inference.batch import image_files
 from studio.core.inference.predictor import Prediction, Predictor, redecoded
 from studio.core.project.document import load_project
 from studio.core.runs import folders as runs
+from studio.gui.camera.fake import FakeCamera
+from studio.gui.inference.camera_try import CameraTry
 from studio.gui.inference.drawing_pad import EXPLAIN_TEXT
 from studio.gui.inference.explain_view import CLICK_TEXT
 from studio.gui.inference.result_card import SELECTED_STYLE, ResultCard
@@ -200,3 +203,23 @@ def test_the_drawing_pad_answers_a_detector_with_boxes(qtbot, predictor):
     qtbot.mouseClick(pad.clear_button, LEFT)
     assert pad.explain_view.note.text() == EXPLAIN_TEXT
     assert not pad.explain_view.body.isHidden()
+
+
+def test_the_camera_mode_answers_a_detector_with_boxes_that_keep_their_settings(
+        qtbot, predictor, image):
+    camera = FakeCamera([np.asarray(Image.open(image).convert("RGB"))], fps=0)
+    mode = CameraTry(lambda: predictor, lambda: 5, camera)
+    qtbot.addWidget(mode)
+    mode.show()
+    qtbot.mouseClick(mode.view.camera_button, LEFT)
+    with qtbot.waitSignal(mode.answered, timeout=RUN_TIMEOUT_MS) as got:
+        camera.send()
+    answer = mode.answer
+    assert isinstance(answer, DetectionAnswer) and answer.isVisible()
+    assert len(got.args[0].boxes) > 0 and answer.summary.text() == f"{len(got.args[0].boxes)} boxes"
+    above = math.floor(max(answer.picture.scores) * 100) + 1
+    slide(qtbot, answer.score_slider, above)
+    with qtbot.waitSignal(mode.answered, timeout=RUN_TIMEOUT_MS):
+        camera.send()
+    assert mode.answer is not answer and mode.answer.score_slider.value() == above
+    assert mode.answer.summary.text() == "0 boxes"

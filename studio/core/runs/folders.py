@@ -19,6 +19,7 @@ from typing import Any
 from studio.core.base.files import atomic_path, atomic_write_text
 from studio.core.base.paths import workspace
 from studio.core.project.document import (
+    MAXIMISED,
     SUFFIX,
     Project,
     load_project,
@@ -27,6 +28,7 @@ from studio.core.project.document import (
 )
 from studio.core.runs.keras_saving import save_model
 from studio.core.runs.lock import RunLock
+from studio.core.tasks.registry import TASKS
 
 PROJECT_FILE = "project.studio.json"
 CONFIG_FILE = "config.json"
@@ -42,9 +44,10 @@ LOGS = "logs"
 UNSAVED = "unsaved"
 """The workspace's folder of unsaved projects' scratch folders."""
 STATUSES = ("running", "finished", "stopped", "failed", "interrupted")
-BEST = {"val_loss": min, "val_accuracy": max, "loss": min, "accuracy": max,
-        "val_mae": min, "mae": min, "val_map50": max, "val_map": max}
-"""Metrics whose best value a run records, and which way is better."""
+BEST = {name: max if name in MAXIMISED or f"val_{name}" in MAXIMISED else min
+        for task in TASKS.values() for name in ("val_loss", "loss", *task.search_metrics)}
+"""Metrics whose best value a run records (every task's summary metrics and their training
+forms), and which way is better."""
 
 
 class CheckpointWriteError(OSError):

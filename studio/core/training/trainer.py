@@ -27,7 +27,6 @@ from studio.core.build.imported_weights import apply_imported_weights, apply_mod
 from studio.core.build.keras_model import build_model, compile_model, model_endpoints
 from studio.core.build.optimizers import reduce_only_across_devices, schedule_callbacks
 from studio.core.data import sources as data
-from studio.core.data.editable.fingerprint import loaded_fingerprint
 from studio.core.data.pipelines import Pipelines, make_pipelines
 from studio.core.data.types import DataError, DatasetInfo, LoadedData
 from studio.core.hardware.devices import (
@@ -411,6 +410,9 @@ def record_fingerprint(folder: RunFolder, choice: DatasetChoice, loaded: LoadedD
     hashes loading took (nothing is read again), so two runs' datasets can be compared."""
     if choice.source != "folder":
         return
+    # imported here: the trainer module loads with the window, image reading only to train
+    from studio.core.data.editable.fingerprint import loaded_fingerprint
+
     classes = loaded_fingerprint(loaded)
     if classes is not None:
         folder.write_fingerprint(Path(choice.path), classes)

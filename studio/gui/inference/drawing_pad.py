@@ -14,16 +14,16 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QSpinBox,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
 from studio.core.inference.predictor import Prediction, Predictor
+from studio.gui.inference.answer_slot import beside, replace_answer
 from studio.gui.inference.explain_view import ExplainView
 from studio.gui.tasks.registry import views_for
 from studio.gui.widgets.errors import note_error
-from studio.gui.widgets.forms import hint, scrolling
+from studio.gui.widgets.forms import hint
 from studio.gui.widgets.jobs import JobSlot, Policy
 
 PAD_SIDE = 280
@@ -238,15 +238,7 @@ class DrawingPad(QWidget):
         answers_layout = QVBoxLayout(answers)
         answers_layout.addLayout(self.answer_box)
         answers_layout.addWidget(self.explain_view, 1)
-        splitter = QSplitter()
-        splitter.addWidget(pad_column)
-        splitter.addWidget(scrolling(answers))
-        splitter.setStretchFactor(0, 1)
-        splitter.setStretchFactor(1, 1)
-        splitter.setChildrenCollapsible(False)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(splitter)
+        beside(self, pad_column, answers, (1, 1))
         self.explain_view.reset(EXPLAIN_TEXT)
         self._offer_explain()
 
@@ -290,14 +282,7 @@ class DrawingPad(QWidget):
             self._failed(prediction.error)
             return
         self.note.setText(f"Answered in {prediction.seconds * 1000:.0f} ms.")
-        answer_widget = views_for(prediction.task).answer_widget(prediction, self.answer)
-        if self.answer is not None:
-            self.answer_box.replaceWidget(self.answer, answer_widget)
-            self.answer.deleteLater()
-        else:
-            self.answer_box.addWidget(answer_widget)
-        answer_widget.show()  # at once: a layout shows a widget it is given only later
-        self.answer = answer_widget
+        self.answer = replace_answer(self.answer_box, self.answer, prediction)
         self._offer_explain()
         self.answered.emit(prediction)
         if self._explaining and version == self.version and not self.canvas.pen_down():

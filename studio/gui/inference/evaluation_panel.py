@@ -41,15 +41,19 @@ from PySide6.QtWidgets import (
 
 from studio.core.base.events import ProgressEvent, progress_events
 from studio.core.data.display import sample_images
+from studio.core.data.types import FileSamples
 from studio.core.inference.evaluation import evaluate_run
 from studio.core.project.document import ProjectFileError, load_project
 from studio.core.runs.folders import PROJECT_FILE, answer_choices
 from studio.core.runs.history import RunSummary
 from studio.core.tasks.class_scores import Evaluation
 from studio.core.tasks.registry import DEFAULT_TASK, task_for
+from studio.gui.inference.corrections import PATH_ROLE, EvaluationCorrections
 from studio.gui.runs.run_picker import IMPORTED_CHOICE, imported_run, offer_imported, offer_runs
 from studio.gui.tasks.registry import views_for
 from studio.gui.widgets.confusion import ConfusionView
+from studio.gui.widgets.dataset_edits import ProjectDataset
+from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.forms import hint, narrow_box, scrolled_body
 from studio.gui.widgets.images import array_pixmap
@@ -139,9 +143,12 @@ class ImageGrid(ThumbnailGrid):
     def items(self, chunk: list[int]) -> list[QListWidgetItem]:
         evaluation = self._evaluation
         names = evaluation.class_names
-        images = sample_images(evaluation.samples, evaluation.sample_indices(chunk))
+        indices = evaluation.sample_indices(chunk)
+        images = sample_images(evaluation.samples, indices)
+        files = (evaluation.samples.paths if isinstance(evaluation.samples, FileSamples)
+                 else None)
         items = []
-        for position, image in zip(chunk, images, strict=True):
+        for position, index, image in zip(chunk, indices, images, strict=True):
             true, answer = int(evaluation.true[position]), int(evaluation.predicted[position])
             confidence = percent(float(evaluation.confidence[position]))
             item = QListWidgetItem(QIcon(thumbnail(image)),
@@ -150,6 +157,7 @@ class ImageGrid(ThumbnailGrid):
                             f"True class: {names[true]}\n"
                             f"The model answered: {names[answer]} ({confidence} sure)")
             item.setData(POSITION_ROLE, position)
+            item.setData(PATH_ROLE, Path(files[index]) if files is not None else None)
             items.append(item)
         return items
 
@@ -217,6 +225,8 @@ class EvaluationPanel(QWidget):
         shown; a task without one shows its class scores in ``results``."""
         self.job.failed.connect(self._failed)
         self.job.finished.connect(self._ended)
+        self.corrections: EvaluationCorrections | None = None
+        """Relabelling and flagging images, once offered (``offer_corrections``)."""
 
         bar = self._make_bar()
         self.status = QLabel()
@@ -318,6 +328,9 @@ class EvaluationPanel(QWidget):
         cell = QWidget()
         cell_layout = QVBoxLayout(cell)
         cell_layout.addWidget(self.cell_caption)
+        self.cell_tools = QHBoxLayout()
+        """What acts on the images chosen in the cell (see ``offer_corrections``)."""
+        cell_layout.addLayout(self.cell_tools)
         cell_layout.addWidget(self.cell_grid, 1)
         self.class_table, self.class_proxy = score_table(self)
         self.class_table.setObjectName("evaluation-per-class")
@@ -339,13 +352,24 @@ class EvaluationPanel(QWidget):
         self.split_view.addWidget(self.tabs)
         self.split_view.setChildrenCollapsible(False)
         self.results = QWidget()
-        results_layout = QVBoxLayout(self.results)
+        self.results_layout = results_layout = QVBoxLayout(self.results)
         results_layout.setContentsMargins(0, 0, 0, 0)
         results_layout.addWidget(self.headline)
         results_layout.addWidget(self.notes)
         results_layout.addWidget(self.split_view, 1)
         self.results.hide()
         return self.results
+
+    def offer_corrections(self, doc: ProjectDocument, train_again: Callable[[], None]
+                          ) -> None:
+        """Offer to relabel (move) or flag the images in the cell and mistake grids, in
+        the project's dataset if it is an image folder, each one step on ``doc``'s undo
+        stack; ``train_again`` trains again after a correction."""
+        self.corrections = EvaluationCorrections(
+            [self.cell_grid, self.mistakes], self.cell_tools, lambda: self.evaluation,
+            ProjectDataset(doc, self), train_again)
+        self.results_layout.insertWidget(self.results_layout.indexOf(self.notes) + 1,
+                                         self.corrections.note)
 
     # choosing what to evaluate
 

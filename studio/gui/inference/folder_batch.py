@@ -1,29 +1,37 @@
 """The Try view's Folder tab: a folder's images answered as a batch into a sortable table,
-with its progress, Cancel, and the table saved as CSV."""
+with its progress, Cancel, the answers below a confidence picked out, and the table saved
+as CSV."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
+    QLabel,
     QProgressBar,
     QPushButton,
+    QSpinBox,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from studio.core.base.events import ProgressEvent
-from studio.core.base.messages import unwritable
+from studio.core.base.messages import count, unwritable
 from studio.core.inference.batch import BatchResult, write_predictions_csv
 from studio.core.inference.mask_files import write_masks
-from studio.gui.inference.prediction_table import SORT_ROLE, PredictionTableModel
+from studio.core.inference.predictor import Prediction
+from studio.gui.inference.prediction_table import ConfidenceFilter, PredictionTableModel
 from studio.gui.widgets.jobs import JobSlot
+
+LOW_CONFIDENCE = 60
+"""The confidence, in percent, below which answers show at first when filtered."""
 
 
 class FolderBatch(QWidget):
@@ -37,12 +45,11 @@ class FolderBatch(QWidget):
     def __init__(self) -> None:
         super().__init__()
         self.table_model = PredictionTableModel()
-        proxy = QSortFilterProxyModel(self)
-        proxy.setSourceModel(self.table_model)
-        proxy.setSortRole(SORT_ROLE)
+        self.proxy = ConfidenceFilter(self)
+        self.proxy.setSourceModel(self.table_model)
         self.table = QTableView()
         self.table.setObjectName("try-table")
-        self.table.setModel(proxy)
+        self.table.setModel(self.proxy)
         self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.table.setSortingEnabled(True)  # in file order until a header is clicked
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -74,14 +81,51 @@ class FolderBatch(QWidget):
         self.saving.succeeded.connect(self._masks_saved)
         self.saving.failed.connect(self.problem)
         self.saving.finished.connect(lambda: self.masks_button.setEnabled(True))
+        self.low_only = QCheckBox("Show answers below")
+        self.low_only.setObjectName("try-low-only")
+        self.low_only.setToolTip("Show only the answers the model was less sure of than this: "
+                                 "the likeliest mistakes")
+        self.threshold = QSpinBox()
+        self.threshold.setObjectName("try-threshold")
+        self.threshold.setRange(1, 100)
+        self.threshold.setValue(LOW_CONFIDENCE)
+        self.threshold.setSuffix("% confidence")
+        self.threshold.setToolTip("The confidence below which answers show")
+        self.shown = QLabel()
+        self.shown.setObjectName("try-shown")
+        for changed in (self.low_only.toggled, self.threshold.valueChanged):
+            changed.connect(self._filter)
         batch_bar = QHBoxLayout()
         batch_bar.addWidget(self.progress, 1)
         batch_bar.addWidget(self.cancel_button)
         batch_bar.addWidget(self.export_button)
         batch_bar.addWidget(self.masks_button)
+        self.tools = QHBoxLayout()
+        """The filter, and what acts on the rows shown (``add_tool``)."""
+        self.tools.addWidget(self.low_only)
+        self.tools.addWidget(self.threshold)
+        self.tools.addWidget(self.shown)
+        self.tools.addStretch(1)
         folder_layout = QVBoxLayout(self)
         folder_layout.addLayout(batch_bar)
+        folder_layout.addLayout(self.tools)
         folder_layout.addWidget(self.table, 1)
+
+    def add_tool(self, widget: QWidget) -> None:
+        """Put ``widget`` (something acting on the rows shown) right of the filter."""
+        self.tools.addWidget(widget)
+
+    def shown_rows(self) -> list[Prediction]:
+        """The answers the table shows (those the filter lets through), top to bottom."""
+        return self.proxy.shown_rows()
+
+    @Slot()
+    def _filter(self) -> None:
+        """Show only the answers below the confidence chosen, or all of them."""
+        low = self.low_only.isChecked()
+        self.proxy.set_below(self.threshold.value() / 100 if low else None)
+        total, shown = self.table_model.rowCount(), self.proxy.rowCount()
+        self.shown.setText(f"{shown:,} of {count(total, 'answer')} shown" if low else "")
 
     def begin(self) -> None:
         """A batch starts: an empty table, and Cancel."""
@@ -101,6 +145,7 @@ class FolderBatch(QWidget):
     def show_result(self, result: BatchResult) -> str:
         """Show what the batch answered; how it went, in words."""
         self.table_model.set_rows(result.predictions)
+        self._filter()
         self.export_button.setEnabled(bool(result.predictions))
         self.masks_button.setVisible(any(p.mask is not None for p in result.predictions))
         count = len(result.predictions)
@@ -124,6 +169,7 @@ class FolderBatch(QWidget):
     def clear(self) -> None:
         """Empty the table."""
         self.table_model.set_rows([])
+        self._filter()
         self.export_button.setEnabled(False)
         self.masks_button.hide()
 

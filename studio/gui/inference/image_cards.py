@@ -25,6 +25,8 @@ class ImageCards(QSplitter):
 
     selected = Signal(object)
     """The person picked an answered image (its Prediction) to see why."""
+    card_made = Signal(object)
+    """A card was made (the ResultCard), to add tools to it."""
 
     def __init__(self, predictor: Callable[[], Predictor | None]) -> None:
         super().__init__()
@@ -56,6 +58,7 @@ class ImageCards(QSplitter):
             card.clicked.connect(self._card_clicked)
             self.card_layout.insertWidget(0, card)
             self.cards.insert(0, card)
+            self.card_made.emit(card)
         for card in self.cards[MAX_CARDS:]:
             card.deleteLater()
         del self.cards[MAX_CARDS:]

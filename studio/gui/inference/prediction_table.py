@@ -1,16 +1,25 @@
-"""The answers for a folder of images as a sortable table."""
+"""The answers for a folder of images as a sortable table, which can show only the answers
+the model was least sure of."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+)
 from PySide6.QtGui import QColor
 
 from studio.core.inference.predictor import Prediction
 from studio.gui.tasks.registry import views_for
 from studio.gui.tasks.views import AnswerCells
+from studio.gui.widgets.filtering import refilter
 
 COLUMNS = ("File", "Answer", "Probability", "Next best", "Time", "Problem")
 TIPS = ("The image file", "The class the model finds most likely",
@@ -73,6 +82,33 @@ class PredictionTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (2, 4):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
+
+
+class ConfidenceFilter(QSortFilterProxyModel):
+    """The table's rows, sorted as their numbers sort; while ``below`` is set, only the
+    answers with a confidence under it (a fraction) show."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.setSortRole(SORT_ROLE)
+        self.below: float | None = None
+
+    def set_below(self, below: float | None) -> None:
+        """Show only answers less sure than ``below``, or (None) every row."""
+        refilter(self, lambda: setattr(self, "below", below))
+
+    def filterAcceptsRow(self, row: int,  # noqa: N802 - Qt's name
+                         parent: QModelIndex | QPersistentModelIndex) -> bool:
+        if self.below is None:
+            return True
+        confidence = _cells(self.sourceModel().rows[row]).sort_confidence
+        return 0 <= confidence < self.below
+
+    def shown_rows(self) -> list[Prediction]:
+        """The rows shown, top to bottom."""
+        rows = self.sourceModel().rows
+        return [rows[self.mapToSource(self.index(row, 0)).row()]
+                for row in range(self.rowCount())]
 
 
 def _cells(row: Prediction) -> AnswerCells:

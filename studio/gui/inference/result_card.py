@@ -55,8 +55,15 @@ class ResultCard(QFrame):
         self.time.setToolTip("Time to read, prepare and answer this input")
         self.time.setStyleSheet("color: #5f6368;")
         column.addWidget(self.time)
+        self.tools = QHBoxLayout()
+        """What acts on the card's input (``add_tool``)."""
+        column.addLayout(self.tools)
         column.addStretch(1)
         layout.addLayout(column, 1)
+
+    def add_tool(self, widget: QWidget) -> None:
+        """Put ``widget`` (something acting on the card's input) under the answer."""
+        self.tools.addWidget(widget, 0, Qt.AlignmentFlag.AlignLeft)
 
     def set_selected(self, selected: bool) -> None:
         """Draw the card as the chosen one, or not. Only a change restyles it: a style sheet

@@ -6,13 +6,13 @@ the typed example are parts of their own."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtGui import QAction, QGuiApplication, QImage, QKeySequence
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -32,13 +32,18 @@ from studio.core.inference.batch import BatchResult, image_files, predict_folder
 from studio.core.inference.predictor import Prediction, Predictor, PreprocessingMissing
 from studio.core.runs.history import RunSummary
 from studio.gui.data.preprocessing_dialog import PreprocessingDialog
+from studio.gui.inference.camera_try import CameraTry
+from studio.gui.inference.corrections import TryCorrections
 from studio.gui.inference.drawing_pad import DrawingPad
 from studio.gui.inference.example_form import ExampleForm, Request
 from studio.gui.inference.folder_batch import FolderBatch
 from studio.gui.inference.image_cards import ImageCards
 from studio.gui.inference.model_chooser import ModelChooser
+from studio.gui.widgets.dataset_edits import ProjectDataset
+from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.errors import note_error
 from studio.gui.widgets.forms import scrolled_body
+from studio.gui.widgets.images import image_array
 from studio.gui.widgets.jobs import JobSlot
 
 ERROR_STYLE = "color: #b3261e;"
@@ -56,17 +61,6 @@ def wants_answer(path: Path) -> bool:
     """Whether ``path`` is something to show the model: a folder or a file that is not a
     project or a table (any other file is tried, and says so if it is not an image)."""
     return path.is_dir() or path.suffix.lower() not in {".json", ".csv", ".keras", ".h5"}
-
-
-def _image_array(image: QImage) -> np.ndarray:
-    """A pasted QImage as uint8 H × W × 3 (or × 1 for a grey image)."""
-    grey = image.isGrayscale()
-    image = image.convertToFormat(QImage.Format.Format_Grayscale8 if grey
-                                  else QImage.Format.Format_RGB888)
-    width, height, line = image.width(), image.height(), image.bytesPerLine()
-    channels = 1 if grey else 3
-    rows = np.frombuffer(image.constBits(), np.uint8, height * line).reshape(height, line)
-    return rows[:, : width * channels].reshape(height, width, channels).copy()
 
 
 class TryPanel(QWidget):
@@ -149,6 +143,8 @@ class TryPanel(QWidget):
         self.pad = DrawingPad(lambda: self.predictor, self.top_k.value)
         self.pad.model_wanted.connect(self._wait_for_model)
         self.top_k.valueChanged.connect(self.pad.ask)
+        self.camera = CameraTry(lambda: self.predictor, self.top_k.value)
+        self.camera.model_wanted.connect(self._wait_for_model)
 
         self.tabs = QTabWidget()
         self.tabs.addTab(self.images, "Images")
@@ -158,6 +154,8 @@ class TryPanel(QWidget):
         self.tabs.setTabToolTip(2, "Type one example for a model trained on a table or texts")
         self.tabs.addTab(self.pad, "Draw")
         self.tabs.setTabToolTip(3, "Draw an image and see the model answer it as you draw")
+        self.tabs.addTab(self.camera, "Camera")
+        self.tabs.setTabToolTip(4, "Show the model what the camera sees, live")
         layout = QVBoxLayout(scrolled_body(self))  # a small window scrolls the page
         layout.addLayout(top)
         layout.addWidget(self.status)
@@ -173,8 +171,20 @@ class TryPanel(QWidget):
         add.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         add.triggered.connect(self.add_dialog)
         self.addAction(add)
+        self.corrections: TryCorrections | None = None
+        """Adding answered images to the dataset, once offered (``offer_corrections``)."""
         self._show_form(None)
         self._set_status(NO_MODEL)
+
+    def offer_corrections(self, doc: ProjectDocument, train_again: Callable[[], None]
+                          ) -> None:
+        """Offer to put answered images in the project's dataset if it is an image folder
+        (each card, and the folder answers shown), each one step on ``doc``'s undo stack;
+        ``train_again`` trains again after a correction."""
+        self.corrections = TryCorrections(self.images, self.folder, ProjectDataset(doc, self),
+                                          train_again)
+        layout = self.status.parentWidget().layout()
+        layout.insertWidget(layout.indexOf(self.status) + 1, self.corrections.note)
 
     # choosing what answers
 
@@ -290,7 +300,8 @@ class TryPanel(QWidget):
             self.add_paths(paths)
         elif mime.hasImage():
             image = QGuiApplication.clipboard().image()
-            self.add_images([_image_array(image)], [f"Pasted image {time.strftime('%H:%M:%S')}"])
+            self.add_images([image_array(image, image.isGrayscale())],
+                            [f"Pasted image {time.strftime('%H:%M:%S')}"])
         else:
             self.message.emit("The clipboard holds no image.")
 
@@ -403,6 +414,7 @@ class TryPanel(QWidget):
         self.tabs.setTabVisible(2, kind != "image")
         self.tabs.setTabVisible(1, kind == "image")
         self.tabs.setTabVisible(self.tabs.indexOf(self.pad), kind == "image")
+        self.tabs.setTabVisible(self.tabs.indexOf(self.camera), kind == "image")
         if kind != "image":
             self.tabs.setCurrentIndex(2)
 
@@ -417,7 +429,7 @@ class TryPanel(QWidget):
     def busy(self) -> bool:
         """True while a model loads or answers."""
         return any(job.busy() for job in (self.loading, self.answering, self.batch,
-                                          self.pad.job))
+                                          self.pad.job, self.camera.job))
 
 
 def _note_unanswered(predictions: Sequence[Prediction]) -> int:

@@ -144,7 +144,12 @@ class HistoryPanel(QWidget):
             f"(up to {MAX_OVERLAID} runs)")
         self.compare_action = self._action(
             "Compare", "history-compare", self.compare,
-            "With two runs selected: list the settings that differ between them")
+            "With two runs selected: list the settings that differ between them, and how "
+            "their image folder changed (images added, moved and removed per class)")
+        self.changes_action = self._action(
+            "Dataset changes", "history-dataset", self.dataset_changes,
+            "How the image folder changed between the two selected runs, or from the run "
+            "before the one selected to it: images added, moved and removed per class")
         self.open_action = self._action(
             "Open model", "history-open", self.open_model,
             "Open the selected run's trained model (model.keras) as a new project, with its "
@@ -170,8 +175,9 @@ class HistoryPanel(QWidget):
             "Move the runs and searches that earlier versions kept for every unsaved project "
             "into this project's folder (asks first)")
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
-        for action in (self.overlay_action, self.compare_action, self.open_action,
-                       self.export_action, self.resume_action, self.delete_action):
+        for action in (self.overlay_action, self.compare_action, self.changes_action,
+                       self.open_action, self.export_action, self.resume_action,
+                       self.delete_action):
             self.table.addAction(action)
 
         self.details = RunDetails()
@@ -328,6 +334,8 @@ class HistoryPanel(QWidget):
         one = chosen[0] if len(chosen) == 1 else None
         self.overlay_action.setEnabled(bool(chosen))
         self.compare_action.setEnabled(len(chosen) == 2)
+        self.changes_action.setEnabled(len(chosen) == 2 or (
+            one is not None and self._before(one) is not None))
         self.open_action.setEnabled(one is not None and one.has_model())
         self.export_action.setEnabled(one is not None and one.has_model())
         self.resume_action.setEnabled(one is not None and one.status in RESUMABLE
@@ -341,10 +349,32 @@ class HistoryPanel(QWidget):
 
     @Slot()
     def compare(self) -> None:
-        """List the settings that differ between the two selected runs."""
+        """List the settings that differ between the two selected runs, and how their
+        dataset changed (shown first if it is all that differs)."""
         chosen = self.selected_runs()
         if len(chosen) == 2:
-            self.message.setText(self.details.compare(*chosen))
+            settings = self.details.compare(*chosen)
+            data = self.details.dataset_changes(*sorted(chosen, key=lambda run: run.started))
+            if data is not None and not self.details.differences.rowCount():
+                self.details.setCurrentWidget(self.details.changes)  # the only difference
+            self.message.setText(settings if data is None else f"{settings} {data}")
+
+    @Slot()
+    def dataset_changes(self) -> None:
+        """Show how the dataset changed between the two selected runs (the older first), or
+        from the run before the one selected to it."""
+        chosen = self.selected_runs()
+        if len(chosen) == 1 and self._before(chosen[0]) is not None:
+            chosen = [self._before(chosen[0]), chosen[0]]
+        if len(chosen) == 2:
+            data = self.details.dataset_changes(*sorted(chosen, key=lambda run: run.started))
+            self.details.setCurrentWidget(self.details.changes)
+            self.message.setText(data or self.details.changes.toPlainText())
+
+    def _before(self, run: RunSummary) -> RunSummary | None:
+        """The run started last before ``run``, if any."""
+        earlier = [other for other in self.model.runs if other.started < run.started]
+        return max(earlier, key=lambda other: other.started, default=None)
 
     @Slot()
     def open_model(self) -> None:

@@ -1,5 +1,5 @@
-"""The details of the runs chosen in the run history: their curves overlaid, or the settings
-that differ between two."""
+"""The details of the runs chosen in the run history: their curves overlaid, the settings
+that differ between two, or how their image-folder dataset changed from one to the other."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
+    QPlainTextEdit,
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.base.messages import count, plural
+from studio.core.runs.folders import read_fingerprint
 from studio.core.runs.history import RunSummary, config_diff, read_metrics
 from studio.core.tasks.registry import TASKS
 from studio.core.tasks.task import Curve
@@ -50,8 +52,14 @@ def _value_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+NO_FINGERPRINT = ("{runs} recorded no fingerprint of {their} dataset (runs of data other "
+                  "than an image folder, and runs of earlier versions, keep none): how the "
+                  "dataset changed cannot be told.")
+
+
 class RunDetails(QTabWidget):
-    """Two tabs: the curves of several runs, and the differences between two."""
+    """Three tabs: the curves of several runs, the differences between two, and how the
+    dataset changed between two."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -73,12 +81,22 @@ class RunDetails(QTabWidget):
         self.differences.setHorizontalHeaderLabels(["Setting", "", ""])
         self.differences.setColumnWidth(0, 220)
         self.differences.setColumnWidth(1, 240)
+        self.changes = QPlainTextEdit()
+        self.changes.setObjectName("history-dataset-changes")
+        self.changes.setReadOnly(True)
+        self.changes.setPlaceholderText("Select two runs, or one (compared with the run before "
+                                        "it), then Dataset changes.")
         self.addTab(curves, "Curves")
         self.addTab(self.differences, "Differences")
+        self.addTab(self.changes, "Dataset")
+        self.setTabToolTip(2, "Images added, moved and removed per class between two runs "
+                              "of an image folder")
         self.overlaid: list[Path] = []
         """The folders of the runs whose curves are drawn."""
         self.compared: list[Path] = []
         """The folders of the two runs whose differences are listed."""
+        self.changed: list[Path] = []
+        """The folders of the two runs whose dataset changes are shown."""
 
     def keep_listed(self, listed: set[Path]) -> bool:
         """Clear the curves and the differences drawn for runs that are not ``listed``
@@ -92,6 +110,9 @@ class RunDetails(QTabWidget):
             self.differences.setRowCount(0)
             self.differences.setHorizontalHeaderLabels(["Setting", "", ""])
             self.compared, cleared = [], True
+        if any(path not in listed for path in self.changed):
+            self.changes.clear()
+            self.changed, cleared = [], True
         return cleared
 
     def overlay(self, chosen: list[RunSummary]) -> str:
@@ -151,3 +172,25 @@ class RunDetails(QTabWidget):
         self.setCurrentIndex(1)
         return (f"{count(len(found), 'setting')} differ." if found else
                 "The two runs have the same settings.")
+
+    def dataset_changes(self, before: RunSummary, after: RunSummary) -> str | None:
+        """List how the dataset changed from run ``before`` to run ``after`` in the Dataset
+        tab: images added, moved and removed per class, from the fingerprints the runs
+        recorded. What changed, in short; None if a run recorded none (the tab says so)."""
+        # Imported here: it reads images, which the window's first paint must not load
+        from studio.core.data.editable.fingerprint import dataset_changes
+
+        self.changed = [before.path, after.path]
+        prints = [read_fingerprint(run.path) for run in (before, after)]
+        missing = [run.id for run, found in zip((before, after), prints, strict=True)
+                   if found is None]
+        if missing:
+            self.changes.setPlainText(NO_FINGERPRINT.format(
+                runs=" and ".join(missing), their=plural(len(missing), "its", "their")))
+            return None
+        changes = dataset_changes(*prints)
+        self.changes.setPlainText(f"From {before.id} to {after.id}:\n\n{changes.text()}")
+        if not changes.classes:
+            return "The dataset did not change between them."
+        return (f"Dataset: {count(changes.added, 'image')} added, {changes.removed:,} "
+                f"removed, {len(changes.moves):,} moved between classes (see Dataset).")

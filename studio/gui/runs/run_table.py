@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 from studio.core.base.messages import format_duration
 from studio.core.runs.history import RunSummary, format_started
+from studio.gui.widgets.filtering import refilter
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 STATUS_TIPS = {
@@ -171,15 +172,11 @@ class RunFilterModel(QSortFilterProxyModel):
 
     def set_filter(self, text: str | None = None, status: str | None = None) -> None:
         """Change the text and/or the status to keep ("" keeps all)."""
-        announced = hasattr(self, "beginFilterChange")  # Qt 6.10 and later
-        if announced:
-            self.beginFilterChange()
-        self.text = self.text if text is None else text.strip().lower()
-        self.status = self.status if status is None else status
-        if announced:
-            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-        else:
-            self.invalidateRowsFilter()
+        def change() -> None:
+            self.text = self.text if text is None else text.strip().lower()
+            self.status = self.status if status is None else status
+
+        refilter(self, change)
 
     def filterAcceptsRow(self, row: int, parent: QModelIndex | QPersistentModelIndex) -> bool:
         model: RunTableModel = self.sourceModel()

@@ -211,6 +211,7 @@ class MainWindow(QMainWindow):
         panel = TryPanel()
         panel.runs_wanted.connect(self._list_runs)
         panel.message.connect(self._note)
+        panel.offer_corrections(self.doc, self.train_again)
         self._offer_imported(panel.chooser)
         self._offer_runs(panel)
         return panel
@@ -220,6 +221,7 @@ class MainWindow(QMainWindow):
 
         panel = EvaluationPanel()
         panel.message.connect(self._note)
+        panel.offer_corrections(self.doc, self.train_again)
         self._offer_imported(panel)
         self._offer_runs(panel)
         return panel
@@ -246,6 +248,15 @@ class MainWindow(QMainWindow):
         runs.refreshed.connect(self._runs_listed)
         runs.adopt_requested.connect(self.moving.adopt_earlier)
         return runs
+
+    def train_again(self) -> None:
+        """Train the project again as it is (after corrections to its dataset), in the
+        Training dock; the status bar says why if it cannot start."""
+        self.training_dock.show()
+        self.training_dock.raise_()
+        problem = self.training.train_again()
+        self._note(problem or "Training again on the dataset as it is now: see the Training "
+                              "dock.")
 
     def _offer_imported(self, picker: ModelChooser | EvaluationPanel) -> None:
         """Have ``picker`` offer "Imported model" while the project has imported weights and

@@ -7,7 +7,15 @@ from pathlib import Path
 
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QImageReader, QPainter, QPaintEvent, QPen
-from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QSlider, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
 
 from studio.core.base.messages import count
 from studio.core.inference.predictor import Prediction, redecoded
@@ -106,10 +114,8 @@ class DetectionAnswer(QWidget):
         height, width = decoding.get("image_size") or (PICTURE_SIDE, PICTURE_SIDE)
         self.picture = BoxPicture(answered_picture(prediction), (int(height), int(width)))
         self.summary = QLabel()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.picture)
-        layout.addWidget(self.summary)
+        controls = QVBoxLayout()
+        controls.addWidget(self.summary)
         sliders = QGridLayout()
         self.score_slider, self.score_value = self._slider(
             sliders, 0, "Score at least", decoding.get("score_threshold", 0.3),
@@ -117,7 +123,14 @@ class DetectionAnswer(QWidget):
         self.iou_slider, self.iou_value = self._slider(
             sliders, 1, "Overlap (NMS IoU)", decoding.get("nms_iou", 0.5),
             "Of two boxes of one class overlapping by more than this, the weaker is left out")
-        layout.addLayout(sliders)
+        controls.addLayout(sliders)
+        controls.addStretch(1)
+        # the controls beside the picture, as a segmentation card has them
+        self.picture.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.picture, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addLayout(controls, 1)
         enabled = prediction.output is not None and prediction.decoding is not None
         self.score_slider.setEnabled(enabled)
         self.iou_slider.setEnabled(enabled)

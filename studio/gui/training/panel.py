@@ -295,11 +295,11 @@ class TrainingPanel(QWidget):
             self.start_button.setToolTip("Train the model in the background (F5)")
             if not running and not self.last_error:
                 self.status.setStyleSheet("")
-                self.status.setText(self._idle_text())
+                self._say(self._idle_text())
         else:
             self.start_button.setToolTip(f"Cannot start: {analysis.reason}")
             self.status.setStyleSheet("color: #b3261e;")
-            self.status.setText(f"Cannot start: {analysis.reason}")
+            self._say(f"Cannot start: {analysis.reason}")
 
     def _show_start_from(self) -> None:
         """Show what training starts from; imported weights are offered only to a project
@@ -377,6 +377,17 @@ class TrainingPanel(QWidget):
         self._launch(_train_task(self.doc.project.copy(), runs_root(self.doc.place),
                                  self.discovery), "Preparing the run…")
 
+    def train_again(self) -> str:
+        """Start training the project as it is now (after corrections to its data, say);
+        why it cannot start, or an empty string once it has."""
+        if self.is_running():
+            return "A run is under way: train again once it ends (or stop it)."
+        analysis = self.doc.analysis()
+        if not analysis.ok:
+            return f"Cannot train again: {analysis.reason}"
+        self.start()
+        return ""
+
     def keep_imported_model(self) -> bool:
         """Save the project's imported model, untrained, as a run (or find the one made
         earlier): Try, Evaluate and export then list it. False if it cannot start now (a
@@ -407,7 +418,7 @@ class TrainingPanel(QWidget):
         self.progress.setValue(0)
         self.progress.setFormat("Starting: loading TensorFlow and data…")
         self.status.setStyleSheet("")
-        self.status.setText(text)
+        self._say(text)
         self.job.start(task)
         self.refresh()
         self.run_started.emit()
@@ -451,9 +462,18 @@ class TrainingPanel(QWidget):
                 )
         elif kind == "epoch":
             self.curves.add_epoch(event["epoch"], event)
-            shown = [f"{k.replace('_', ' ')} {v:.4f}" for k, v in event.items()
-                     if k not in ("type", "epoch", "seconds")]
-            self.status.setText(f"Epoch {event['epoch']}: " + ", ".join(shown))
+            logged = {k: v for k, v in event.items() if k not in ("type", "epoch", "seconds")}
+            # the task's few telling scores on the line (a narrow dock keeps it to one), every
+            # logged score in the tooltip
+            summary = self._task.summary(logged) or ", ".join(
+                self._task.score_text(k, v) for k, v in logged.items())
+            self._say(f"Epoch {event['epoch']} of {self.epochs_total}: {summary}",
+                      "\n".join(f"{k.replace('_', ' ')}: {v:.4f}" for k, v in logged.items()))
+
+    def _say(self, text: str, details: str = "") -> None:
+        """Show ``text`` on the status line, with ``details`` in its tooltip."""
+        self.status.setText(text)
+        self.status.setToolTip(details)
 
     def _show_run_dir(self, run_dir: str) -> None:
         self.run_dir = run_dir
@@ -480,7 +500,7 @@ class TrainingPanel(QWidget):
                  f"on {where}…"]
         if event["initial_epoch"]:
             lines.append(f"Resumed after epoch {event['initial_epoch']}.")
-        self.status.setText("\n".join([*lines, *self.notes]))
+        self._say("\n".join([*lines, *self.notes]))
 
     @Slot(object)
     def _on_succeeded(self, result) -> None:
@@ -514,7 +534,7 @@ class TrainingPanel(QWidget):
         note_error("Training failed", message)
         self.progress.setFormat("Failed")
         self.status.setStyleSheet("color: #b3261e;")
-        self.status.setText(message)
+        self._say(message)
         self.message.emit("Training failed")
 
     @Slot()

@@ -28,9 +28,23 @@ def array_pixmap(image: np.ndarray, scale: int = 1) -> QPixmap:
     image = image if image.ndim == 3 else image[..., None]
     if scale > 1:
         image = image.repeat(scale, axis=0).repeat(scale, axis=1)
-    image = np.ascontiguousarray(image, np.uint8)
+    return QPixmap.fromImage(array_image(np.ascontiguousarray(image, np.uint8)).copy())
+
+
+def array_image(image: np.ndarray) -> QImage:
+    """A QImage over a C-contiguous uint8 image's own memory (H × W × 1, 3 or 4), not a
+    copy: the array must outlive the QImage."""
     height, width, channels = image.shape
     formats = {1: QImage.Format.Format_Grayscale8, 3: QImage.Format.Format_RGB888,
                4: QImage.Format.Format_RGBA8888}
-    picture = QImage(image.data, width, height, width * channels, formats[channels])
-    return QPixmap.fromImage(picture.copy())
+    return QImage(image.data, width, height, width * channels, formats[channels])
+
+
+def image_array(image: QImage, grey: bool = False) -> np.ndarray:
+    """A copy of ``image``'s pixels as uint8 H × W × 3 (RGB), or H × W × 1 with ``grey``."""
+    image = image.convertToFormat(QImage.Format.Format_Grayscale8 if grey
+                                  else QImage.Format.Format_RGB888)
+    width, height, line = image.width(), image.height(), image.bytesPerLine()
+    channels = 1 if grey else 3
+    rows = np.frombuffer(image.constBits(), np.uint8, height * line).reshape(height, line)
+    return rows[:, : width * channels].reshape(height, width, channels).copy()
