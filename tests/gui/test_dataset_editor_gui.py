@@ -192,7 +192,7 @@ def test_classes_are_added_renamed_merged_and_deleted_in_undoable_steps(window, 
     assert stack.undoText() == "Merge 'dog' into 'cat'"  # its deletion can no longer be undone
     window.undo_action.trigger()  # 'cat' went for good: the merge cannot be undone
     assert on_disk(root) == {"bird": 0}
-    assert editor.notice.text().startswith("Could not undo “Merge 'dog' into 'cat'”:")
+    assert editor.notice.text().startswith("“Merge 'dog' into 'cat'” could not be undone:")
     window.undo_action.trigger()
     assert on_disk(root) == {"class 3": 0}
 
@@ -347,7 +347,7 @@ def test_keys_and_drags_move_images_and_flags_follow_them(window, qtbot, tmp_pat
     stack = window.doc.undo_stack
     window.redo_action.trigger()
     assert on_disk(root) == {"cat": 3, "dog": 1, "owl": 0}  # nothing changed
-    assert editor.notice.text().startswith("Could not redo “Move 2 images to 'dog'”:")
+    assert editor.notice.text().startswith("“Move 2 images to 'dog'” could not be redone:")
     assert stack.undoText() == "Flag 2 images"  # the move left the history
     assert stack.redoText() == "Move 1 image to 'owl'"
 

@@ -37,11 +37,11 @@ from studio.core.data.editable.steps import Edit
 from studio.core.data.types import DataError
 from studio.gui.dataset_editor.adder import Adder, AddJob, one_line, temporary_folder
 from studio.gui.dataset_editor.class_list import KEYS, ClassList
-from studio.gui.dataset_editor.commands import AddCommand, DatasetCommand, forget_trash
 from studio.gui.dataset_editor.image_grid import SIDE, ImageGrid, ImagesModel
 from studio.gui.dataset_editor.thumbnails import Thumbnails
 from studio.gui.dataset_editor.transfer import local_files, pasted_image, save_png
 from studio.gui.dataset_editor.trash_view import TrashView
+from studio.gui.widgets.dataset_edits import DatasetCommand, ProjectDataset, forget_trash
 from studio.gui.widgets.document import ProjectDocument
 
 MAX_SIDE = 1024
@@ -71,6 +71,9 @@ class DatasetEditor(QWidget):
         self.dataset: EditableDataset | None = None
         self.writable = False
         self.trash_view: TrashView | None = None
+        self.edits = ProjectDataset(doc, self)
+        """Pushes the editor's steps on the undo stack and says how undoing them went."""
+        self.edits.said.connect(self.say)
         self.refusal = ""
         """Why the dataset cannot be changed (read-only), if it cannot."""
         self._shown: tuple[Path, str | None] | None = None
@@ -279,12 +282,9 @@ class DatasetEditor(QWidget):
         except DataError as exc:
             self.say(str(exc), error=True)
             return None
-        self.say(edit.text + ".")
-        self.doc.undo_stack.push(DatasetCommand(self.doc, self.dataset, edit, self._report))
+        self.edits.push(DatasetCommand(self.edits, self.dataset, edit.text, edits=[edit]),
+                        f"{edit.text}.")
         return edit
-
-    def _report(self, text: str) -> None:
-        self.say(text, error=True)
 
     def add_class(self) -> None:
         """Add a class named ``class N`` and start renaming it."""
@@ -396,7 +396,7 @@ class DatasetEditor(QWidget):
         except DataError as exc:
             self.say(str(exc), error=True)
             return
-        forget_trash(self.doc.undo_stack, str(self.dataset.root))
+        forget_trash(self.doc.undo_stack, self.dataset.root)
         self.say(f"The trash was emptied: {count(removed, 'file')} deleted for good.")
         self.doc.note_dataset_files_changed()
 
@@ -469,9 +469,13 @@ class DatasetEditor(QWidget):
         self.progress.setFormat(f"{event['what']}: {event['done']:,} of {event['total']:,}")
 
     def _added(self, job: AddJob, report: AddReport) -> None:
-        self.say(one_line(report), error=bool(report.refused or report.error))
-        if report.added:
-            self.doc.undo_stack.push(AddCommand(self.doc, job.dataset, report, self._report))
+        text, error = one_line(report), bool(report.refused or report.error)
+        if not report.added:
+            self.say(text, error)
+            return
+        what = f"Add {count(len(report.added), 'image')} to {quoted(report.class_name)}"
+        self.edits.push(DatasetCommand(self.edits, job.dataset, what, added=report.added),
+                        text, error)
 
     # --- helpers ---------------------------------------------------------------------
 

@@ -10,14 +10,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 
 from PySide6.QtCore import QObject, Signal, Slot
-from PySide6.QtGui import QUndoCommand
+from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from studio.core.base.events import progress_events
 from studio.core.base.messages import count, plural, quoted
 from studio.core.data.editable.adding import AddReport, add_images
-from studio.core.data.editable.dataset import EditableDataset
+from studio.core.data.editable.dataset import TRASH, EditableDataset
 from studio.core.data.editable.edits import delete_images, move_images, set_flags
-from studio.core.data.editable.steps import Edit, redo_edit, undo_edit
+from studio.core.data.editable.steps import Edit, Move, Step, redo_edit, undo_edit
 from studio.core.data.types import DataError
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.errors import note_error
@@ -26,6 +26,7 @@ from studio.gui.widgets.jobs import JobSlot
 NOT_A_FOLDER = ("The project's data is not an image folder with a subfolder per class: "
                 "choose one in the Data view to correct its labels from here.")
 NO_FOLDER = "No image folder is chosen yet: choose one in the Data view first."
+GONE = " (its files left the trash: it cannot be undone)"
 
 
 class DatasetCommand(QUndoCommand):
@@ -81,6 +82,45 @@ class DatasetCommand(QUndoCommand):
             self._owner.tell(f"{done}: {self.text()}.")
         self._done = not self._done
 
+    def next_steps(self) -> list[Step]:
+        """The steps the next undo (or, once undone, redo) applies."""
+        removal = list(self._removal.steps) if self._removal is not None else []
+        if self._done:
+            steps = [step.inverse() for edit in reversed(self._edits)
+                     for step in reversed(edit.steps)]
+            return steps + (removal if self._added else [])
+        return [step.inverse() for step in reversed(removal)] + [
+            step for edit in self._edits for step in edit.steps]
+
+    def takes_from_trash(self, root: Path) -> bool:
+        """Whether the next undo or redo moves files out of the trash of the dataset at
+        ``root`` (which emptying the trash makes impossible)."""
+        return self._dataset.root == root and any(
+            isinstance(step, Move) and step.source.startswith(f"{TRASH}/")
+            for step in self.next_steps())
+
+
+def takes_from_trash(command: QUndoCommand, root: Path) -> bool:
+    """Whether ``command`` (or one it groups) would move files out of the trash of the
+    dataset at ``root`` when next undone or redone."""
+    return (isinstance(command, DatasetCommand) and command.takes_from_trash(root)) or any(
+        takes_from_trash(command.child(i), root) for i in range(command.childCount()))
+
+
+def forget_trash(stack: QUndoStack, root: Path) -> None:
+    """After the trash of the dataset at ``root`` was emptied: the commands that would take
+    files out of it are marked so, and leave the stack when next reached (those next to
+    its index at once), without changing anything."""
+    for index in range(stack.count()):
+        command = stack.command(index)
+        if takes_from_trash(command, root):
+            command.setText(command.text() + GONE)
+            command.setObsolete(True)
+    while stack.index() > 0 and stack.command(stack.index() - 1).isObsolete():
+        stack.undo()  # an obsolete command is dropped without being undone
+    while stack.index() < stack.count() and stack.command(stack.index()).isObsolete():
+        stack.redo()
+
 
 class ProjectDataset(QObject):
     """The document's dataset, when it is an image folder, for corrections: ``add``,
@@ -98,6 +138,7 @@ class ProjectDataset(QObject):
     def __init__(self, doc: ProjectDocument, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.doc = doc
+        self.changed.connect(doc.note_dataset_files_changed)  # the Data view reads it again
         self._datasets: dict[str, EditableDataset] = {}
         """An EditableDataset per root, so the ids of files hashed once are remembered."""
         self.job = JobSlot(self)
@@ -212,7 +253,7 @@ class ProjectDataset(QObject):
         if not edit.steps:
             self.tell(f"{edit.text}: nothing to change, it is so already.", False)
             return False
-        self._push(DatasetCommand(self, dataset, edit.text, edits=[edit]),
+        self.push(DatasetCommand(self, dataset, edit.text, edits=[edit]),
                    f"{edit.text}.")
         return True
 
@@ -247,13 +288,14 @@ class ProjectDataset(QObject):
         if added or moved:
             what = " and ".join(([f"add {count(len(added), 'image')}"] if added else [])
                                 + ([f"move {count(moved, 'image')}"] if moved else []))
-            self._push(DatasetCommand(self, dataset, f"{what.capitalize()} to "
+            self.push(DatasetCommand(self, dataset, f"{what.capitalize()} to "
                                       f"{quoted(class_name)}", added, edits), " ".join(parts),
                        error)
         else:
             self.tell(" ".join(parts), error)
 
-    def _push(self, command: DatasetCommand, text: str, error: bool = False) -> None:
+    def push(self, command: DatasetCommand, text: str, error: bool = False) -> None:
+        """Push ``command`` (made already) on the undo stack and say ``text``."""
         self.doc.undo_stack.push(command)
         self.changed.emit()
         self.tell(text + " Undo with Ctrl+Z.", error)
