@@ -28,7 +28,6 @@ CELL = QSize(SIDE + 12, SIDE + 12)
 FLAG_SIDE = 18
 FLAG_COLOR = QColor("#e8710a")
 FLAGGED_ROLE = Qt.ItemDataRole.UserRole + 1
-PATH_ROLE = Qt.ItemDataRole.UserRole + 2
 EMPTY = ("No images in this class yet: drop image files or folders here, paste them "
          "(Ctrl+V), or use Add images….")
 
@@ -70,8 +69,6 @@ class ImagesModel(QAbstractListModel):
             return self.thumbnails.get(str(self.root / path))
         if role == FLAGGED_ROLE:
             return name in self.flagged
-        if role == PATH_ROLE:
-            return path
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"{path}" + ("\nFlagged (F to unflag)" if name in self.flagged else "")
         return None

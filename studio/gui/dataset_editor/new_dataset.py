@@ -118,7 +118,6 @@ class NewDatasetDialog(QDialog):
         layout.addWidget(self.buttons)
         self.name.textChanged.connect(self._show_place)
         self._show_place()
-        self.created: Path | None = None
 
     def root(self) -> Path:
         """The folder the dataset will be."""
@@ -142,8 +141,7 @@ class NewDatasetDialog(QDialog):
         except DataError as exc:
             self.error.setText(str(exc))
             return
-        self.created = self.root()
-        use_dataset(self.doc, self.created)
+        use_dataset(self.doc, self.root())
         self.accept()
 
     def _add(self, name: str, edit: bool = False) -> None:

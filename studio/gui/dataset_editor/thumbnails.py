@@ -8,7 +8,7 @@ from collections import OrderedDict
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QImage, QImageReader, QPixmap
 
-from studio.gui.widgets.jobs import JobSlot, Policy
+from studio.gui.widgets.jobs import JobSlot
 
 BATCH = 32
 """Thumbnails decoded per job: small, so what scrolls into view comes next."""
@@ -50,7 +50,7 @@ class Thumbnails(QObject):
         self.side = side
         self._cache: OrderedDict[str, QPixmap | None] = OrderedDict()
         self._wanted: OrderedDict[str, None] = OrderedDict()
-        self.slot = JobSlot(self, Policy.RERUN)
+        self.slot = JobSlot(self)  # started only when idle: the next batch waits for it
         self.slot.event.connect(self._decoded)
         self.slot.finished.connect(self._next)
 
