@@ -300,15 +300,23 @@ def test_a_large_add_can_be_cancelled_and_keeps_what_it_added(window, qtbot, tmp
     gate = Gate(monkeypatch)
     gate.after(adding, "inspect_image")
     files = pngs(tmp_path / "many", 40)
-    assert drop_on(editor.grid.viewport(), files)
-    assert gate.reached.wait(5)
-    qtbot.waitUntil(editor.cancel.isVisible)
-    qtbot.mouseClick(editor.cancel, LEFT)
-    gate.open()
+    try:
+        assert drop_on(editor.grid.viewport(), files)
+        assert gate.reached.wait(5)
+        qtbot.waitUntil(editor.cancel.isVisible)
+        assert not editor.rename_button.isEnabled()  # the class being added to stays put
+        click_class(qtbot, editor, "cat")
+        qtbot.keyClick(editor.classes, Qt.Key.Key_F2)
+        type_name(qtbot, editor.classes, "kitten")
+        qtbot.waitUntil(lambda: "Images are being added" in editor.notice.text())
+        qtbot.mouseClick(editor.cancel, LEFT)
+    finally:
+        gate.open()
     wait_added(qtbot, editor)
     assert on_disk(root) == {"cat": 2}
     assert "Stopped after 1 of 40 files" in editor.notice.text()
     assert not editor.cancel.isVisible()
+    assert editor.rename_button.isEnabled() and on_disk(root) == {"cat": 2}
     window.undo_action.trigger()
     assert on_disk(root) == {"cat": 1}
 

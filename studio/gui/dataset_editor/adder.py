@@ -98,8 +98,8 @@ class Adder(QObject):
 
     def _next(self) -> None:
         self._job = self._queue.pop(0)
-        self.busy_changed.emit(True)
         self.slot.start(self._job.task())
+        self.busy_changed.emit(True)
 
     def _ended(self) -> None:
         _clean(self._job)

@@ -264,9 +264,11 @@ class DatasetEditor(QWidget):
     def _enable(self) -> None:
         has_class = self.selected_class() is not None
         self.add_class_button.setEnabled(self.writable)
-        for widget in (self.rename_button, self.delete_class_button, self.add_button):
-            widget.setEnabled(self.writable and has_class)
-        self.merge_button.setEnabled(self.writable and len(self.classes.selected_classes()) > 1)
+        self.add_button.setEnabled(self.writable and has_class)
+        free = self.writable and not self.adder.busy()  # an add writes into a class folder
+        for widget in (self.rename_button, self.delete_class_button):
+            widget.setEnabled(free and has_class)
+        self.merge_button.setEnabled(free and len(self.classes.selected_classes()) > 1)
         self.classes.setEnabled(self.dataset is not None)
         self.grid.setEnabled(has_class)
         self.trash_button.setEnabled(self.dataset is not None)
@@ -301,6 +303,8 @@ class DatasetEditor(QWidget):
 
     def rename_class(self, old: str, new: str) -> None:
         """Rename a class (a refused name is said, and the old one stays)."""
+        if self._adding_now():
+            return
         edit = self._edit(lambda ds: edits.rename_class(ds, old, new))
         if edit is not None:
             self.classes.choose(new.strip())
@@ -308,6 +312,8 @@ class DatasetEditor(QWidget):
     def merge_classes(self) -> None:
         """Ask which of the selected classes to keep, and merge the others into it."""
         chosen = self.classes.selected_classes()
+        if self._adding_now():
+            return
         if len(chosen) < 2:
             self.say("Select two or more classes to merge (Ctrl+click).", error=True)
             return
@@ -322,7 +328,7 @@ class DatasetEditor(QWidget):
         """Ask, then delete the selected classes (with their images) to the trash, one
         undoable step each."""
         chosen = self.classes.selected_classes()
-        if not chosen:
+        if not chosen or self._adding_now():
             return
         images = sum(len(self.dataset.images(name)) for name in chosen)
         if not confirmed(self, "Delete classes", f"Delete {', '.join(map(quoted, chosen))} "
@@ -461,6 +467,15 @@ class DatasetEditor(QWidget):
         if busy:
             self.progress.setRange(0, 0)
             self.progress.setFormat("Adding images…")
+        self._enable()
+
+    def _adding_now(self) -> bool:
+        """Whether images are being added, which a class renamed, merged or deleted would
+        break (said if so)."""
+        if self.adder.busy():
+            self.say("Images are being added: wait for them (or cancel) before renaming, "
+                     "merging or deleting classes.", error=True)
+        return self.adder.busy()
 
     def _progress(self, event: ProgressEvent) -> None:
         total = max(event["total"], 1)
