@@ -22,10 +22,12 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.data.editable import adding
+from studio.gui.camera.fake import FakeCamera
 from studio.gui.dataset_editor import thumbnails
 from studio.gui.dataset_editor.class_list import NAME
 from tests.gate import Gate
 from tests.gui.support import drop_on, show_tab, type_into
+from tests.gui.test_camera import FRAMES, Clock, send
 from tests.gui.test_data_gui import image_folder, show_data_tab
 
 LOAD_MS = 20_000
@@ -406,6 +408,30 @@ def test_frames_from_the_camera_are_added_to_the_selected_class_in_one_step(wind
     assert window.doc.undo_stack.undoText() == "Add 4 images to 'dog'"
     stored = sorted(np.asarray(Image.open(p)).tobytes() for p in (root / "dog").iterdir())
     assert stored == sorted(frame.tobytes() for frame in frames)
+
+
+def test_the_camera_beside_the_images_records_into_the_chosen_class(window, qtbot,
+                                                                   tmp_path):
+    root = image_folder(tmp_path / "pets", {"cat": 0, "dog": 0})
+    editor = open_editor(qtbot, window, root)
+    qtbot.mouseClick(editor.camera_toggle, Qt.MouseButton.LeftButton)
+    camera_view, clock = editor.camera, Clock()
+    assert camera_view.isVisible()
+    camera = FakeCamera(FRAMES, fps=0)
+    camera_view.set_source(camera)
+    camera_view.recorder.clock = clock
+    qtbot.mouseClick(camera_view.camera_button, Qt.MouseButton.LeftButton)
+    click_class(qtbot, editor, "cat")
+    assert camera_view.hold_button.isEnabled() and "'cat'" in camera_view.hold_button.toolTip()
+    camera_view.rate_box.setValue(4)
+    qtbot.mousePress(camera_view.hold_button, Qt.MouseButton.LeftButton)
+    send(camera, clock, 8, 0.125)  # a second at 8 frames a second, kept 4 a second
+    qtbot.mouseRelease(camera_view.hold_button, Qt.MouseButton.LeftButton)
+    wait_added(qtbot, editor)
+    assert on_disk(root) == {"cat": 4, "dog": 0}
+    assert window.doc.undo_stack.undoText() == "Add 4 images to 'cat'"
+    qtbot.mouseClick(editor.camera_toggle, Qt.MouseButton.LeftButton)
+    assert not camera_view.isVisible() and not camera.is_running()  # hidden, it stops
 
 
 def test_thumbnails_are_decoded_off_the_window_thread(window, qtbot, tmp_path, monkeypatch):

@@ -9,7 +9,15 @@ from collections.abc import Callable
 import numpy as np
 from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtGui import QHideEvent, QShowEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from studio.core.base.messages import count as count_of
 from studio.gui.camera.preview import FramePreview
@@ -41,6 +49,8 @@ class CameraView(QWidget):
         super().__init__()
         self.setObjectName("camera-view")
         self.source: FrameSource | None = None
+        self._refusal = ""
+        """Why recording is off while the camera runs (``refuse_recording``), if it is."""
         self.preview = FramePreview()
         self.camera_button = QPushButton("Start camera")
         self.camera_button.setObjectName("camera-start")
@@ -81,11 +91,15 @@ class CameraView(QWidget):
         self.duration_box = _seconds_box("for ", 1, 60, 5, "Seconds to record")
         self.count_label = QLabel()
         self.count_label.setObjectName("camera-count")
-        record = QHBoxLayout()
-        for widget in (self.hold_button, self.rate_box, self.countdown_button,
-                       self.countdown_box, self.duration_box):
-            record.addWidget(widget)
-        record.addWidget(self.count_label, 1)
+        # two short rows rather than one long one: the view also sits in a narrow pane
+        record = QGridLayout()
+        for column, widget in enumerate((self.hold_button, self.rate_box)):
+            record.addWidget(widget, 0, column)
+        record.addWidget(self.count_label, 0, 2)
+        for column, widget in enumerate((self.countdown_button, self.countdown_box,
+                                         self.duration_box)):
+            record.addWidget(widget, 1, column)
+        record.setColumnStretch(3, 1)
         self.record_controls = QWidget()
         self.record_controls.setLayout(record)
         record.setContentsMargins(0, 0, 0, 0)
@@ -178,10 +192,20 @@ class CameraView(QWidget):
         self.recorder.offer(frame)
         self.frame.emit(frame)
 
+    def refuse_recording(self, why: str) -> None:
+        """Keep the recording buttons off, saying ``why`` (nowhere to keep the frames, say);
+        empty: record whenever the camera runs."""
+        self._refusal = why
+        self._enable_recording()
+
     def _enable_recording(self) -> None:
         running = self.is_running()
         for widget in (self.hold_button, self.countdown_button):
-            widget.setEnabled(running)
+            widget.setEnabled(running and not self._refusal)
+        if running and self._refusal:
+            self.count_label.setText(self._refusal)
+        elif running and self.recorder.state is State.IDLE:
+            self.count_label.clear()
         if not running:
             self.count_label.setText("Start the camera to record." if
                                      self.camera_button.isEnabled() else "")

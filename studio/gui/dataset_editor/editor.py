@@ -35,6 +35,7 @@ from studio.core.data.editable.adding import AddReport
 from studio.core.data.editable.dataset import EditableDataset
 from studio.core.data.editable.steps import Edit
 from studio.core.data.types import DataError
+from studio.gui.camera.view import CameraView
 from studio.gui.dataset_editor.adder import Adder, AddJob, one_line, temporary_folder
 from studio.gui.dataset_editor.class_list import KEYS, ClassList
 from studio.gui.dataset_editor.image_grid import SIDE, ImageGrid, ImagesModel
@@ -50,6 +51,8 @@ IMAGE_FILTER = ("Images (*.png *.jpg *.jpeg *.bmp *.gif *.webp *.tif *.tiff);;"
                 "All files (*)")
 ERROR_STYLE = "color: #b3261e;"
 PROGRESS_STEPS = 1000
+CAMERA_WIDTH = 280
+"""The camera pane's least width: its preview and two rows of recording controls."""
 
 
 def confirmed(parent: QWidget, title: str, text: str) -> bool:
@@ -175,8 +178,18 @@ class DatasetEditor(QWidget):
         side = QVBoxLayout(right)
         side.setContentsMargins(0, 0, 0, 0)
         self.caption.setMinimumWidth(1)  # a long class name is cut, not widening the view
+        self.camera_toggle = QToolButton()
+        self.camera_toggle.setText("Camera")
+        self.camera_toggle.setObjectName("editor-camera")
+        self.camera_toggle.setCheckable(True)
+        self.camera_toggle.setToolTip("Show the camera beside the images: hold to record "
+                                      "frames into the current class")
+        self.camera_toggle.toggled.connect(self.show_camera)
+        self.camera: CameraView | None = None
+        """The camera beside the images, once first shown."""
         top = QHBoxLayout()
         top.addWidget(self.caption, 1)
+        top.addWidget(self.camera_toggle)
         top.addWidget(self.add_button)
         bar = QHBoxLayout()
         bar.addWidget(QLabel("Largest side"))
@@ -188,15 +201,16 @@ class DatasetEditor(QWidget):
         side.addLayout(top)
         side.addWidget(self.grid, 1)
         side.addLayout(bar)
-        splitter = QSplitter()
-        splitter.addWidget(left)
-        splitter.addWidget(right)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([220, 600])
-        splitter.setChildrenCollapsible(False)
+        self.splitter = QSplitter()
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(right)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([220, 600])
+        self.splitter.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.addWidget(self.notice)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.splitter, 1)
+        self.class_changed.connect(self._aim_camera)
         self._adding(False)
         doc.dataset_files_changed.connect(self.refresh)
 
@@ -224,10 +238,36 @@ class DatasetEditor(QWidget):
                 self.refusal = str(exc)
                 self.say(self.refusal, error=True)
         self.writable = not self.refusal
+        self._aim_camera()
         self.classes.show_classes(self.dataset.root if self.dataset else Path(), counts)
         self.trash_button.setText(f"Trash ({self._trash_count()})")
         if self.trash_view is not None:
             self.trash_view.show_entries(self._trash_entries(), self.writable)
+
+    def show_camera(self, shown: bool) -> None:
+        """Show the camera beside the images, or hide it (which stops it). It is made when
+        first shown: looking for a camera loads Qt Multimedia."""
+        if shown and self.camera is None:
+            self.camera = CameraView()
+            self.camera.setMinimumWidth(CAMERA_WIDTH)
+            self.camera.captured.connect(self.add_frames)
+            self.splitter.addWidget(self.camera)
+            self._aim_camera()
+        if self.camera is not None:
+            self.camera.setVisible(shown)
+        if self.camera_toggle.isChecked() != shown:
+            self.camera_toggle.setChecked(shown)
+
+    def _aim_camera(self) -> None:
+        """Let the camera record only into a class that can take its frames, saying where."""
+        if self.camera is None:
+            return
+        target = self.selected_class()
+        self.camera.refuse_recording(self.refusal or (
+            "Choose a class to record into." if target is None else ""))
+        if target is not None:
+            self.camera.hold_button.setToolTip(
+                f"Record frames into {quoted(target)} while the button is held down")
 
     def selected_class(self) -> str | None:
         """The class whose images are shown (where the camera records to)."""
