@@ -63,6 +63,10 @@ def test_training_on_class_folders_without_images_says_so(tmp_path, capsys):
     project = tmp_path / "p.studio.json"
     save_project(tiny_project(units=2), project)
     assert main(["train", str(project), "--data", str(folder)]) == 1
+    one_line_error(capsys, f"{folder}'s class folders hold no images yet: add some to each "
+                           "class (the Data view's Edit tab, or copy files into the folders).")
+    (folder / "cats" / "broken.png").write_bytes(b"not a picture")  # an image, unusable
+    assert main(["train", str(project), "--data", str(folder)]) == 1
     one_line_error(capsys, f"{folder} holds no usable images in its class folders.")
 
 

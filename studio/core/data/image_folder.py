@@ -83,6 +83,9 @@ class FolderScan:
         if few:
             return [few]
         if not self.images and not self.cancelled:
+            if not self.skipped:  # a dataset just made: its classes wait for images
+                return [f"{self.root}'s class folders hold no images yet: add some to each "
+                        "class (the Data view's Edit tab, or copy files into the folders)."]
             return [f"{self.root} holds no usable images in its class folders."]
         return []
 
