@@ -168,8 +168,9 @@ class DatasetEditor(QWidget):
         column = QVBoxLayout(left)
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.classes, 1)
+        # rows of two at most: the editor must fit a laptop's Data tab beside its form
         for row in ((self.add_class_button, self.rename_button),
-                    (self.merge_button, self.delete_class_button, self.trash_button)):
+                    (self.merge_button, self.delete_class_button), (self.trash_button,)):
             line = QHBoxLayout()
             for button in row:
                 line.addWidget(button)
@@ -195,12 +196,14 @@ class DatasetEditor(QWidget):
         bar.addWidget(QLabel("Largest side"))
         bar.addWidget(self.max_side)
         bar.addWidget(self.keep_originals)
-        bar.addWidget(self.progress, 1)
-        bar.addWidget(self.cancel)
-        bar.addStretch(0)
+        bar.addStretch(1)
+        busy = QHBoxLayout()  # shown only while images are being added
+        busy.addWidget(self.progress, 1)
+        busy.addWidget(self.cancel)
         side.addLayout(top)
         side.addWidget(self.grid, 1)
         side.addLayout(bar)
+        side.addLayout(busy)
         self.splitter = QSplitter()
         self.splitter.addWidget(left)
         self.splitter.addWidget(right)
