@@ -284,6 +284,15 @@ def test_train_again_after_a_relabel_trains_and_the_runs_dock_shows_the_move(
     assert digits.is_dir()
 
 
+def compared(qtbot, history, before: str, after: str) -> str:
+    """Click the Runs dock's Compare (two runs selected, ``before`` the older): the text of
+    its Dataset tab, which says it goes from one to the other."""
+    qtbot.mouseClick(history.findChild(QToolButton, "history-compare-button"), LEFT)
+    text = history.details.changes.toPlainText()
+    assert text.startswith(f"From {before} to {after}:")
+    return text
+
+
 def test_the_runs_dock_shows_how_the_dataset_changed_between_two_runs(window, qtbot):
     root = runs_of(window)
     first, second, third = (write_run(root, index) for index in range(3))
@@ -296,9 +305,7 @@ def test_the_runs_dock_shows_how_the_dataset_changed_between_two_runs(window, qt
         window.runs_dock.show()
         window.runs_dock.raise_()
     history.select_runs([second.name, first.name])
-    qtbot.mouseClick(history.findChild(QToolButton, "history-compare-button"), LEFT)
-    text = history.details.changes.toPlainText()
-    assert text.startswith(f"From {first.name} to {second.name}:")
+    text = compared(qtbot, history, first.name, second.name)
     assert "1 image added, 0 images removed, 1 image moved between classes." in text
     assert "'cat': 1 moved out to 'dog'." in text
     assert "'dog': 1 added, 1 moved in from 'cat'." in text

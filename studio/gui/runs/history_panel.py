@@ -353,8 +353,8 @@ class HistoryPanel(QWidget):
         dataset changed (shown first if it is all that differs)."""
         chosen = self.selected_runs()
         if len(chosen) == 2:
-            settings = self.details.compare(*chosen)
             data = self.details.dataset_changes(*sorted(chosen, key=lambda run: run.started))
+            settings = self.details.compare(*chosen, dataset_shown=data is not None)
             if data is not None and not self.details.differences.rowCount():
                 self.details.setCurrentWidget(self.details.changes)  # the only difference
             self.message.setText(settings if data is None else f"{settings} {data}")

@@ -55,6 +55,8 @@ def _value_text(value: Any) -> str:
 NO_FINGERPRINT = ("{runs} recorded no fingerprint of {their} dataset (runs of data other "
                   "than an image folder, and runs of earlier versions, keep none): how the "
                   "dataset changed cannot be told.")
+FINGERPRINT_SETTING = "dataset_fingerprint"
+"""The run config's hash of the data it trained on: it differs whenever the data changed."""
 
 
 class RunDetails(QTabWidget):
@@ -158,9 +160,12 @@ class RunDetails(QTabWidget):
                   symbol=None if dashed else "o", symbolSize=5, symbolBrush=color,
                   symbolPen=None)
 
-    def compare(self, a: RunSummary, b: RunSummary) -> str:
-        """List the settings that differ between runs ``a`` and ``b``; how many, in words."""
-        found = config_diff(a.path, b.path)
+    def compare(self, a: RunSummary, b: RunSummary, dataset_shown: bool = False) -> str:
+        """List the settings that differ between runs ``a`` and ``b``; how many, in words.
+        ``dataset_shown``: the Dataset tab lists how their dataset changed, so the hash of
+        their dataset is left out (else every change of the data would be a setting too)."""
+        found = [row for row in config_diff(a.path, b.path)
+                 if not (dataset_shown and row[0] == FINGERPRINT_SETTING)]
         self.compared = [a.path, b.path]
         self.differences.setHorizontalHeaderLabels(["Setting", a.id, b.id])
         self.differences.setRowCount(len(found))
@@ -170,7 +175,8 @@ class RunDetails(QTabWidget):
                 item.setToolTip(item.text())
                 self.differences.setItem(row, column, item)
         self.setCurrentIndex(1)
-        return (f"{count(len(found), 'setting')} differ." if found else
+        return (f"{count(len(found), 'setting')} {plural(len(found), 'differs', 'differ')}."
+                if found else
                 "The two runs have the same settings.")
 
     def dataset_changes(self, before: RunSummary, after: RunSummary) -> str | None:
