@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QSizePolicy,
     QSlider,
     QVBoxLayout,
@@ -32,6 +33,17 @@ TABLE_BOXES = 3
 """Boxes named in a folder table's cell before "…"."""
 NOT_EXPLAINED = ("Explanations (heat maps of where the model looked) are drawn for "
                  "classifiers: a detector's boxes already show where it found each object.")
+
+
+def lay_beside(card: QWidget, picture: QWidget, controls: QLayout) -> None:
+    """Lay ``controls`` out beside ``picture`` (at its own size, at the top) in ``card``, not
+    under it: an answer stays about as tall as its picture, so a laptop's short Try tab shows
+    a whole one."""
+    picture.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+    layout = QHBoxLayout(card)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(picture, 0, Qt.AlignmentFlag.AlignTop)
+    layout.addLayout(controls, 1)
 
 
 def answered_picture(prediction: Prediction) -> QImage:
@@ -125,12 +137,7 @@ class DetectionAnswer(QWidget):
             "Of two boxes of one class overlapping by more than this, the weaker is left out")
         controls.addLayout(sliders)
         controls.addStretch(1)
-        # the controls beside the picture, as a segmentation card has them
-        self.picture.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.picture, 0, Qt.AlignmentFlag.AlignTop)
-        layout.addLayout(controls, 1)
+        lay_beside(self, self.picture, controls)
         enabled = prediction.output is not None and prediction.decoding is not None
         self.score_slider.setEnabled(enabled)
         self.iou_slider.setEnabled(enabled)

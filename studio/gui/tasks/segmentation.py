@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from studio.core.inference.mask_files import class_colors, is_background
 from studio.core.inference.predictor import Prediction
 from studio.core.model.params import format_shape
-from studio.gui.tasks.detection import PICTURE_SIDE, answered_picture
+from studio.gui.tasks.detection import PICTURE_SIDE, answered_picture, lay_beside
 from studio.gui.tasks.mask_drawing import DEFAULT_OPACITY, MaskLayers, draw_mask
 from studio.gui.tasks.segmentation_evaluation import SegmentationEvaluationView
 from studio.gui.tasks.views import AnswerCells
@@ -170,13 +170,7 @@ class SegmentationAnswer(QWidget):
         controls.addWidget(self.summary)
         controls.addWidget(self.legend)
         controls.addStretch(1)
-        # the controls beside the picture, not under it: a card stays about as tall as its
-        # picture, so a laptop's short Try tab shows a whole answer
-        self.picture.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.picture, 0, Qt.AlignmentFlag.AlignTop)
-        layout.addLayout(controls, 1)
+        lay_beside(self, self.picture, controls)
         self._redraw()
 
     @property
