@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 
@@ -29,3 +32,23 @@ def listing(root: Path) -> dict[str, str]:
             out[path.relative_to(root).as_posix()] = hashlib.sha256(
                 path.read_bytes()).hexdigest()
     return out
+
+
+@contextmanager
+def read_only(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """``folder`` made read-only (mode 555). Modes do not stop root, so for root the OS's
+    access check answers for ``folder`` as it would for anyone else: no writing."""
+    os.chmod(folder, 0o555)
+    if os.geteuid() == 0:
+        real = os.access
+
+        def access(path, mode, *args, **kwargs) -> bool:
+            if Path(path) == folder and mode & os.W_OK:
+                return False
+            return real(path, mode, *args, **kwargs)
+
+        monkeypatch.setattr(os, "access", access)
+    try:
+        yield
+    finally:
+        os.chmod(folder, 0o755)

@@ -18,7 +18,7 @@ from studio.core.data.editable.dataset import EditableDataset
 from studio.core.data.editable.edits import delete_images
 from studio.core.data.editable.steps import undo_edit
 from studio.core.data.types import DataError
-from tests.core.dataset_support import image, listing
+from tests.core.dataset_support import image, listing, read_only
 
 
 @pytest.fixture
@@ -159,18 +159,14 @@ def test_an_unknown_class_or_a_bad_size_is_refused_before_anything(dataset, tmp_
         (tmp_path / "gone.png", image_check.GONE)]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write to read-only folders")
-def test_a_read_only_dataset_is_refused_before_any_change(dataset, tmp_path):
+def test_a_read_only_dataset_is_refused_before_any_change(dataset, tmp_path, monkeypatch):
     source = image(tmp_path / "a.png")
-    os.chmod(dataset.root, 0o555)
-    try:
+    with read_only(dataset.root, monkeypatch):
         before = listing(dataset.root)
         with pytest.raises(DataError, match=r"^The dataset folder .*pets is read-only \(you "
                                             r"may not write to it\)"):
             add_images(dataset, "cats", [source])
         assert listing(dataset.root) == before
-    finally:
-        os.chmod(dataset.root, 0o755)
 
 
 def test_the_written_images_are_ones_training_reads(dataset, tmp_path):

@@ -14,7 +14,7 @@ from studio.core.data.editable.names import check_class_name
 from studio.core.data.editable.steps import redo_edit, undo_edit
 from studio.core.data.image_folder import scan_folder
 from studio.core.data.types import DataError
-from tests.core.dataset_support import image, listing
+from tests.core.dataset_support import image, listing, read_only
 
 
 def app_image(dataset: EditableDataset, name: str, color: int) -> str:
@@ -198,17 +198,13 @@ def test_an_edit_that_cannot_finish_changes_nothing(dataset):
     assert listing(dataset.root) == before  # the first two moves were put back
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write to read-only folders")
-def test_a_read_only_dataset_says_so_before_any_change(dataset):
-    os.chmod(dataset.root / "cats", 0o555)
-    try:
+def test_a_read_only_dataset_says_so_before_any_change(dataset, monkeypatch):
+    with read_only(dataset.root / "cats", monkeypatch):
         before = listing(dataset.root)
         with pytest.raises(DataError, match=r"The folder .*cats is read-only .* Nothing was "
                                             "changed"):
             edits.move_images(dataset, ["dogs/own.jpg"], "cats")
         assert listing(dataset.root) == before
-    finally:
-        os.chmod(dataset.root / "cats", 0o755)
 
 
 def test_unknown_classes_and_images_are_refused(dataset):

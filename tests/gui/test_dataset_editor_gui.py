@@ -9,7 +9,6 @@ import threading
 from pathlib import Path
 
 import numpy as np
-import pytest
 from PIL import Image
 from PySide6.QtCore import QMimeData, Qt, QUrl
 from PySide6.QtGui import QImage
@@ -25,6 +24,7 @@ from studio.core.data.editable import adding
 from studio.gui.camera.fake import FakeCamera
 from studio.gui.dataset_editor import thumbnails
 from studio.gui.dataset_editor.class_list import NAME
+from tests.core.dataset_support import read_only
 from tests.gate import Gate
 from tests.gui.support import drop_on, show_tab, type_into
 from tests.gui.test_camera import FRAMES, Clock, send
@@ -452,16 +452,13 @@ def test_thumbnails_are_decoded_off_the_window_thread(window, qtbot, tmp_path, m
     assert decoded_on and threading.main_thread().name not in decoded_on
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write to read-only folders")
-def test_a_read_only_dataset_says_so_and_cannot_be_changed(window, qtbot, tmp_path):
+def test_a_read_only_dataset_says_so_and_cannot_be_changed(window, qtbot, tmp_path,
+                                                           monkeypatch):
     root = image_folder(tmp_path / "pets", {"cat": 2})
-    os.chmod(root / "cat", 0o555)
-    try:
+    with read_only(root / "cat", monkeypatch):
         editor = open_editor(qtbot, window, root)
         assert "read-only" in editor.notice.text()
         assert not editor.add_button.isEnabled() and not editor.rename_button.isEnabled()
         select_images(qtbot, editor, [0])
         qtbot.keyClick(editor.grid, Qt.Key.Key_Delete)
         assert on_disk(root) == {"cat": 2}
-    finally:
-        os.chmod(root / "cat", 0o755)
