@@ -223,3 +223,5 @@ def test_the_camera_mode_answers_a_detector_with_boxes_that_keep_their_settings(
         camera.send()
     assert mode.answer is not answer and mode.answer.score_slider.value() == above
     assert mode.answer.summary.text() == "0 boxes"
+    # the answer is shown before its job has said it ended: the widget goes once it has
+    qtbot.waitUntil(lambda: not mode.job.busy())

@@ -113,7 +113,9 @@ class ResourceSampler:
         ``gpu<i>_memory_bytes`` and ``gpu<i>_memory_total_bytes`` where they can be read."""
         psutil = self._psutil
         values = {
-            "cpu_percent": self._process.cpu_percent(interval=None) / self._cores,
+            # CPU time counts in clock ticks: over a short interval a busy process can read a
+            # little above all its cores' time
+            "cpu_percent": min(100.0, self._process.cpu_percent(interval=None) / self._cores),
             "system_cpu_percent": float(psutil.cpu_percent(interval=None)),
             "memory_bytes": float(self._process.memory_info().rss),
             "system_memory_percent": float(psutil.virtual_memory().percent),
