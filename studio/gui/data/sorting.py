@@ -2,7 +2,8 @@
 1–9 move the selected cards' files to that class, F flags or unflags them, Delete sends them
 to the trash, and the right-click menu does the same; each change is one step on the
 document's undo stack. Other data (arrays, a CSV, detection or segmentation sets) cannot be
-sorted here: the actions are disabled and say why."""
+sorted here: the keys change nothing and say why, the menu's items are disabled saying
+why."""
 
 from __future__ import annotations
 
@@ -20,10 +21,6 @@ from studio.gui.widgets.document import ProjectDocument
 
 FLAG_MARK = "⚑ "
 SELECT = "Select samples first (Ctrl or Shift selects several)."
-TIPS = {"flag": "Flag the selected samples' images to look at later, or unflag them (F)",
-        "delete": "Move the selected samples' images to the dataset's trash (Delete; undo "
-                  "restores them)",
-        "move": "Move the selected samples' images to class 1 to 9 of the Edit tab's list"}
 
 
 class SampleSorting(QObject):
@@ -40,10 +37,11 @@ class SampleSorting(QObject):
             grid, self.move_to_number, self.toggle_flags, self.delete)
         grid.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         grid.customContextMenuRequested.connect(self._menu)
-        grid.itemSelectionChanged.connect(self.update)
+        self.flag_action.setToolTip("Flag the selected samples' images to look at later, or "
+                                    "unflag them if all are flagged")
+        self.delete_action.setToolTip("Move the selected samples' images to the dataset's "
+                                      "trash (undo restores them)")
         view.grid_filled.connect(self.mark)
-        doc.changed.connect(self.update)
-        self.update()
 
     def why_not(self) -> str | None:
         """Why the samples shown cannot be sorted, or None if they can."""
@@ -59,16 +57,6 @@ class SampleSorting(QObject):
         if loaded is None or not isinstance(loaded.samples, FileSamples):
             return []
         return [loaded.samples.paths[index] for index in self.view.selected_samples()]
-
-    @Slot()
-    def update(self) -> None:
-        """Enable the actions for the selected samples, or disable them saying why not."""
-        why = self.why_not() or (None if self.selected_paths() else SELECT)
-        for key, actions in (("flag", [self.flag_action]), ("delete", [self.delete_action]),
-                             ("move", self.move_actions)):
-            for action in actions:
-                action.setEnabled(why is None)
-                action.setToolTip(why or TIPS[key])
 
     def _chosen(self) -> list[Path]:
         """The selected files, if they can be sorted (else why not is said)."""
@@ -88,11 +76,11 @@ class SampleSorting(QObject):
         """Move the selected samples' files to the class with key ``number`` (the dataset's
         classes in their order, as the Edit tab's list numbers them)."""
         names = self.dataset.classes()
-        if number > len(names):
+        if number <= len(names):
+            self.move(names[number - 1])
+        elif self._chosen():  # else it said why the samples cannot be sorted
             self.dataset.tell(f"The dataset has {count(len(names), 'class', 'classes')}: "
                               f"there is no class {number}.", True)
-        else:
-            self.move(names[number - 1])
 
     def toggle_flags(self) -> None:
         """Flag the selected samples' files, or unflag them if all are flagged."""
@@ -119,7 +107,6 @@ class SampleSorting(QObject):
             marked = loaded.samples.paths[index].name in flagged
             item: QListWidgetItem = grid.item(row)
             item.setText(FLAG_MARK + label if marked else label)
-        self.update()
 
     def _menu(self, pos) -> None:
         why = self.why_not()

@@ -42,15 +42,20 @@ def sorting_actions(grid: QWidget, move_to_number: Callable[[int], object],
 def sorting_menu(parent: QWidget, classes: Sequence[str], move: Callable[[str], object],
                  actions: Sequence[QAction], why_not: str | None = None) -> QMenu:
     """A menu to move the selected images to one of ``classes`` (with their keys), then
-    ``actions`` (flag, delete); with ``why_not``, moving is disabled and says why."""
+    ``actions`` (flag, delete); with ``why_not``, every item is disabled and says why."""
     menu = QMenu(parent)
-    menu.setToolTipsVisible(True)  # a disabled action's tooltip says why
+    menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # one is made per right-click
+    menu.setToolTipsVisible(True)
     moves = menu.addMenu("Move to")
     for number, name in enumerate(classes, 1):
         action = moves.addAction(name.replace("&", "&&"), lambda name=name: move(name))
         if number <= KEYS:
             action.setShortcut(str(number))
-    moves.setEnabled(bool(classes) and why_not is None)
-    moves.menuAction().setToolTip(why_not or "")
-    menu.addActions(list(actions))
+    if why_not is None:
+        moves.setEnabled(bool(classes))
+        menu.addActions(list(actions))
+        return menu
+    for action in [moves.menuAction()] + [menu.addAction(a.text()) for a in actions]:
+        action.setEnabled(False)  # the grid's own actions stay: their keys say why too
+        action.setToolTip(why_not)
     return menu
