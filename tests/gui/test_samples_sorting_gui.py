@@ -9,11 +9,12 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QContextMenuEvent
+from PySide6.QtGui import QContextMenuEvent, QKeySequence
 from PySide6.QtWidgets import QApplication, QMenu
 
 from studio.core.data.types import FileSamples
 from studio.gui.data.sorting import FLAG_MARK
+from studio.gui.shell.shortcuts_dialog import shortcut_rows
 from studio.gui.widgets.dataset_edits import NOT_A_FOLDER
 from tests.gui.support import show_tab
 from tests.gui.test_data_gui import image_folder, open_data_view, show_data_tab
@@ -200,3 +201,15 @@ def test_the_bundled_mnist_cannot_be_sorted_and_says_why(window, qtbot):
     assert menus == [[("Move to", False, NOT_A_FOLDER),
                       ("Flag or Unflag Images", False, NOT_A_FOLDER),
                       ("Delete Images", False, NOT_A_FOLDER)]]
+
+
+def test_help_lists_the_samples_grids_keys_as_the_editors(window):
+    rows = shortcut_rows(window)
+    sorting, editor = window.data_panel.sorting, window.data_panel.editor
+    assert [a.text() for a in (sorting.flag_action, sorting.delete_action)] == [
+        editor.flag_action.text(), editor.delete_action.text()]
+    keys = [(a.text(), a.shortcut().toString(QKeySequence.SequenceFormat.NativeText), "Data tab")
+            for a in (sorting.flag_action, sorting.delete_action, *sorting.move_actions)]
+    assert keys[0] == ("Flag or Unflag Images", "F", "Data tab")
+    assert keys[-1] == ("Move Images to Class 9", "9", "Data tab")
+    assert set(keys) <= set(rows)  # one row each, for both grids of the Data tab
