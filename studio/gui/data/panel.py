@@ -136,7 +136,9 @@ class DataPanel(QWidget):
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         for widget, title, tip in (
-            (self.samples, "Samples", "Sample images (or rows) with their labels, per split"),
+            (self.samples, "Samples", "Sample images (or rows) with their labels, per split; "
+             "an image folder's are sorted here too: select cards, then 1–9 moves them to "
+             "that class, F flags, Delete trashes (or right-click)"),
             (self.classes, "Classes", "How many samples each class has in each split"),
             (self.health, "Health", "Problems found while reading: skipped files, "
              "duplicates, imbalance, image sizes and modes"),
