@@ -31,6 +31,7 @@ from studio.gui.data.health import HealthView
 from studio.gui.data.options import OptionsForm, estimated_counts
 from studio.gui.data.registry import data_views_for
 from studio.gui.data.samples import SamplesView
+from studio.gui.data.sorting import SampleSorting
 from studio.gui.data.source import ERROR_STYLE, SourceForm
 from studio.gui.dataset_editor.editor import DatasetEditor
 from studio.gui.widgets.document import ProjectDocument
@@ -127,6 +128,7 @@ class DataPanel(QWidget):
         top.addWidget(self.retry, 0, Qt.AlignmentFlag.AlignTop)
 
         self.samples = SamplesView()
+        self.sorting = SampleSorting(self.samples, doc)
         self.classes = ClassesView()
         self.health = HealthView()
         self.augmentation = AugmentationView(doc)
@@ -134,7 +136,9 @@ class DataPanel(QWidget):
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         for widget, title, tip in (
-            (self.samples, "Samples", "Sample images (or rows) with their labels, per split"),
+            (self.samples, "Samples", "Sample images (or rows) with their labels, per split; "
+             "an image folder's are sorted here too: select cards, then 1–9 moves them to "
+             "that class, F flags, Delete trashes (or right-click)"),
             (self.classes, "Classes", "How many samples each class has in each split"),
             (self.health, "Health", "Problems found while reading: skipped files, "
              "duplicates, imbalance, image sizes and modes"),

@@ -29,6 +29,7 @@ from studio.core.model.params import format_shape
 from studio.core.tasks.registry import DEFAULT_TASK, task_for
 from studio.gui.data.images import THUMBNAIL
 from studio.gui.data.registry import data_views_for
+from studio.gui.data.source import ERROR_STYLE
 from studio.gui.data.views import DataViews
 from studio.gui.widgets.forms import same_width
 from studio.gui.widgets.jobs import JobSlot
@@ -80,6 +81,8 @@ class SamplesView(QWidget):
 
     thumbnails_shown = Signal()
     """Every thumbnail of the current grid is drawn."""
+    grid_filled = Signal()
+    """The grid holds a card for each sample picked (their pictures still being drawn)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -118,11 +121,16 @@ class SamplesView(QWidget):
         self._size_grid(self.views.card_side)
         self.grid.setUniformItemSizes(True)
         self.grid.setWordWrap(False)
-        self.grid.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.grid.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table = QTableWidget()
         self.table.setObjectName("sample-table")
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setWordWrap(False)
+        self.notice = QLabel()
+        self.notice.setObjectName("samples-notice")
+        self.notice.setWordWrap(True)
+        self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notice.hide()
         self.empty = QLabel()
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)
@@ -131,6 +139,7 @@ class SamplesView(QWidget):
             self.stack.addWidget(widget)
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
+        layout.addWidget(self.notice)
         layout.addWidget(self.stack, 1)
         self.job = JobSlot(self)
         self.job.succeeded.connect(self._show_thumbnails)
@@ -143,7 +152,19 @@ class SamplesView(QWidget):
         self.empty.setText(message)
         self.stack.setCurrentWidget(self.empty)
         self.caption.clear()
+        self.notice.hide()
         self._enable(False)
+
+    def say(self, text: str, error: bool = False) -> None:
+        """Say what a change of the samples did (or why not) in one line above them."""
+        self.notice.setStyleSheet(ERROR_STYLE if error else "")
+        self.notice.setText(text)
+        self.notice.show()
+
+    def selected_samples(self) -> list[int]:
+        """The indices of the samples whose cards are selected, in grid order."""
+        rows = sorted(self.grid.row(item) for item in self.grid.selectedItems())
+        return [int(self.indices[row]) for row in rows]
 
     def show_data(self, loaded: LoadedData) -> None:
         """Show samples of ``loaded``, in the split chosen before."""
@@ -197,6 +218,7 @@ class SamplesView(QWidget):
             item.setTextAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
             self.grid.addItem(item)
         self.stack.setCurrentWidget(self.grid)
+        self.grid_filled.emit()
         size = max(icon, THUMBNAIL)
         if isinstance(loaded.samples, ArraySamples):  # in memory: drawn at once
             self._show_thumbnails([self.views.card_image(loaded, i, size) for i in self.indices])

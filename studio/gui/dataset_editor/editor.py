@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -37,8 +37,9 @@ from studio.core.data.editable.steps import Edit
 from studio.core.data.types import DataError
 from studio.gui.camera.view import CameraView
 from studio.gui.dataset_editor.adder import Adder, AddJob, one_line, temporary_folder
-from studio.gui.dataset_editor.class_list import KEYS, ClassList
+from studio.gui.dataset_editor.class_list import ClassList
 from studio.gui.dataset_editor.image_grid import SIDE, ImageGrid, ImagesModel
+from studio.gui.dataset_editor.sorting import key_action, sorting_actions, sorting_menu
 from studio.gui.dataset_editor.thumbnails import Thumbnails
 from studio.gui.dataset_editor.transfer import local_files, pasted_image, save_png
 from studio.gui.dataset_editor.trash_view import TrashView
@@ -148,19 +149,14 @@ class DatasetEditor(QWidget):
         self.adder.busy_changed.connect(self._adding)
         self.cancel.clicked.connect(self.adder.cancel)
 
-        self.delete_action = self._action("Delete Images", "Delete", self.delete_images,
-                                          self.grid)
-        self.flag_action = self._action("Flag or Unflag Images", "F", self.toggle_flags,
-                                        self.grid)
-        for number in range(1, KEYS + 1):
-            self._action(f"Move Images to Class {number}", str(number),
-                         lambda n=number: self.move_to_number(n), self.grid)
-        self._action("Rename Class", "F2", lambda: self.classes.rename(), self.classes)
-        self._action("Delete Classes…", "Delete", self.delete_classes, self.classes)
+        self.flag_action, self.delete_action, _ = sorting_actions(
+            self.grid, self.move_to_number, self.toggle_flags, self.delete_images)
+        key_action("Rename Class", "F2", lambda: self.classes.rename(), self.classes)
+        key_action("Delete Classes…", "Delete", self.delete_classes, self.classes)
         for text, keys, slot in (("Paste Images", QKeySequence.StandardKey.Paste, self.paste),
                                  ("Add Images…", "Ctrl+Shift+O", self.ask_files),
                                  ("Add Class", "Insert", self.add_class)):
-            self._action(text, keys, slot, self, Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            key_action(text, keys, slot, self, Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.grid.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.grid.customContextMenuRequested.connect(self._grid_menu)
 
@@ -540,27 +536,9 @@ class DatasetEditor(QWidget):
     def _grid_menu(self, pos) -> None:
         if not self.grid.selected_paths() or not self.writable:
             return
-        menu = QMenu(self)
-        move = menu.addMenu("Move to")
-        for number, name in enumerate(self.classes.names(), 1):
-            action = move.addAction(name, lambda name=name: self.move_images(
-                name, self.grid.selected_paths()))
-            if number <= KEYS:
-                action.setShortcut(str(number))
-        menu.addActions([self.flag_action, self.delete_action])
-        menu.exec(self.grid.viewport().mapToGlobal(pos))
-
-    @staticmethod
-    def _action(text: str, keys, slot, widget: QWidget,
-                context: Qt.ShortcutContext = Qt.ShortcutContext.WidgetShortcut) -> QAction:
-        """An action of ``widget`` whose keys work while it (or, by ``context``, a widget
-        inside it) has the focus; Help > Keyboard Shortcuts lists it."""
-        action = QAction(text, widget)
-        action.setShortcut(QKeySequence(keys))
-        action.setShortcutContext(context)
-        action.triggered.connect(lambda _=False: slot())
-        widget.addAction(action)
-        return action
+        sorting_menu(self, self.classes.names(), lambda name: self.move_images(
+            name, self.grid.selected_paths()), [self.flag_action, self.delete_action]).exec(
+            self.grid.viewport().mapToGlobal(pos))
 
     @staticmethod
     def _button(text: str, tip: str, slot) -> QPushButton:

@@ -124,7 +124,8 @@ def forget_trash(stack: QUndoStack, root: Path) -> None:
 
 class ProjectDataset(QObject):
     """The document's dataset, when it is an image folder, for corrections: ``add``,
-    ``move`` and ``flag`` push one undoable step each on the document's undo stack."""
+    ``move``, ``flag`` and ``delete`` push one undoable step each on the document's undo
+    stack."""
 
     changed = Signal()
     """The dataset's files changed: a correction, or one undone or redone."""
@@ -222,13 +223,21 @@ class ProjectDataset(QObject):
         """Stop adding images; those added so far stay (one undoable step)."""
         self.job.stop()
 
+    def _named(self, paths: Sequence[Path]) -> list[str]:
+        """``paths`` as the dataset names them where they are its images (the others as
+        they are, for the core to refuse)."""
+        return [relative or str(p) for p, relative in zip(paths, self.inside(paths),
+                                                             strict=True)]
+
     def move(self, paths: Sequence[Path], class_name: str) -> bool:
         """Move the dataset's images ``paths`` to ``class_name`` (one undoable step); False
         (``said`` tells why) if nothing moved."""
-        named = self.inside(paths)
-        return self._edit(lambda dataset: move_images(
-            dataset, [relative or str(p) for p, relative in zip(paths, named, strict=True)],
-            class_name))
+        return self._edit(lambda dataset: move_images(dataset, self._named(paths), class_name))
+
+    def delete(self, paths: Sequence[Path]) -> bool:
+        """Delete the dataset's images ``paths`` to its trash (one undoable step, which undo
+        restores)."""
+        return self._edit(lambda dataset: delete_images(dataset, self._named(paths)))
 
     def flag(self, paths: Sequence[Path], flagged: bool = True) -> bool:
         """Flag (or unflag) the images ``paths`` (one undoable step)."""
