@@ -190,12 +190,13 @@ class _Session:
 
 
 @dataclass
-class _Prepared:
+class Prepared:
     """The data, its pipelines and the devices a session fits on, ready to train."""
 
     loaded: LoadedData
     pipes: Pipelines
     names: list[str]
+    devices: Devices
 
 
 def _run(folder: RunFolder, project: Project, plan: _Plan, on_event: OnEvent | None,
@@ -229,12 +230,26 @@ def _run(folder: RunFolder, project: Project, plan: _Plan, on_event: OnEvent | N
 
 def _prepare(session: _Session, folder: RunFolder, project: Project, plan: _Plan,
              on_event: OnEvent, stop: threading.Event,
-             discovery: DeviceDiscovery | None) -> _Prepared:
-    """Start TensorFlow, load the data, find the devices, seed and set the precision, make
-    the pipelines, and write the run's config and preprocessing."""
-    settings = project.training
+             discovery: DeviceDiscovery | None) -> Prepared:
+    """Prepare the data and devices (``prepare``), and write the run's config and
+    preprocessing."""
     if plan.checkpoint is None:  # before the data loads: a missing file fails at once
-        _check_start(project, folder.path.parent)
+        check_start(project, folder.path.parent)
+    prepared = prepare(project, plan.batch_size, on_event, stop, discovery)
+    session.devices = prepared.devices
+    folder.write_config(_config(project, plan, prepared.loaded, prepared.names,
+                                folder.path.parent))
+    record_fingerprint(folder, project.dataset, prepared.loaded)
+    folder.write_preprocessing(prepared.pipes.preprocessing)
+    return prepared
+
+
+def prepare(project: Project, batch_size: int, on_event: OnEvent, stop: threading.Event,
+            discovery: DeviceDiscovery | None = None) -> Prepared:
+    """Start TensorFlow, load the data, find the devices, seed and set the precision, and
+    make the pipelines in batches of ``batch_size``. The caller sets the precision back to
+    float32 once done."""
+    settings = project.training
     note = start_tensorflow()
     if note:
         on_event({"type": "note", "text": note})
@@ -243,21 +258,18 @@ def _prepare(session: _Session, folder: RunFolder, project: Project, plan: _Plan
         on_event({"type": "note", "text": text})
     import keras
 
-    session.devices = (discovery or TensorFlowDiscovery()).discover()
-    names = training_devices(settings.device, session.devices)
+    devices = (discovery or TensorFlowDiscovery()).discover()
+    names = training_devices(settings.device, devices)
     apply_determinism(settings.device.deterministic, settings.seed)
     keras.utils.set_random_seed(settings.seed)
     apply_precision(settings.device.precision)
     inputs, outputs = model_endpoints(project.graph)
-    pipes = make_pipelines(loaded, project.dataset, plan.batch_size, settings.seed,
+    pipes = make_pipelines(loaded, project.dataset, batch_size, settings.seed,
                            len(inputs), len(outputs), output_settings(project.graph, loaded.info))
-    folder.write_config(_config(project, plan, loaded, names, folder.path.parent))
-    record_fingerprint(folder, project.dataset, loaded)
-    folder.write_preprocessing(pipes.preprocessing)
-    return _Prepared(loaded, pipes, names)
+    return Prepared(loaded, pipes, names, devices)
 
 
-def _fit(session: _Session, prepared: _Prepared, folder: RunFolder, project: Project,
+def _fit(session: _Session, prepared: Prepared, folder: RunFolder, project: Project,
          plan: _Plan, on_event: OnEvent, stop: threading.Event, report_every: int) -> None:
     """Build or reload the model on the devices and fit it, saving it and scoring the test
     split once every epoch has run."""
@@ -325,7 +337,7 @@ def start_model_path(project: Project, run_root: Path) -> Path:
     return Path(run_root) / project.training.start_model
 
 
-def _check_start(project: Project, run_root: Path) -> None:
+def check_start(project: Project, run_root: Path) -> None:
     """TrainingError (one line) unless what the project starts from can be used: its
     imported weights, or the run's model it names."""
     start = project.training.start_from
@@ -355,6 +367,21 @@ def _model(project: Project, info: DatasetInfo, plan: _Plan, pipes: Pipelines,
         model = keras.saving.load_model(plan.checkpoint, safe_mode=True)
         reduce_only_across_devices(model.optimizer)
         return model
+    model = starting_model(project, info, on_event, run_root)
+    # The schedule spans the epochs this run plans (``--epochs`` may differ from the project's).
+    training = replace(project.training, epochs=plan.epochs)
+    compile_model(model, project.graph, training, info.task, steps_per_epoch=pipes.steps,
+                  class_weights=pipes.loss_class_weights)
+    return model
+
+
+def starting_model(project: Project, info: DatasetInfo, on_event: OnEvent,
+                   run_root: Path) -> Any:
+    """The project's model for ``info``, built with the weights it starts from (imported, a
+    run's model under ``run_root``, or random; a note says which layers could not take
+    theirs), and float32 outputs under mixed precision (which a stable loss needs)."""
+    import keras
+
     model = build_model(project.graph, info, project.name)
     start = project.training.start_from
     try:
@@ -375,10 +402,6 @@ def _model(project: Project, info: DatasetInfo, plan: _Plan, pipes: Pipelines,
                    for o in model.outputs]
         model = keras.Model(model.inputs, outputs if len(outputs) > 1 else outputs[0],
                             name=model.name)
-    # The schedule spans the epochs this run plans (``--epochs`` may differ from the project's).
-    training = replace(project.training, epochs=plan.epochs)
-    compile_model(model, project.graph, training, info.task, steps_per_epoch=pipes.steps,
-                  class_weights=pipes.loss_class_weights)
     return model
 
 
