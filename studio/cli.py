@@ -14,16 +14,17 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
-from studio.commands import data, evaluate
+from studio.commands import data, evaluate, lr_find
 from studio.commands.errors import CliError, OneLineParser, UsageError
 from studio.commands.project_moves import finish_interrupted_move
 from studio.commands.run_args import add_run_arguments
+from studio.commands.trainable import trainable_project
 from studio.core.base.events import DoneEvent, Event
 from studio.core.base.messages import count, quoted, unwritable
 from studio.core.base.runtime import configure_environment
 
-COMMANDS = ("new", "train", "export-code", "import", "data", "runs", "infer", "evaluate",
-            "search", "export")
+COMMANDS = ("new", "train", "lr-find", "export-code", "import", "data", "runs", "infer",
+            "evaluate", "search", "export")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -53,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--data", type=Path, help="train on this image folder or CSV file "
                      "instead of the project's dataset (the project file is not changed)")
     run.add_argument("--json", action="store_true", help="print one JSON object per line")
+    lr_find.add_parser(sub)
     code = sub.add_parser("export-code", help="write a Python script that builds and trains a "
                           "project with Keras")
     code.add_argument("project", type=Path)
@@ -214,12 +216,6 @@ def _epoch_line(event: dict, total: int) -> str:
     return "  ".join(parts)
 
 
-def _input_shape(project) -> tuple[int, ...] | None:
-    """The shape of the model's first Input, if it has one."""
-    shapes = [tuple(n.params.get("shape", ())) for n in project.graph.nodes if n.type == "Input"]
-    return shapes[0] if shapes else None
-
-
 def cmd_train(args: argparse.Namespace) -> int:
     """Train a project headless (or resume a run), one line per epoch."""
     from studio.core.training.trainer import TrainingError, resume, train
@@ -238,7 +234,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     else:
         if args.project is None:
             raise CliError("give a project file to train, or --resume RUN.")
-        project = _trainable_project(args)
+        project = trainable_project(args.project, args.data)
         epochs = args.epochs or project.training.epochs
         if args.init_from:
             _start_from_run(args, project)
@@ -295,30 +291,6 @@ def _stopped_line(result) -> str:
         return ("stopped by Ctrl+C before the run's first checkpoint, so it cannot be "
                 "resumed; start it again.")
     return f"stopped by Ctrl+C; resume the run with: studio train --resume {result.run_dir}"
-
-
-def _trainable_project(args: argparse.Namespace):
-    """The project to train, on ``--data`` if given; CliError if it cannot be trained."""
-    from studio.core.build.analysis import analyze, data_problem
-    from studio.core.data.sources import choice_for_path, describe
-    from studio.core.data.types import DataError
-    from studio.core.project.document import ProjectFileError, load_project
-
-    try:
-        project = load_project(args.project)
-        if args.data is not None:
-            project.dataset = choice_for_path(args.data, project.dataset,
-                                              _input_shape(project))
-        info = describe(project.dataset)
-    except (ProjectFileError, DataError) as exc:
-        raise CliError(str(exc)) from None
-    unusable = data_problem(info)
-    if unusable:  # said as it is: no change to the model would fix it
-        raise CliError(unusable)
-    report = analyze(project.graph, info)
-    if not report.ok:
-        raise CliError(f"the model cannot be trained: {report.reason}")
-    return project
 
 
 def _start_from_run(args: argparse.Namespace, project) -> None:
@@ -735,7 +707,8 @@ def main(argv: list[str] | None = None) -> int:
             return _open_app(argv[0] if argv else None)
         args = _parser().parse_args(argv)
         finish_interrupted_move(getattr(args, "project", None))
-        commands = {"new": cmd_new, "train": cmd_train, "export-code": cmd_export_code,
+        commands = {"new": cmd_new, "train": cmd_train, "lr-find": lr_find.cmd_lr_find,
+                    "export-code": cmd_export_code,
                     "import": cmd_import, "data": data.cmd_data, "runs": cmd_runs,
                     "infer": cmd_infer, "evaluate": evaluate.cmd_evaluate,
                     "search": cmd_search, "export": cmd_export}
