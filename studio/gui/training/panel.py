@@ -39,6 +39,7 @@ from studio.core.training.trainer import resume, train
 from studio.gui.training.curves import LiveCurves
 from studio.gui.training.device_form import DeviceForm
 from studio.gui.training.estimate_view import EstimateView
+from studio.gui.training.lr_finder_view import LrFinderView
 from studio.gui.training.optimizer_form import NOMINAL_STEPS_PER_EPOCH, OptimizerForm
 from studio.gui.training.stopping_form import StoppingForm
 from studio.gui.widgets.desktop import open_folder
@@ -204,6 +205,12 @@ class TrainingPanel(QWidget):
         self.curves = LiveCurves()
 
         self.optimizer_form = OptimizerForm(doc)
+        self.lr_finder = LrFinderView(doc, discovery)
+        optimizer_tab = QWidget()
+        optimizer_column = QVBoxLayout(optimizer_tab)
+        optimizer_column.setContentsMargins(0, 0, 0, 0)
+        optimizer_column.addWidget(self.optimizer_form)
+        optimizer_column.addWidget(self.lr_finder)
         self.stopping_form = StoppingForm(doc)
         self.device_form = DeviceForm(doc, discovery)
         self.estimate_view = EstimateView(doc, discovery)
@@ -211,7 +218,8 @@ class TrainingPanel(QWidget):
         self.settings = QTabWidget()
         self.settings.setObjectName("training-settings")
         for widget, title, tip in (
-                (self.optimizer_form, "Optimizer", "Optimizer, learning rate and schedule"),
+                (optimizer_tab, "Optimizer", "Optimizer, learning rate and schedule, and the "
+                 "learning-rate finder"),
                 (self.stopping_form, "Stopping", "Early stopping and checkpoints"),
                 (self.device_form, "Device", "CPU or GPUs, precision and determinism"),
                 (self.estimate_view, "Estimate", "Memory and time before training")):

@@ -1,0 +1,201 @@
+"""Find learning rate: the range test run in the background, its loss drawn against the rate
+(on a log axis) with the suggestion marked, and one click to use it.
+
+The curve has a plot of its own under the schedule's: the schedule plots the rate against
+the epoch, the finder the loss against the rate, and axes shared by both would mislead.
+The plot is built (and pyqtgraph imported) when the first curve comes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.core.base.events import Event
+from studio.core.hardware.devices import DeviceDiscovery
+from studio.core.runs.folders import runs_root
+from studio.core.training.lr_finder import LrFinding, find_learning_rate
+from studio.gui.widgets.document import ProjectDocument
+from studio.gui.widgets.jobs import JobSlot
+
+if TYPE_CHECKING:
+    import pyqtgraph as pg
+
+PROGRESS_STEPS = 1000
+_ERROR_STYLE = "color: #b3261e;"
+_CURVE_PEN = {"color": "#1a73e8", "width": 2}  # pyqtgraph's mkPen arguments
+_MARK_PEN = {"color": "#e8710a", "width": 1, "style": Qt.PenStyle.DotLine}
+_PLOT_HEIGHT = 150
+_ENDED = {"finished": "every batch ran", "diverged": "the loss exploded",
+          "stopped": "cancelled"}
+
+
+def _find_task(project, root, discovery):
+    def task(on_event, stop):
+        return find_learning_rate(project, root, on_event, stop, discovery=discovery)
+
+    return task
+
+
+def rate_text(rate: float) -> str:
+    """A rate as a person types it: two significant digits (``3.2e-3``, ``0.05``)."""
+    mantissa, marker, exponent = f"{rate:.2g}".partition("e")
+    return f"{mantissa}e{int(exponent)}" if marker else mantissa
+
+
+class LrFinderView(QWidget):
+    """*Find learning rate*, its progress and Cancel, the loss against the rate, and *Use …*
+    which sets the suggested rate as one undoable edit."""
+
+    def __init__(self, doc: ProjectDocument, discovery: DeviceDiscovery) -> None:
+        super().__init__()
+        self.doc = doc
+        self.discovery = discovery
+        self.finding: LrFinding | None = None
+        """What the last test found (None before any)."""
+        self.job = JobSlot(self)
+        self.job.event.connect(self._on_event)
+        self.job.succeeded.connect(self._on_found)
+        self.job.failed.connect(self._on_failed)
+        self.job.finished.connect(self.refresh)
+        self.find = QPushButton("Find learning rate")
+        self.find.setObjectName("find-learning-rate")
+        self.find.clicked.connect(self.start)
+        self.cancel = QPushButton("Cancel")
+        self.cancel.setObjectName("cancel-lr-finder")
+        self.cancel.setToolTip("Stop after the current batch and show the curve so far")
+        self.cancel.clicked.connect(self.job.stop)
+        self.use = QPushButton()
+        self.use.setObjectName("use-learning-rate")
+        self.use.clicked.connect(self.use_suggestion)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, PROGRESS_STEPS)
+        self.progress.setTextVisible(True)
+        self.status = QLabel()
+        self.status.setObjectName("lr-finder-status")
+        self.status.setWordWrap(True)
+        self.plot: pg.PlotWidget | None = None
+        """The loss against the rate, built with the first curve."""
+        self._curve: pg.PlotDataItem | None = None
+        self.mark: pg.InfiniteLine | None = None
+        """The suggested rate's line in the plot (at its log10)."""
+        buttons = QHBoxLayout()
+        for button in (self.find, self.cancel, self.use):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        self.column = QVBoxLayout(self)
+        self.column.setContentsMargins(0, 0, 0, 0)
+        self.column.addLayout(buttons)
+        self.column.addWidget(self.progress)
+        self.column.addWidget(self.status)
+        doc.changed.connect(self.refresh)
+        self.refresh()
+
+    @property
+    def curve(self) -> pg.PlotDataItem | None:
+        """The smoothed loss against the rate, once a test has found one."""
+        return self._curve
+
+    def refresh(self) -> None:
+        """Offer Find while the model can be trained and no test runs, Cancel while one
+        does, and Use once a suggestion differs from the project's rate."""
+        running = self.job.busy()
+        analysis = self.doc.analysis()
+        self.find.setEnabled(analysis.ok and not running)
+        self.find.setToolTip(
+            "A short run with the learning rate growing each batch from 1e-7 to 10 (at most "
+            "100 batches), the loss drawn against the rate and the rate where it falls "
+            "fastest suggested. Nothing is saved: no run, no checkpoint" if analysis.ok
+            else f"Cannot find a rate: {analysis.reason}")
+        self.cancel.setVisible(running)
+        self.progress.setVisible(running)
+        suggestion = self.finding.suggestion if self.finding is not None else None
+        self.use.setVisible(suggestion is not None and not running)
+        if suggestion is not None:
+            self.use.setText(f"Use {rate_text(suggestion)}")
+            self.use.setToolTip(f"Set the learning rate to {rate_text(suggestion)} (Ctrl+Z "
+                                "undoes it)")
+            self.use.setEnabled(
+                float(rate_text(suggestion)) != self.doc.project.training.learning_rate)
+
+    def start(self) -> None:
+        """Run the range test on a snapshot of the project."""
+        if self.job.busy() or not self.doc.analysis().ok:
+            return
+        self.status.setStyleSheet("")
+        self.status.setText("Loading the data…")
+        self.progress.setValue(0)
+        self.progress.setFormat("Starting…")
+        self.job.start(_find_task(self.doc.project.copy(), runs_root(self.doc.place),
+                                  self.discovery))
+        self.refresh()
+
+    def use_suggestion(self) -> None:
+        """Set the learning rate to the suggestion, as it is shown: one undoable edit."""
+        if self.finding is None or self.finding.suggestion is None:
+            return
+        rate = float(rate_text(self.finding.suggestion))
+        self.doc.edit(f"Set learning rate to {rate_text(rate)}",
+                      lambda p: setattr(p.training, "learning_rate", rate))
+
+    @Slot(object)
+    def _on_event(self, event: Event) -> None:
+        if event["type"] == "progress" and not self.job.stop_requested():
+            self.progress.setFormat(f"{event['what']}: {event['done']:,} of {event['total']:,}")
+            self.progress.setValue(round(event["done"] / max(event["total"], 1)
+                                         * PROGRESS_STEPS))
+
+    @Slot(object)
+    def _on_found(self, finding: LrFinding) -> None:
+        self.finding = finding
+        how = f"{len(finding.rates)} batches, {_ENDED[finding.status]}"
+        if finding.suggestion is not None:
+            self.status.setText(f"The loss falls fastest at {rate_text(finding.suggestion)} "
+                                f"({how}).")
+        else:
+            self.status.setText(f"No suggestion: the loss did not clearly fall ({how}).")
+        if finding.rates:
+            self._draw(finding)
+
+    @Slot(str)
+    def _on_failed(self, message: str) -> None:
+        self.status.setStyleSheet(_ERROR_STYLE)
+        self.status.setText(message)
+
+    def _draw(self, finding: LrFinding) -> None:
+        """Draw the smoothed loss against the rate, and mark the suggestion."""
+        import pyqtgraph as pg
+
+        if self.plot is None:
+            self.plot = pg.PlotWidget(background="w")
+            self.plot.setObjectName("lr-finder-plot")
+            self.plot.setTitle("Loss against the learning rate", color="#202124", size="9pt")
+            self.plot.setLabel("bottom", "learning rate")
+            self.plot.setLabel("left", "loss")
+            self.plot.setLogMode(x=True, y=False)
+            self.plot.showGrid(x=True, y=True, alpha=0.3)
+            self.plot.setMenuEnabled(False)
+            self.plot.setMinimumHeight(_PLOT_HEIGHT)
+            self.plot.setToolTip("The loss, smoothed, at each batch's learning rate; the "
+                                 "dotted line marks the suggested rate")
+            self._curve = self.plot.plot(pen=pg.mkPen(**_CURVE_PEN), antialias=True)
+            self.mark = pg.InfiniteLine(angle=90, pen=pg.mkPen(**_MARK_PEN))
+            self.plot.addItem(self.mark)
+            self.column.addWidget(self.plot)
+        self._curve.setData(finding.rates, finding.smoothed)
+        shown = finding.suggestion is not None
+        self.mark.setVisible(shown)
+        if shown:
+            self.mark.setValue(math.log10(finding.suggestion))  # a log axis places by log10
+        self.plot.autoRange()
+
