@@ -9,6 +9,7 @@ The plot is built (and pyqtgraph imported) when the first curve comes.
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Slot
@@ -38,13 +39,6 @@ _MARK_PEN = {"color": "#e8710a", "width": 1, "style": Qt.PenStyle.DotLine}
 _PLOT_HEIGHT = 150
 _ENDED = {"finished": "every batch ran", "diverged": "the loss exploded",
           "stopped": "cancelled"}
-
-
-def _find_task(project, root, discovery):
-    def task(on_event, stop):
-        return find_learning_rate(project, root, on_event, stop, discovery=discovery)
-
-    return task
 
 
 def rate_text(rate: float) -> str:
@@ -136,8 +130,8 @@ class LrFinderView(QWidget):
         self.status.setText("Loading the data…")
         self.progress.setValue(0)
         self.progress.setFormat("Starting…")
-        self.job.start(_find_task(self.doc.project.copy(), runs_root(self.doc.place),
-                                  self.discovery))
+        self.job.start(partial(find_learning_rate, self.doc.project.copy(),
+                               runs_root(self.doc.place), discovery=self.discovery))
         self.refresh()
 
     def use_suggestion(self) -> None:
