@@ -246,9 +246,9 @@ def _prepare(session: _Session, folder: RunFolder, project: Project, plan: _Plan
 
 def prepare(project: Project, batch_size: int, on_event: OnEvent, stop: threading.Event,
             discovery: DeviceDiscovery | None = None) -> Prepared:
-    """Start TensorFlow, load the data, find the devices, seed and set the precision, and
-    make the pipelines in batches of ``batch_size``. The caller sets the precision back to
-    float32 once done."""
+    """Start TensorFlow, load the data, register the task's Keras objects, find the devices,
+    seed and set the precision, and make the pipelines in batches of ``batch_size``. The
+    caller sets the precision back to float32 once done."""
     settings = project.training
     note = start_tensorflow()
     if note:
@@ -258,6 +258,7 @@ def prepare(project: Project, batch_size: int, on_event: OnEvent, stop: threadin
         on_event({"type": "note", "text": text})
     import keras
 
+    task_for(loaded.info.task).register_keras_objects()  # a checkpoint or run's model loads
     devices = (discovery or TensorFlowDiscovery()).discover()
     names = training_devices(settings.device, devices)
     apply_determinism(settings.device.deterministic, settings.seed)
@@ -362,7 +363,6 @@ def _model(project: Project, info: DatasetInfo, plan: _Plan, pipes: Pipelines,
     from the imported weights or a run's model if the project says so."""
     import keras
 
-    task_for(info.task).register_keras_objects()
     if plan.checkpoint is not None:
         model = keras.saving.load_model(plan.checkpoint, safe_mode=True)
         reduce_only_across_devices(model.optimizer)

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from studio.core.base.events import Event
 from studio.core.hardware.devices import DeviceDiscovery
 from studio.core.runs.folders import runs_root
-from studio.core.training.lr_finder import LrFinding, find_learning_rate
+from studio.core.training.lr_finder import LrFinding, RangeTest, find_learning_rate
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.jobs import JobSlot
 
@@ -106,11 +106,12 @@ class LrFinderView(QWidget):
         running = self.job.busy()
         analysis = self.doc.analysis()
         self.find.setEnabled(analysis.ok and not running)
+        test = RangeTest()
         self.find.setToolTip(
-            "A short run with the learning rate growing each batch from 1e-7 to 10 (at most "
-            "100 batches), the loss drawn against the rate and the rate where it falls "
-            "fastest suggested. Nothing is saved: no run, no checkpoint" if analysis.ok
-            else f"Cannot find a rate: {analysis.reason}")
+            f"A short run with the learning rate growing each batch from {test.start:g} to "
+            f"{test.end:g} (at most {test.batches} batches), the loss drawn against the rate "
+            "and the rate where it falls fastest suggested. Nothing is saved: no run, no "
+            "checkpoint" if analysis.ok else f"Cannot find a rate: {analysis.reason}")
         self.cancel.setVisible(running)
         self.progress.setVisible(running)
         suggestion = self.finding.suggestion if self.finding is not None else None
@@ -156,6 +157,8 @@ class LrFinderView(QWidget):
         if finding.suggestion is not None:
             self.status.setText(f"The loss falls fastest at {rate_text(finding.suggestion)} "
                                 f"({how}).")
+        elif finding.status == "stopped":
+            self.status.setText(f"No suggestion: {how} before the loss clearly fell.")
         else:
             self.status.setText(f"No suggestion: the loss did not clearly fall ({how}).")
         if finding.rates:
