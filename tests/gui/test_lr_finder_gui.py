@@ -74,3 +74,15 @@ def test_cancel_stops_the_test_and_says_so(qtbot, view, gate):
     assert view.finding.status == "stopped" and not view.finding.rates
     assert "cancelled" in view.status.text() and not view.use.isVisible()
     assert view.find.isEnabled() and not view.cancel.isVisible()
+
+
+def test_the_training_docks_optimizer_tab_holds_the_finder(qtbot, tmp_path):
+    from studio.gui.training.panel import TrainingPanel
+
+    panel = TrainingPanel(ProjectDocument(regression_project(tmp_path)),
+                          StaticDiscovery(Devices(CPU)))
+    qtbot.addWidget(panel)
+    optimizer_tab = panel.settings.widget(0)
+    assert panel.settings.tabText(0) == "Optimizer"
+    assert optimizer_tab.isAncestorOf(panel.lr_finder.find)
+    assert optimizer_tab.isAncestorOf(panel.optimizer_form.learning_rate)
