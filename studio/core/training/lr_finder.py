@@ -81,10 +81,13 @@ def find_learning_rate(project: Project, run_root: Path, on_event: OnEvent | Non
     from the weights it starts from (a run's model is read under ``run_root``), its optimizer
     with the rate the test sets (no schedule), on its devices.
 
-    The model is built for the test and dropped after it, so nothing of it reaches the
-    project or its runs. Reports ``progress`` events (loading the data, then each batch)
-    and ``note`` events; setting ``stop`` ends it after the current batch, with what it found
-    so far. Raises TrainingError (one line) when it cannot run.
+    The test reads ``test.batches`` batches even when an epoch has fewer (the pipeline
+    repeats): its curve needs that many points along the rates more than it needs unseen
+    data; on data of more batches it stops within the first epoch. The model is built for
+    the test and dropped after it (``range_test`` restores its weights anyway), so nothing
+    of it reaches the project or its runs. Reports ``progress`` events (loading the data,
+    then each batch) and ``note`` events; setting ``stop`` ends it after the current batch,
+    with what it found so far. Raises TrainingError (one line) when it cannot run.
     """
     on_event = on_event or (lambda event: None)
     stop = stop or threading.Event()
