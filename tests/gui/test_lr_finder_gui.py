@@ -86,3 +86,23 @@ def test_the_training_docks_optimizer_tab_holds_the_finder(qtbot, tmp_path):
     assert panel.settings.tabText(0) == "Optimizer"
     assert optimizer_tab.isAncestorOf(panel.lr_finder.find)
     assert optimizer_tab.isAncestorOf(panel.optimizer_form.learning_rate)
+
+
+def test_find_beside_the_learning_rate_starts_the_finder(qtbot, tmp_path, gate):
+    from studio.gui.training.panel import TrainingPanel
+
+    project = regression_project(tmp_path)
+    describe(project.dataset)  # the CSV read here, as the window reads it in the background
+    panel = TrainingPanel(ProjectDocument(project), StaticDiscovery(Devices(CPU)))
+    qtbot.addWidget(panel)
+    panel.show()
+    button = panel.find_rate_button
+    assert button.parentWidget() is panel.optimizer_form.learning_rate.parentWidget()
+    gate.before(lr_finder, "range_test")
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(gate.reached.is_set, timeout=60_000)
+    assert panel.lr_finder.cancel.isVisible()
+    qtbot.mouseClick(panel.lr_finder.cancel, Qt.MouseButton.LeftButton)
+    gate.open()
+    qtbot.waitUntil(lambda: not panel.lr_finder.job.busy())
+    shutdown_jobs(panel)

@@ -16,10 +16,12 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     QStyle,
     QTabWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -211,6 +213,15 @@ class TrainingPanel(QWidget):
         optimizer_column.setContentsMargins(0, 0, 0, 0)
         optimizer_column.addWidget(self.optimizer_form)
         optimizer_column.addWidget(self.lr_finder)
+        # the finder starts beside the rate it finds too: below the form, a small dock hides it
+        self.find_rate_button = QToolButton()
+        self.find_rate_button.setText("Find…")
+        self.find_rate_button.setObjectName("find-learning-rate")
+        self.find_rate_button.setToolTip("Find a good learning rate: a short run with the rate "
+                                         "growing each batch (its curve is drawn below)")
+        self.find_rate_button.clicked.connect(self._find_learning_rate)
+        self.optimizer_form.learning_rate.parentWidget().layout().addWidget(
+            self.find_rate_button)
         self.stopping_form = StoppingForm(doc)
         self.device_form = DeviceForm(doc, discovery)
         self.estimate_view = EstimateView(doc, discovery)
@@ -261,6 +272,13 @@ class TrainingPanel(QWidget):
         for signal in (doc.replaced, doc.path_changed, self.run_finished):
             signal.connect(self._forget_run_models)
         self.refresh()
+
+    def _find_learning_rate(self) -> None:
+        """Start the learning-rate finder and bring it into view."""
+        self.lr_finder.start()
+        scroller = self.settings.widget(0)
+        if isinstance(scroller, QScrollArea):
+            scroller.ensureWidgetVisible(self.lr_finder)
 
     def unscrolled_height(self) -> int:
         """The least height that shows the panel without scrolling, with room for a second
