@@ -1,6 +1,6 @@
-"""``studio search PROJECT [--strategy S] [--trials N] [--startup-trials N] [--workers N] [--ray ADDRESS]
-[--resume SEARCH_DIR] [--json]``: a line per trial and the best, or one JSON document; exit 2
-for a space that cannot be searched or a runner that is not there."""
+"""``studio search PROJECT [--strategy S] [--trials N] [--startup-trials N] [--workers N]
+[--ray ADDRESS] [--resume SEARCH_DIR] [--json]``: a line per trial and the best, or one JSON
+document; exit 2 for a space that cannot be searched or a runner that is not there."""
 
 from __future__ import annotations
 
