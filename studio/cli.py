@@ -120,6 +120,10 @@ def _search_parser(sub) -> None:
     search.add_argument("project", type=Path, help="project file whose search space to use")
     search.add_argument("--strategy", choices=STRATEGIES, help="override the project's strategy")
     search.add_argument("--trials", type=int, help="how many trials (random, bayes, hyperband)")
+    search.add_argument("--startup-trials", type=int, metavar="N",
+                        help="trials bayes and hyperband draw at random before their model "
+                        "proposes (default: the project's, automatically a fifth of the "
+                        "trials, 2 to 10)")
     search.add_argument("--workers", type=int, help="trials run at once, each in its own process")
     add_arguments(search)
     search.add_argument("--ray", metavar="ADDRESS",
@@ -617,6 +621,8 @@ def _searched_project(args: argparse.Namespace):
         project.search.strategy = args.strategy
     if args.trials is not None:
         project.search.trials = args.trials
+    if args.startup_trials is not None:
+        project.search.startup_trials = args.startup_trials
     apply_space(project, args.dim, args.epochs)
     return project
 
@@ -640,11 +646,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     from studio.core.search.runner import SearchError, TrialRecord
 
     _positive(args.trials, "--trials")
+    _positive(args.startup_trials, "--startup-trials")
     _positive(args.workers, "--workers")
     if args.resume is not None and (args.strategy is not None or args.trials is not None
+                                    or args.startup_trials is not None
                                     or args.dim or args.epochs is not None):
         raise CliError("--resume continues a search with its own space, strategy and trials; "
-                       "--dim, --epochs, --strategy and --trials do not apply.")
+                       "--dim, --epochs, --strategy, --trials and --startup-trials do not "
+                       "apply.")
     start = _search_runner(args)
     metric = ""
 

@@ -1,6 +1,6 @@
-"""``studio search PROJECT [--strategy S] [--trials N] [--workers N] [--ray ADDRESS]
-[--resume SEARCH_DIR] [--json]``: a line per trial and the best, or one JSON document; exit 2
-for a space that cannot be searched or a runner that is not there."""
+"""``studio search PROJECT [--strategy S] [--trials N] [--startup-trials N] [--workers N]
+[--ray ADDRESS] [--resume SEARCH_DIR] [--json]``: a line per trial and the best, or one JSON
+document; exit 2 for a space that cannot be searched or a runner that is not there."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from studio.cli import main
 from studio.core.project.document import Dimension, save_project
 from studio.core.runs.history import read_run
+from studio.core.search.state import read_state
 from tests.core.test_search import LEARNING_RATES, searched, table_project
 
 TRIAL = re.compile(r"^trial (?P<number>\d+)  (?P<status>\w+)  val_accuracy \d\.\d{4}  "
@@ -40,10 +41,11 @@ def test_search_prints_a_line_per_trial_then_the_best(project_file, capsys):
 
 def test_options_override_the_project_and_json_tells_everything(project_file, capsys):
     code = main(["search", str(project_file), "--strategy", "random", "--trials", "1",
-                 "--workers", "2", "--json"])
+                 "--startup-trials", "3", "--workers", "2", "--json"])
     assert code == 0
     document = json.loads(capsys.readouterr().out)
     assert not document["stopped"] and document["metric"] == "val_accuracy"
+    assert read_state(Path(document["search_dir"])).project.search.startup_trials == 3
     [trial] = document["trials"]
     assert trial["status"] == "finished" and document["best"] == trial["number"]
     assert trial["params"]["training.learning_rate"] in (0.01, 0.001)

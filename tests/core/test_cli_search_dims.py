@@ -102,7 +102,12 @@ def test_a_bad_dimension_is_one_line_with_exit_2_and_nothing_written(project_fil
 def test_resume_takes_no_new_space(project_file, tmp_path, capsys):
     assert main(["search", str(project_file), "--resume", str(tmp_path), "--dim",
                  "training.learning_rate=0.1"]) == 1
-    one_line_error(capsys, "--dim, --epochs, --strategy and --trials do not apply")
+    one_line_error(capsys, "--strategy, --trials and --startup-trials do not apply")
+
+
+def test_a_random_start_below_1_is_one_line(project_file, capsys):
+    assert main(["search", str(project_file), "--startup-trials", "0"]) == 1
+    one_line_error(capsys, "--startup-trials must be at least 1, not 0.")
 
 
 def test_an_unknown_target_error_is_raised_as_a_usage_error(tmp_path):

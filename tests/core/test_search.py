@@ -163,6 +163,7 @@ def test_hyperband_prunes_trials_that_fall_behind(tmp_path, pool):
                        workers=1)
     project.training.epochs = 9  # rungs at 1 and 3 epochs; the study's fixed name fixes brackets
     project.search.metric = "val_loss"
+    project.search.startup_trials = 4  # all drawn at random: TPE would leave the slow rate
     result, _ = search(project, tmp_path, pool)
     statuses = [t.status for t in result.trials]
     assert "pruned" in statuses and "finished" in statuses

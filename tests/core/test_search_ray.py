@@ -141,6 +141,7 @@ def test_hyperband_on_ray_prunes_trials_that_fall_behind(tmp_path, ray_instance)
                        workers=1)
     project.training.epochs = 9  # rungs at 1 and 3 epochs
     project.search.metric = "val_loss"
+    project.search.startup_trials = 4  # all drawn at random: TPE would leave the slow rate
     result, _ = search(project, tmp_path)
     statuses = [t.status for t in result.trials]
     assert "pruned" in statuses and "finished" in statuses

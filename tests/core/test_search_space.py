@@ -140,7 +140,7 @@ def test_the_search_is_saved_with_the_project(project, tmp_path):
     project.search = SearchSettings(
         dimensions=[Dimension(LR, low=1e-4, high=1e-1, scale="log", count=4),
                     Dimension(training_target("optimizer"), values=["adam", "sgd"])],
-        strategy="bayes", trials=12, seed=3, workers=2, metric="val_loss")
+        strategy="bayes", trials=12, seed=3, workers=2, metric="val_loss", startup_trials=5)
     path = tmp_path / "p.studio.json"
     save_project(project, path)
     assert load_project(path).search == project.search

@@ -233,6 +233,35 @@ def test_settings_are_undo_steps_and_the_count_follows_the_strategy(window, qtbo
     assert not panel.trials.isEnabled()
 
 
+def test_the_random_start_shows_its_automatic_count_for_tpe_and_an_edit_is_one_undo_step(
+        qtbot):
+    doc = ProjectDocument(hidden_layer_project())
+    panel = SearchPanel(doc)
+    qtbot.addWidget(panel)
+    startup = panel.editor.startup
+    assert not startup.isVisibleTo(panel)  # a grid draws nothing at random
+    panel.strategy.setCurrentIndex(panel.strategy.findData("bayes"))
+    assert startup.isVisibleTo(panel)
+    assert startup.text() == "Auto (2)"  # 10 trials
+    panel.trials.setValue(20)
+    assert startup.text() == "Auto (4)"
+    assert "a fifth of the trials" in startup.toolTip()
+
+    steps = doc.undo_stack.count()
+    startup.setFocus()
+    qtbot.keyClick(startup, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(startup, "7")
+    assert doc.project.search.startup_trials == 7 and startup.text() == "7"
+    assert doc.undo_stack.count() == steps + 1
+    doc.undo_stack.undo()
+    assert doc.project.search.startup_trials is None and startup.text() == "Auto (4)"
+    panel.strategy.setCurrentIndex(panel.strategy.findData("hyperband"))
+    assert startup.isVisibleTo(panel)  # Hyperband samples with the same TPE
+    panel.strategy.setCurrentIndex(panel.strategy.findData("random"))
+    assert not startup.isVisibleTo(panel)
+    shutdown_jobs(panel)
+
+
 def test_the_add_menu_offers_every_searchable_value_and_opens_the_dialog(window, qtbot):
     show_tab(qtbot, window, "Search")
     panel = window.search

@@ -25,7 +25,7 @@ from studio.core.tasks.registry import DEFAULT_TASK, TASKS
 if TYPE_CHECKING:
     import jsonschema
 
-FORMAT_VERSION = 9
+FORMAT_VERSION = 10
 SUFFIX = ".studio.json"
 SCHEMA_PATH = Path(__file__).with_name("project.schema.json")
 MAX_FILE_BYTES = 64 * 2**20
@@ -270,7 +270,9 @@ class SearchSettings:
     hyperband; a grid tries every combination), the sampler's seed, how many trials run at
     once, and the metric to optimise (losses and errors are minimised, accuracies and mAP
     maximised); a metric the project's task does not log gives way to the task's default
-    (``search.space.search_metric``)."""
+    (``search.space.search_metric``). ``startup_trials``: how many trials the TPE sampler of
+    bayes and hyperband draws at random before its model proposes (None: by the number of
+    trials, ``search.space.startup_trials``)."""
 
     dimensions: list[Dimension] = field(default_factory=list)
     strategy: str = "grid"
@@ -278,6 +280,7 @@ class SearchSettings:
     seed: int = 0
     workers: int = 1
     metric: str = "val_accuracy"
+    startup_trials: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form stored in the project."""

@@ -69,9 +69,16 @@ def _v8_to_v9(document: Document) -> Document:
     return {**document, "format_version": 9}
 
 
+def _v9_to_v10(document: Document) -> Document:
+    """Format 10 adds the random start-up trials of a Bayesian or Hyperband search; a v9
+    project has none and gets the automatic count. Format 9 always drew 10 (Optuna's
+    default, never a person's choice), which made a search of 10 trials or fewer random."""
+    return {**document, "format_version": 10}
+
+
 STEPS: dict[int, Callable[[Document], Document]] = {
     1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7,
-    7: _v7_to_v8, 8: _v8_to_v9}
+    7: _v7_to_v8, 8: _v8_to_v9, 9: _v9_to_v10}
 """Format version -> the step that turns such a document into the next version."""
 
 

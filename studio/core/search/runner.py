@@ -4,10 +4,12 @@ and worker processes train the trials (``search_worker``), each trial an ordinar
 Strategies: ``grid`` tries every combination of the dimensions' points, in order (each is
 enqueued, so a resumed grid runs only the combinations not yet tried; Optuna's GridSampler is
 the study's sampler but never has to choose); ``random`` samples with ``RandomSampler``;
-``bayes`` with ``TPESampler``; ``hyperband`` with ``TPESampler`` and a ``HyperbandPruner``
-(rungs from epoch 1 to the project's epochs) fed each epoch's metric, which stops poor trials
-early ("pruned"). Samplers are seeded with the search's seed plus the number of trials kept, so
-a search is repeatable and a resumed one does not redraw the trials it already has.
+``bayes`` with ``TPESampler``, whose first trials are random (``space.startup_trials``: by
+default a fifth of the trials, 2 to 10); ``hyperband`` with the same ``TPESampler`` and a
+``HyperbandPruner`` (rungs from epoch 1 to the project's epochs) fed each epoch's metric, which
+stops poor trials early ("pruned"). Samplers are seeded with the search's seed plus the number
+of trials kept, so a search is repeatable and a resumed one does not redraw the trials it
+already has.
 
 A trial's value is the best epoch's value of the search metric (lowest for losses, highest
 for accuracies), not the last epoch's. Events are plain dicts (see ``run_search`` and
@@ -32,6 +34,7 @@ from studio.core.search.space import (
     param_for,
     problems,
     searched_project,
+    startup_trials,
     trial_count,
 )
 from studio.core.search.state import (
@@ -180,7 +183,8 @@ def _study(state: SearchState) -> Any:
     elif search.strategy == "random":
         sampler = optuna.samplers.RandomSampler(seed=seed)
     else:
-        sampler = optuna.samplers.TPESampler(seed=seed)
+        sampler = optuna.samplers.TPESampler(seed=seed,
+                                             n_startup_trials=startup_trials(search))
         if search.strategy == "hyperband":
             pruner = optuna.pruners.HyperbandPruner(
                 min_resource=1, max_resource=max(1, state.project.training.epochs))

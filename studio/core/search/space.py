@@ -310,6 +310,8 @@ def problems(project: Project, search: SearchSettings) -> list[str]:
         found.append("The number of trials must be at least 1.")
     if search.workers < 1:
         found.append("At least one trial must run at a time.")
+    if search.startup_trials is not None and search.startup_trials < 1:
+        found.append("The random start-up trials must be at least 1.")
     if not found and search.strategy == "grid" and grid_size(project, search) > MAX_GRID_POINTS:
         found.append(f"The grid has {grid_size(project, search):,} combinations, more than "
                      f"{MAX_GRID_POINTS:,}: use fewer values, or random or Bayesian search.")
@@ -348,6 +350,21 @@ def trial_count(project: Project, search: SearchSettings) -> int:
     if search.strategy == "grid":
         return grid_size(project, search)
     return search.trials
+
+
+def auto_startup_trials(trials: int) -> int:
+    """The random start-up trials of a TPE search of ``trials`` trials when none are set: a
+    fifth of them, at least 2 (TPE needs points to model) and at most 10 (Optuna's default,
+    which left a search of 10 trials or fewer without a model)."""
+    return min(10, max(2, trials // 5))
+
+
+def startup_trials(search: SearchSettings) -> int:
+    """How many trials ``search``'s TPE sampler (bayes, hyperband) draws at random before its
+    model proposes: the one set, or the automatic count."""
+    if search.startup_trials is not None:
+        return search.startup_trials
+    return auto_startup_trials(search.trials)
 
 
 def mean_epochs(project: Project, search: SearchSettings) -> float:

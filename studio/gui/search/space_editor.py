@@ -1,5 +1,6 @@
 """The search space and strategy of the Search tab: the dimensions searched (added, edited and
-removed as undo steps) and the strategy, trial count, parallelism, seed and metric."""
+removed as undo steps) and the strategy, trial count, random start-up trials, parallelism,
+seed and metric."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from studio.core.search.space import (
     STRATEGY_NAMES,
     TRAINING_TARGETS,
     SearchSpaceError,
+    auto_startup_trials,
     check_dimension,
     layer_target,
     metric_choices,
@@ -44,6 +46,8 @@ from studio.gui.widgets.dimension_dialog import (
 from studio.gui.widgets.document import ProjectDocument
 
 TARGET_ROLE = Qt.ItemDataRole.UserRole
+TPE_STRATEGIES = ("bayes", "hyperband")
+"""The strategies whose TPE sampler starts with random trials."""
 EMPTY_HINT = ("Nothing is searched yet. Click the\nmagnifier beside a layer parameter\n"
               "or a training setting, or Add… below.")
 
@@ -105,6 +109,11 @@ class SpaceEditor(QWidget):
         self.trials = _spin(1, 100_000, "How many trials random, Bayesian and Hyperband search "
                             "run (a grid runs every combination)", "search-trials")
         self.trials.valueChanged.connect(lambda v: self._edit("trials", v, "number of trials"))
+        self.startup = _spin(0, 100_000, "How many trials Bayesian and Hyperband search draw at "
+                             "random before TPE's model proposes values. Auto: a fifth of the "
+                             "trials, at least 2 and at most 10", "search-startup")
+        self.startup.valueChanged.connect(
+            lambda v: self._edit("startup_trials", v or None, "random start-up trials"))
         self.workers = _spin(1, cores, "How many trials run at once, each in its own "
                              "process with its share of the CPU cores", "search-workers")
         self.workers.valueChanged.connect(lambda v: self._edit("workers", v, "trials at once"))
@@ -125,11 +134,11 @@ class SpaceEditor(QWidget):
         for button in (self.add_button, self.edit_button, self.remove_button):
             dimension_buttons.addWidget(button)
         dimension_buttons.addStretch(1)
-        form = QFormLayout()
+        self.form = QFormLayout()
         for label, widget in (("Strategy", self.strategy), ("Trials", self.trials),
-                              ("At once", self.workers), ("Seed", self.seed),
-                              ("Optimise", self.metric_box)):
-            form.addRow(label, widget)
+                              ("Random start", self.startup), ("At once", self.workers),
+                              ("Seed", self.seed), ("Optimise", self.metric_box)):
+            self.form.addRow(label, widget)
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
         title = QLabel("Search space")
@@ -137,7 +146,7 @@ class SpaceEditor(QWidget):
         column.addWidget(title)
         column.addWidget(self.dimensions, 1)
         column.addLayout(dimension_buttons)
-        column.addLayout(form)
+        column.addLayout(self.form)
         self.dimensions.setMinimumHeight(70)
 
     def _edit(self, field: str, value: Any, label: str) -> None:
@@ -227,8 +236,10 @@ class SpaceEditor(QWidget):
                 combo.blockSignals(True)
                 combo.setCurrentIndex(combo.findData(value))
                 combo.blockSignals(False)
+        self.startup.setSpecialValueText(f"Auto ({auto_startup_trials(search.trials)})")
         for spin, value in ((self.trials, search.trials), (self.workers, search.workers),
-                            (self.seed, search.seed)):
+                            (self.seed, search.seed),
+                            (self.startup, search.startup_trials or 0)):
             if spin.value() != value:
                 spin.blockSignals(True)
                 spin.setValue(value)
@@ -236,3 +247,4 @@ class SpaceEditor(QWidget):
         self.trials.setEnabled(search.strategy != "grid")
         self.trials.setToolTip(self.trials.toolTip().split(" (now ")[0] + (
             " (now a grid: every combination)" if search.strategy == "grid" else ""))
+        self.form.setRowVisible(self.startup, search.strategy in TPE_STRATEGIES)
