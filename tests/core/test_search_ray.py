@@ -21,7 +21,6 @@ from studio.cli import main
 from studio.core.project.document import Dimension, save_project
 from studio.core.runs.history import read_run, run_folders
 from studio.core.search.on_ray import (
-    AUTH_ENVIRONMENT,
     USAGE_STATS,
     _connected,
     resume_search_on_ray,
@@ -206,37 +205,6 @@ def test_an_address_where_no_ray_cluster_answers_is_refused_in_plain_words(
     save_project(searched(table_project(tmp_path), "grid", LEARNING_RATES), path)
     assert main(["search", str(path), "--ray", "127.0.0.1:9"]) == 2
     assert "No Ray cluster answers at 127.0.0.1:9" in capsys.readouterr().err
-
-
-def test_a_clusters_token_is_where_ray_reads_it_while_connecting_and_only_then(
-        tmp_path, monkeypatch):
-    for name in AUTH_ENVIRONMENT:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # as this process had it before
-    seen = []
-
-    def init(**options):  # Ray as it connects: the environment it reads the token from
-        seen.append({name: os.environ.get(name) for name in AUTH_ENVIRONMENT})
-        raise (ray.exceptions.AuthenticationError("token mismatch") if len(seen) == 1
-               else ConnectionError("not started in this test"))
-
-    monkeypatch.setattr(ray, "is_initialized", lambda: False)
-    monkeypatch.setattr(ray, "init", init)
-    project = searched(table_project(tmp_path), "grid", LEARNING_RATES)
-    with socket.create_server(("127.0.0.1", 0)) as head:  # something listens at HOST:PORT
-        address = f"127.0.0.1:{head.getsockname()[1]}"
-        with pytest.raises(SearchError, match=f"The Ray cluster at {address} refused the "
-                                              f"connection: it asks for its token"):
-            run_search_on_ray(project, tmp_path / "runs", tmp_path / "search",
-                              address=address, token="wrong")
-        with pytest.raises(SearchError, match="Cannot connect"):
-            run_search_on_ray(project, tmp_path / "runs", tmp_path / "search",
-                              address=address)
-    assert seen == [{"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": "wrong",
-                     "RAY_AUTH_TOKEN_PATH": None},
-                    {"RAY_AUTH_MODE": "disabled", "RAY_AUTH_TOKEN": None,
-                     "RAY_AUTH_TOKEN_PATH": None}]
-    assert not (tmp_path / "search").exists()  # nothing started
 
 
 def test_a_trial_whose_ray_actor_dies_fails_and_the_search_goes_on(tmp_path, ray_instance):

@@ -97,7 +97,8 @@ class SearchRunner(QObject):
         self.checking.failed.connect(self._refused)
         self.checking.finished.connect(self._checked)
         self.then: Callable[[], None] | None = None
-        """What starts once the check passes."""
+        """What starts once the check passes (on the Ray checked, whatever is chosen
+        meanwhile)."""
         self.job = JobSlot(self)
         self.job.event.connect(self._on_event)
         self.job.succeeded.connect(self._on_succeeded)
@@ -181,14 +182,14 @@ class SearchRunner(QObject):
         if not self.is_running() and not self.reasons():
             self._when_reachable(self._start)
 
-    def _start(self) -> None:
+    def _start(self, ray: RayTarget | None) -> None:
         project = searched_project(self.doc.project)
         root = runs_root(self.doc.place)
         self.search_dir = str(search_folder(self.doc.place))
         self.searched = project
         self.warm_workers()
         self._launch(_search_task(project, root, Path(self.search_dir), project.search.workers,
-                                  self.pool, self.engine.ray()),
+                                  self.pool, ray),
                      "Starting the search: loading TensorFlow and the data…")
 
     def resume(self) -> None:
@@ -196,21 +197,22 @@ class SearchRunner(QObject):
         if not self.is_running() and self.outcome == "stopped" and self.search_dir:
             self._when_reachable(self._resume)
 
-    def _resume(self) -> None:
+    def _resume(self, ray: RayTarget | None) -> None:
         workers = self.doc.project.search.workers
         self.warm_workers()
         self._launch(_resume_task(Path(self.search_dir), runs_root(self.doc.place), workers,
-                                  self.pool, self.engine.ray()),
+                                  self.pool, ray),
                      "Resuming the search…")
 
-    def _when_reachable(self, then: Callable[[], None]) -> None:
-        """Call ``then`` now for a search here; for one on Ray, once a thread has found Ray
-        installed and its address answering (the refusal is the status line otherwise)."""
+    def _when_reachable(self, then: Callable[[RayTarget | None], None]) -> None:
+        """Call ``then`` with the chosen Ray (None: here): now for a search here; for one on
+        Ray, once a thread has found Ray installed and its address answering (the refusal is
+        the status line otherwise)."""
         ray = self.engine.ray()
         if ray is None:
-            then()
+            then(None)
             return
-        self.then = then
+        self.then = lambda: then(ray)
         self.status.setStyleSheet("")
         self.status.setText(f"Looking for Ray at {ray.address}…")
         self.checking.start(_check_task(ray.address))
