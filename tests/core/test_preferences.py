@@ -74,3 +74,18 @@ def test_a_file_that_is_not_preferences_gives_the_defaults(tmp_path):
     path.write_text('["not", "preferences"]')
     preferences = Preferences.load(path)
     assert preferences.recent_projects == [] and "not a Layer Studio" in preferences.note
+
+
+def test_the_search_engine_and_address_are_remembered_and_a_strange_engine_is_not(tmp_path):
+    path = tmp_path / "preferences.json"
+    preferences = Preferences.load(path)
+    assert (preferences.search_engine, preferences.ray_address) == ("workers", "")
+    preferences.search_engine, preferences.ray_address = "cluster", "10.0.0.5:6379"
+    preferences.save()
+    again = Preferences.load(path)
+    assert (again.search_engine, again.ray_address) == ("cluster", "10.0.0.5:6379")
+    assert "token" not in path.read_text()  # a cluster's token is never written
+    path.write_text(json.dumps({"version": VERSION, "search_engine": "quantum",
+                                "ray_address": 6379}))
+    odd = Preferences.load(path)
+    assert (odd.search_engine, odd.ray_address, odd.note) == ("workers", "", "")

@@ -1,7 +1,9 @@
 """The user's preferences: a small versioned JSON file in the platform's config folder.
 
 It holds what the app remembers between sessions apart from the window's layout (which Qt
-keeps): whether the welcome page has been shown and the recently used projects. A file that
+keeps): whether the welcome page has been shown, the recently used projects, and where the
+Search tab runs searches (the engine and the Ray cluster's address: they belong to this machine,
+not to a project; a cluster's token, a secret, is never written). A file that
 cannot be read, or that a newer Layer Studio wrote, is never fatal: the defaults are used and
 ``Preferences.note`` says why; a newer file is also left as it is.
 """
@@ -17,6 +19,8 @@ from studio.core.base.files import atomic_write_text
 VERSION = 1
 FILE_NAME = "preferences.json"
 MAX_RECENT = 10
+ENGINES = ("workers", "local", "cluster")
+"""Where a search runs: worker processes here, a Ray instance started for it, a Ray cluster."""
 
 
 @dataclass
@@ -28,6 +32,10 @@ class Preferences:
     """The welcome page has been shown once (so the next start opens straight on a project)."""
     recent_projects: list[str] = field(default_factory=list)
     """Project files, most recently opened or saved first."""
+    search_engine: str = ENGINES[0]
+    """Where the Search tab runs searches: one of ``ENGINES``."""
+    ray_address: str = ""
+    """The HOST:PORT of the Ray cluster searched on last."""
     note: str = ""
     """Why the file on disk was not used, in plain words; empty when it was (or is absent)."""
     writable: bool = True
@@ -53,16 +61,20 @@ class Preferences:
                        note=f"Your preferences in {path} were written by a newer Layer Studio; "
                             "this version uses its defaults and leaves that file unchanged.")
         recent = data.get("recent_projects", [])
+        engine, address = data.get("search_engine"), data.get("ray_address")
         return cls(path, welcome_seen=bool(data.get("welcome_seen", False)),
                    recent_projects=[p for p in recent if isinstance(p, str)][:MAX_RECENT]
-                   if isinstance(recent, list) else [])
+                   if isinstance(recent, list) else [],
+                   search_engine=engine if engine in ENGINES else ENGINES[0],
+                   ray_address=address if isinstance(address, str) else "")
 
     def save(self) -> None:
         """Write the preferences atomically (not when a newer version owns the file)."""
         if not self.writable:
             return
         data = {"version": VERSION, "welcome_seen": self.welcome_seen,
-                "recent_projects": self.recent_projects}
+                "recent_projects": self.recent_projects, "search_engine": self.search_engine,
+                "ray_address": self.ray_address}
         atomic_write_text(self.path, json.dumps(data, indent=2) + "\n")
 
     def add_recent(self, project: Path) -> None:

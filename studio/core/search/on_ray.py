@@ -11,9 +11,11 @@ trials it stops are "pruned" and their runs "stopped".
 
 Addresses are Ray's: ``local`` starts a Ray instance on this machine for the search (and
 shuts it down after), ``auto`` joins the cluster this machine is part of, ``HOST:PORT`` the
-cluster whose head listens there. Every node needs Layer Studio installed, and ``runs_root``,
-the dataset and ``search_dir`` must be paths every node can reach (shared storage). Ray's own
-records go to ``search_dir/ray``, away from the run history. Trials use CPUs only.
+cluster whose head listens there; ``token`` is that cluster's token when it asks for one
+(Ray's token authentication, ``RAY_AUTH_MODE=token``). Every node needs Layer Studio
+installed, and ``runs_root``, the dataset and ``search_dir`` must be paths every node can
+reach (shared storage). Ray's own records go to ``search_dir/ray``, away from the run history.
+Trials use CPUs only.
 """
 
 from __future__ import annotations
@@ -51,30 +53,48 @@ USAGE_STATS = "RAY_USAGE_STATS_ENABLED"
 private by default, so it is off wherever we start or join Ray unless set otherwise."""
 POLL_SECONDS = 0.5
 CONNECT_SECONDS = 5.0
+AUTH_ENVIRONMENT = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+"""Where Ray reads whether a cluster asks for a token and the token itself (Ray 2.52+)."""
 
 
 def run_search_on_ray(project: Project, runs_root: Path, search_dir: Path,
                       on_event: OnEvent | None = None,
                       stop: threading.Event | None = None, *, address: str,
-                      workers: int | None = None, report_every: int = 5) -> SearchResult:
-    """Search ``project.search``'s space on the Ray cluster at ``address``: arguments, events,
-    ``search.json`` and the result are those of ``search.run_search``, with ``workers`` trials
-    at once across the cluster. SearchError for a space that cannot be searched, without Ray,
-    or for a cluster that cannot be reached."""
+                      token: str = "", workers: int | None = None,
+                      report_every: int = 5) -> SearchResult:
+    """Search ``project.search``'s space on the Ray cluster at ``address`` (with its
+    ``token``, if it asks for one): arguments, events, ``search.json`` and the result are
+    those of ``search.run_search``, with ``workers`` trials at once across the cluster.
+    SearchError for a space that cannot be searched, without Ray, or for a cluster that
+    cannot be reached."""
     _import_ray()
     return _RaySearch(new_state(project, workers), runs_root, search_dir, on_event, stop,
-                      report_every).run(address)
+                      report_every).run(address, token)
 
 
 def resume_search_on_ray(search_dir: Path, runs_root: Path,
                          on_event: OnEvent | None = None,
                          stop: threading.Event | None = None, *, address: str,
-                         workers: int | None = None, report_every: int = 5) -> SearchResult:
+                         token: str = "", workers: int | None = None,
+                         report_every: int = 5) -> SearchResult:
     """Continue the search saved in ``search_dir`` on the Ray cluster at ``address``, keeping
     its finished, failed and pruned trials (as ``search.resume_search`` does)."""
     _import_ray()
     return _RaySearch(resumed_state(search_dir, workers), runs_root, search_dir, on_event, stop,
-                      report_every).run(address)
+                      report_every).run(address, token)
+
+
+def check_ray_address(address: str) -> None:
+    """SearchError, in one line, unless Ray is installed and ``address`` can be searched on:
+    ``local``, ``auto``, or a HOST:PORT where something answers (Ray itself would retry for
+    minutes). It waits up to ``CONNECT_SECONDS``: call it off the GUI thread."""
+    _import_ray()
+    if address.startswith("ray://"):
+        raise SearchError("Ray Client addresses (ray://…) cannot run a search: run studio "
+                          "search on a machine of the cluster, with --ray auto or "
+                          "--ray HOST:PORT.")
+    if address not in (LOCAL, "auto"):
+        _check_reachable(address)
 
 
 class _StopFlag:
@@ -119,12 +139,12 @@ class _RaySearch:
         self.flag: Any = None
         self.flagged = False
 
-    def run(self, address: str) -> SearchResult:
+    def run(self, address: str, token: str = "") -> SearchResult:
         """Connect to Ray and run the trials still to run; the search's result."""
         search = self.search
         ray = _import_ray()
         pending = search.prepare()
-        with _connected(ray, address):
+        with _connected(ray, address, token):
             search.begin()
             if pending and not search.stop.is_set():
                 self._tune(ray, pending)
@@ -256,37 +276,70 @@ def _import_ray() -> Any:
 
 
 @contextmanager
-def _connected(ray: Any, address: str) -> Iterator[None]:
-    """Connected to the Ray cluster at ``address`` for the block: a connection this process
-    already has is used as it is, one made here is closed after. Ray's usage statistics are
-    off in this process and in the workers of the job (a cluster's head keeps its own
-    setting, chosen when it was started)."""
+def _connected(ray: Any, address: str, token: str = "") -> Iterator[None]:
+    """Connected to the Ray cluster at ``address`` (with ``token``, if given) for the block:
+    a connection this process already has is used as it is, one made here is closed after.
+    Ray's usage statistics are off in this process and in the workers of the job (a
+    cluster's head keeps its own setting, chosen when it was started)."""
     os.environ.setdefault(USAGE_STATS, "0")
     if ray.is_initialized():
         yield
         return
-    if address.startswith("ray://"):
-        raise SearchError("Ray Client addresses (ray://…) cannot run a search: run studio "
-                          "search on a machine of the cluster, with --ray auto or "
-                          "--ray HOST:PORT.")
-    if address not in (LOCAL, "auto"):
-        _check_reachable(address)
+    check_ray_address(address)
     options = {"include_dashboard": False} if address == LOCAL else {}
+    with _token(token):
+        try:
+            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False,
+                     runtime_env={"env_vars": {USAGE_STATS: os.environ[USAGE_STATS]}},
+                     **options)
+        except ray.exceptions.AuthenticationError:
+            raise SearchError(f"The Ray cluster at {address} refused the connection: it asks "
+                              f"for its token (ray get-auth-token on its head prints it), and "
+                              f"the token given is missing or not its own.") from None
+        except ConnectionError as exc:
+            raise _refusal(address, exc) from None
+        try:
+            yield
+        finally:
+            ray.shutdown()
+
+
+def _refusal(address: str, exc: ConnectionError) -> SearchError:
+    """Why Ray could not connect to ``address``, in words."""
+    if address == "auto":
+        return SearchError("No Ray cluster runs on this machine to join (address auto): "
+                           "start one with `ray start --head`, give its head's HOST:PORT, "
+                           "or use local to start one for this search.")
+    return SearchError(f"Cannot connect to the Ray cluster at {address} ({exc}). If it uses "
+                       f"Ray's token authentication, give its token (the Search tab's Token, "
+                       f"or RAY_AUTH_MODE=token with RAY_AUTH_TOKEN or ~/.ray/auth_token).")
+
+
+@contextmanager
+def _token(token: str) -> Iterator[None]:
+    """With ``token``, Ray's token authentication on in this process for the block, where Ray
+    reads it (its environment), and as it was after; without, the environment as it is.
+    Ray caches the mode and the token once read: both are read again on the way in and out."""
+    if not token:
+        yield
+        return
+    from ray._raylet import AuthenticationTokenLoader, Config
+
+    before = {name: os.environ.get(name) for name in AUTH_ENVIRONMENT}
+    os.environ.pop("RAY_AUTH_TOKEN_PATH", None)
+    os.environ.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token})
     try:
-        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False,
-                 runtime_env={"env_vars": {USAGE_STATS: os.environ[USAGE_STATS]}}, **options)
-    except ConnectionError as exc:
-        if address == "auto":
-            raise SearchError("No Ray cluster runs on this machine to join (address auto): "
-                              "start one with `ray start --head`, give its head's HOST:PORT, "
-                              "or use local to start one for this search.") from None
-        raise SearchError(f"Cannot connect to the Ray cluster at {address} ({exc}). If it "
-                          f"uses Ray's token authentication, set RAY_AUTH_MODE=token and its "
-                          f"token (RAY_AUTH_TOKEN, or ~/.ray/auth_token).") from None
-    try:
+        Config.initialize("")
+        AuthenticationTokenLoader.instance().reset_cache()
         yield
     finally:
-        ray.shutdown()
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        Config.initialize("")  # the mode before the cache, as Ray's own tests reset them
+        AuthenticationTokenLoader.instance().reset_cache()
 
 
 def _check_reachable(address: str) -> None:

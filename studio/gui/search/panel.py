@@ -1,9 +1,10 @@
-"""The Search tab: the search space and strategy, how many trials and about how long, Start,
-Stop and Resume, and the search watched live (trial table, overlaid curves, parallel
-coordinates); "Apply best to project" copies the winning values into the design.
+"""The Search tab: the search space and strategy, how many trials and about how long, where
+they run (this machine or Ray), Start, Stop and Resume, and the search watched live (trial
+table, overlaid curves, parallel coordinates); "Apply best to project" copies the winning
+values into the design.
 
-The tab puts together four parts: the space editor, the estimate, the runner and the
-results, each in a module of its own."""
+The tab puts together five parts: the space editor, the engine, the estimate, the runner and
+the results, each in a module of its own."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
+from studio.core.base.preferences import ENGINES
 from studio.core.search.space import problems
+from studio.gui.search.engine import EngineChoice
 from studio.gui.search.estimate import SearchEstimate
 from studio.gui.search.results import SearchResults
 from studio.gui.search.runner import ERROR_STYLE, SearchRunner
@@ -38,20 +41,29 @@ class SearchPanel(QWidget):
     """A search ended: ``finished``, ``stopped`` or ``failed``."""
     run_requested = Signal(str)
     """The person asked to see a trial's run (its folder) in the run history."""
+    engine_changed = Signal(str, str)
+    """The engine or the Ray cluster's address changed (for the window to remember)."""
 
-    def __init__(self, doc: ProjectDocument, cores: int | None = None) -> None:
+    def __init__(self, doc: ProjectDocument, cores: int | None = None,
+                 engine: tuple[str, str] = (ENGINES[0], "")) -> None:
+        """``engine``: where searches run at first, and the Ray cluster's address."""
         super().__init__()
         self.doc = doc
         self.cores = cores or os.cpu_count() or 1
         self.editor = SpaceEditor(doc, self.cores)
+        self.engine = EngineChoice(*engine)
+        self.engine.changed.connect(self.engine_changed)
+        self.engine.box.currentIndexChanged.connect(self._engine_chosen)
+        self.engine.address.textChanged.connect(self.refresh)
         self.estimator = SearchEstimate(doc, self.cores, self.reasons, self)
         self.estimator.changed.connect(self.refresh)
         self.results = SearchResults(doc)
         self.results.message.connect(self.message)
         self.results.run_requested.connect(self.run_requested)
-        self.runner = SearchRunner(doc, self.results, self.reasons, self)
+        self.runner = SearchRunner(doc, self.results, self.engine, self.reasons, self)
         self.runner.message.connect(self.message)
         self.runner.started.connect(self._started)
+        self.runner.looking.connect(self.refresh)
         self.runner.trial_ended.connect(self.trial_ended)
         self.runner.finished.connect(self._finished)
 
@@ -96,6 +108,7 @@ class SearchPanel(QWidget):
         column = QVBoxLayout(settings)
         column.setContentsMargins(0, 0, 6, 0)
         column.addWidget(self.editor, 1)
+        column.addWidget(self.engine)
         column.addWidget(self.estimate)
         column.addWidget(self.problems)
 
@@ -188,7 +201,7 @@ class SearchPanel(QWidget):
         analysis = self.doc.analysis()
         if not analysis.ok:
             found.append(f"The model cannot train: {analysis.reason}")
-        return found
+        return [*found, *filter(None, [self.engine.problem()])]
 
     def runs_changed(self) -> None:
         """A run ended somewhere: read the newest run's time per epoch again."""
@@ -200,6 +213,11 @@ class SearchPanel(QWidget):
         if self.is_running():
             return
         self.runner.show_last_search()
+        self.refresh()
+
+    def _engine_chosen(self) -> None:
+        if self.engine.ray() is not None:
+            self.runner.close_pool()  # no worker processes wait for a search on Ray
         self.refresh()
 
     def _started(self) -> None:

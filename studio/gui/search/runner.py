@@ -1,5 +1,6 @@
 """Running a search from the Search tab: Start, Stop and Resume, the progress and status
-lines, the search on a worker thread, and the worker processes kept warm for the next one."""
+lines, the search on a worker thread (in worker processes kept warm for the next one, or on
+Ray), and a Ray cluster's address checked before anything starts."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from studio.core.search.runner import (
 )
 from studio.core.search.space import searched_project
 from studio.core.search.state import SearchError, read_state
+from studio.gui.search.engine import EngineChoice, RayTarget
 from studio.gui.search.results import SearchResults
 from studio.gui.search.trial_table import metric_words
 from studio.gui.widgets.document import ProjectDocument
@@ -31,17 +33,37 @@ ERROR_STYLE = "color: #b3261e;"
 
 
 def _search_task(project: Project, root: Path, search_dir: Path, workers: int,
-                 pool: WorkerPool | None):
+                 pool: WorkerPool | None, ray: RayTarget | None):
     def task(on_event, stop):
-        return run_search(project, root, search_dir, on_event, stop, workers=workers,
-                          pool=pool)
+        if ray is None:
+            return run_search(project, root, search_dir, on_event, stop, workers=workers,
+                              pool=pool)
+        from studio.core.search.on_ray import run_search_on_ray
+
+        return run_search_on_ray(project, root, search_dir, on_event, stop,
+                                 address=ray.address, token=ray.token, workers=workers)
 
     return task
 
 
-def _resume_task(search_dir: Path, root: Path, workers: int, pool: WorkerPool | None):
+def _resume_task(search_dir: Path, root: Path, workers: int, pool: WorkerPool | None,
+                 ray: RayTarget | None):
     def task(on_event, stop):
-        return resume_search(search_dir, root, on_event, stop, workers=workers, pool=pool)
+        if ray is None:
+            return resume_search(search_dir, root, on_event, stop, workers=workers, pool=pool)
+        from studio.core.search.on_ray import resume_search_on_ray
+
+        return resume_search_on_ray(search_dir, root, on_event, stop, address=ray.address,
+                                    token=ray.token, workers=workers)
+
+    return task
+
+
+def _check_task(address: str):
+    def task(on_event, stop):
+        from studio.core.search.on_ray import check_ray_address
+
+        check_ray_address(address)
 
     return task
 
@@ -54,18 +76,29 @@ class SearchRunner(QObject):
     """A short note for the status bar."""
     started = Signal()
     """A search started (or resumed)."""
+    looking = Signal()
+    """The Ray a search is to run on is being looked for, or was not found (the search did
+    not start)."""
     trial_ended = Signal()
     """A trial ended: its run is in the history."""
     finished = Signal(str)
     """A search ended: ``finished``, ``stopped`` or ``failed``."""
 
-    def __init__(self, doc: ProjectDocument, results: SearchResults,
+    def __init__(self, doc: ProjectDocument, results: SearchResults, engine: EngineChoice,
                  reasons: Callable[[], list[str]], style_from: QWidget) -> None:
         super().__init__(style_from)
         self.doc = doc
         self.results = results
+        self.engine = engine
         self.reasons = reasons
         """Why the search cannot start now (empty if it can)."""
+        self.checking = JobSlot(self)
+        """Asks whether the Ray the search is to run on can be reached, before it starts."""
+        self.checking.failed.connect(self._refused)
+        self.checking.finished.connect(self._checked)
+        self.then: Callable[[], None] | None = None
+        """What starts once the check passes (on the Ray checked, whatever is chosen
+        meanwhile)."""
         self.job = JobSlot(self)
         self.job.event.connect(self._on_event)
         self.job.succeeded.connect(self._on_succeeded)
@@ -124,9 +157,10 @@ class SearchRunner(QObject):
 
     def warm_workers(self) -> None:
         """Start as many worker processes as trials run at once (TensorFlow loads in them in
-        the background), unless they are up or a search runs."""
+        the background), unless they are up, a search runs, or searches run on Ray."""
         workers = self.doc.project.search.workers
-        if self.is_running() or (self.pool is not None and self.pool.size == workers):
+        if self.engine.ray() is not None or self.is_running() or (
+                self.pool is not None and self.pool.size == workers):
             return
         self.close_pool()
         self.pool = WorkerPool(workers)
@@ -138,32 +172,66 @@ class SearchRunner(QObject):
             self.pool = None
 
     def is_running(self) -> bool:
-        """True from Start until the search's last signal has been delivered."""
-        return self.job.busy()
+        """True from Start (or Resume) until the search's last signal has been delivered,
+        and while the Ray it is to run on is looked for."""
+        return self.job.busy() or self.checking.busy()
 
     def start(self) -> None:
         """Search a snapshot of the project in a new search folder; its trials are runs in
         the project's runs folder."""
-        if self.is_running() or self.reasons():
-            return
+        if not self.is_running() and not self.reasons():
+            self._when_reachable(self._start)
+
+    def _start(self, ray: RayTarget | None) -> None:
         project = searched_project(self.doc.project)
         root = runs_root(self.doc.place)
         self.search_dir = str(search_folder(self.doc.place))
         self.searched = project
         self.warm_workers()
         self._launch(_search_task(project, root, Path(self.search_dir), project.search.workers,
-                                  self.pool),
+                                  self.pool, ray),
                      "Starting the search: loading TensorFlow and the data…")
 
     def resume(self) -> None:
         """Continue the last stopped search, keeping its finished trials."""
-        if self.is_running() or self.outcome != "stopped" or not self.search_dir:
-            return
+        if not self.is_running() and self.outcome == "stopped" and self.search_dir:
+            self._when_reachable(self._resume)
+
+    def _resume(self, ray: RayTarget | None) -> None:
         workers = self.doc.project.search.workers
         self.warm_workers()
         self._launch(_resume_task(Path(self.search_dir), runs_root(self.doc.place), workers,
-                                  self.pool),
+                                  self.pool, ray),
                      "Resuming the search…")
+
+    def _when_reachable(self, then: Callable[[RayTarget | None], None]) -> None:
+        """Call ``then`` with the chosen Ray (None: here): now for a search here; for one on
+        Ray, once a thread has found Ray installed and its address answering (the refusal is
+        the status line otherwise)."""
+        ray = self.engine.ray()
+        if ray is None:
+            then(None)
+            return
+        self.then = lambda: then(ray)
+        self.status.setStyleSheet("")
+        self.status.setText(f"Looking for Ray at {ray.address}…")
+        self.checking.start(_check_task(ray.address))
+        self.looking.emit()
+
+    @Slot(str)
+    def _refused(self, message: str) -> None:
+        self.then = None
+        note_error("Search not started", message)
+        self.status.setStyleSheet(ERROR_STYLE)
+        self.status.setText(message)
+
+    @Slot()
+    def _checked(self) -> None:
+        then, self.then = self.then, None
+        if then is not None:
+            then()
+        else:
+            self.looking.emit()
 
     def _launch(self, task, text: str) -> None:
         self.outcome = ""
@@ -209,7 +277,11 @@ class SearchRunner(QObject):
         return self.searched or searched_project(self.doc.project)
 
     def stop(self) -> None:
-        """Stop the search: running trials end, finished ones are kept."""
+        """Stop the search: running trials end, finished ones are kept (a search still
+        waiting for its Ray to answer does not start)."""
+        if self.checking.busy():
+            self.then = None
+            self.checking.stop()
         if self.job.busy():
             self.job.stop()
             self.stop_button.setEnabled(False)

@@ -229,7 +229,10 @@ class MainWindow(QMainWindow):
     def _build_search(self) -> SearchPanel:
         from studio.gui.search.panel import SearchPanel
 
-        search = SearchPanel(self.doc)
+        preferences = self.recent.preferences
+        search = SearchPanel(self.doc, engine=(preferences.search_engine,
+                                               preferences.ray_address))
+        search.engine_changed.connect(self.recent.remember_engine)
         search.search_finished.connect(self.moving.finish)
         self.training.run_finished.connect(search.runs_changed)
         search.trial_ended.connect(self._refresh_runs)

@@ -1,5 +1,6 @@
 """The user's preferences as the window uses them: where the file lives, the recent projects
-(and the File > Open Recent menu) and whether this is the first run."""
+(and the File > Open Recent menu), whether this is the first run, and the Search tab's
+engine."""
 
 from __future__ import annotations
 
@@ -57,6 +58,13 @@ class RecentProjects(QObject):
         self.preferences.welcome_seen = True
         self._save()
         return True
+
+    def remember_engine(self, engine: str, address: str) -> None:
+        """Remember where the Search tab runs searches (and the Ray cluster's address)."""
+        preferences = self.preferences
+        if (preferences.search_engine, preferences.ray_address) != (engine, address):
+            preferences.search_engine, preferences.ray_address = engine, address
+            self._save()
 
     def _save(self) -> None:
         try:
