@@ -125,6 +125,10 @@ def _search_parser(sub) -> None:
                         "proposes (default: the project's, automatically a fifth of the "
                         "trials, 2 to 10)")
     search.add_argument("--workers", type=int, help="trials run at once, each in its own process")
+    search.add_argument("--objective", action="append", metavar="NAME", default=[],
+                        help="also minimise latency (ms per sample), params (parameter count) "
+                        "or size (model file bytes), and report the Pareto front with the "
+                        "metric (repeat, or list them with commas)")
     add_arguments(search)
     search.add_argument("--ray", metavar="ADDRESS",
                         help="run the trials on the Ray cluster at ADDRESS (HOST:PORT of its "
@@ -623,6 +627,9 @@ def _searched_project(args: argparse.Namespace):
         project.search.trials = args.trials
     if args.startup_trials is not None:
         project.search.startup_trials = args.startup_trials
+    if args.objective:
+        project.search.objectives = [name.strip() for typed in args.objective
+                                     for name in typed.split(",") if name.strip()]
     apply_space(project, args.dim, args.epochs)
     return project
 
@@ -631,13 +638,18 @@ def _value_text(value) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
+MEASURE_UNITS = {"latency": " ms", "params": "", "size": " B"}
+
+
 def _trial_line(trial, metric: str) -> str:
     from studio.core.search.space import target_label
 
     params = ", ".join(f"{target_label(k)} {_value_text(v)}" for k, v in trial.params.items())
     score = f"{metric} {trial.value:.4f}" if trial.value is not None else ""
-    parts = [f"trial {trial.number}", trial.status, score, params, f"{trial.seconds:.1f}s",
-             trial.reason]
+    measures = ", ".join(f"{name} {_value_text(value)}{MEASURE_UNITS[name]}"
+                         for name, value in trial.measures.items())
+    parts = [f"trial {trial.number}", trial.status, score, measures, params,
+             f"{trial.seconds:.1f}s", trial.reason]
     return "  ".join(p for p in parts if p)
 
 
@@ -649,11 +661,11 @@ def cmd_search(args: argparse.Namespace) -> int:
     _positive(args.startup_trials, "--startup-trials")
     _positive(args.workers, "--workers")
     if args.resume is not None and (args.strategy is not None or args.trials is not None
-                                    or args.startup_trials is not None
+                                    or args.startup_trials is not None or args.objective
                                     or args.dim or args.epochs is not None):
-        raise CliError("--resume continues a search with its own space, strategy and trials; "
-                       "--dim, --epochs, --strategy, --trials and --startup-trials do not "
-                       "apply.")
+        raise CliError("--resume continues a search with its own space, strategy, trials and "
+                       "objectives; --dim, --epochs, --strategy, --trials, --startup-trials "
+                       "and --objective do not apply.")
     start = _search_runner(args)
     metric = ""
 
@@ -679,12 +691,18 @@ def cmd_search(args: argparse.Namespace) -> int:
         print(json.dumps({"search_dir": str(result.search_dir), "stopped": result.stopped,
                           "metric": metric,
                           "best": result.best.number if result.best else None,
+                          "front": result.front,
                           "trials": [t.to_dict() for t in result.trials]}, indent=1))
         return 0
-    if result.best is not None:
-        print(f"Best: {_trial_line(result.best, metric)}  ({result.best.run_dir})")
-    else:
+    if result.best is None:
         print("No trial finished.")
+    elif any(t.measures for t in result.trials):
+        print(f"Pareto front ({len(result.front)} trials: none is better in every objective):")
+        for trial in result.trials:
+            if trial.number in result.front:
+                print(f"  {_trial_line(trial, metric)}  ({trial.run_dir})")
+    else:
+        print(f"Best: {_trial_line(result.best, metric)}  ({result.best.run_dir})")
     if result.stopped:
         on_ray = f" --ray {args.ray}" if args.ray is not None else ""
         print(f"Search stopped. Resume it with: studio search {args.project} "

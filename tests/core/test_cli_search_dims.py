@@ -1,6 +1,6 @@
-"""``studio search PROJECT --dim TARGET=VALUES ... [--epochs N]``: a search space typed on the
-command line, checked with the dimension dialog's messages: each bad one is one line, exit 2,
-and nothing written."""
+"""``studio search PROJECT --dim TARGET=VALUES ... [--epochs N] [--objective NAME]``: a search
+space typed on the command line, checked with the dimension dialog's messages (and objectives
+as the Search tab checks them): each bad one is one line, exit 2, and nothing written."""
 
 from __future__ import annotations
 
@@ -87,6 +87,12 @@ def test_the_typed_space_is_searched_with_the_epochs_given(project_file, capsys)
     (["--epochs", "2", "--dim", "training.epochs=1,2"], "--epochs sets every trial's epochs, "
      "but the search varies them"),
     (["--dim", "x" * 300 + "=1"], "is neither a training setting nor a layer parameter."),
+    (["--objective", "speed"], "Unknown objective 'speed': choose one of latency, params, "
+     "size."),
+    (["--objective", "latency, params,size"], "Choose parameters or model file size as an "
+     "objective, not both"),
+    (["--objective", "latency", "--strategy", "hyperband"], "Optuna prunes no search of "
+     "several objectives"),
 ])
 def test_a_bad_dimension_is_one_line_with_exit_2_and_nothing_written(project_file, capsys,
                                                                     private_workspace, args,
@@ -102,7 +108,7 @@ def test_a_bad_dimension_is_one_line_with_exit_2_and_nothing_written(project_fil
 def test_resume_takes_no_new_space(project_file, tmp_path, capsys):
     assert main(["search", str(project_file), "--resume", str(tmp_path), "--dim",
                  "training.learning_rate=0.1"]) == 1
-    one_line_error(capsys, "--strategy, --trials and --startup-trials do not apply")
+    one_line_error(capsys, "--startup-trials and --objective do not apply")
 
 
 def test_a_random_start_below_1_is_one_line(project_file, capsys):

@@ -4,6 +4,7 @@ the tests, as each pays a TensorFlow start), every strategy, failures, stop and 
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import signal
 import struct
@@ -124,6 +125,24 @@ def test_sampled_strategies_draw_values_inside_the_ranges(tmp_path, pool, strate
         units = trial.params["layer.dense_1.units"]
         assert isinstance(units, int) and 2 <= units <= 16 and units % 2 == 0
     assert len({t.params["training.learning_rate"] for t in result.trials}) == 3
+
+
+def test_a_search_of_several_objectives_measures_each_model_and_keeps_the_front(tmp_path,
+                                                                               pool):
+    project = searched(table_project(tmp_path), "grid", UNITS)
+    project.training.epochs = 1
+    project.search.objectives = ["latency", "params"]
+    result, events = search(project, tmp_path, pool)
+    assert [t.status for t in result.trials] == ["finished"] * 2
+    by_units = {t.params[UNITS.target]: t for t in result.trials}
+    # Dense 4 -> units -> 2: (4 * units + units) + (units * 2 + 2) parameters
+    assert by_units[4].measures["params"] == 30 and by_units[8].measures["params"] == 58
+    assert all(0 < t.measures["latency"] < 1000 for t in result.trials)
+    assert by_units[4].number in result.front  # the fewest parameters: none beats it in all
+    saved = read_state(tmp_path / "search")
+    assert saved.trials[0].measures == result.trials[0].measures
+    assert saved.front() == result.front == events[-1]["front"]
+    assert json.loads((tmp_path / "search" / SEARCH_FILE).read_text())["front"] == result.front
 
 
 def test_failing_trials_are_recorded_with_their_reason_and_the_search_goes_on(tmp_path, pool):

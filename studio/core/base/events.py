@@ -220,13 +220,15 @@ class WorkerEpoch(_FromWorker):
 
 
 class WorkerEnd(_FromWorker):
-    """The trial ended (``status``: finished, stopped or failed, with its ``reason``)."""
+    """The trial ended (``status``: finished, stopped or failed, with its ``reason``);
+    ``measures``: its trained model's extra objectives, in a search of several."""
 
     type: Literal["end"]
     status: str
     reason: str
     run_dir: str
     epochs: list[dict[str, float]]
+    measures: NotRequired[dict[str, float]]
 
 
 WorkerMessage = WorkerBegin | WorkerStart | WorkerEpoch | WorkerEnd

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
-import statistics
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -39,6 +37,7 @@ from studio.core.export.formats import (
 )
 from studio.core.export.staging import Staging
 from studio.core.inference.predictor import ModelFileError, Predictor
+from studio.core.inference.timing import answered_one_by_one
 from studio.core.project.document import Augmentation, ProjectFileError, load_project
 from studio.core.runs import folders as runs
 from studio.core.tasks.registry import task_for
@@ -162,17 +161,17 @@ def _verify(answer: Callable[[np.ndarray], np.ndarray], expected: np.ndarray,
     """Answer each input alone with the reloaded export, timing it, and ``compare`` its
     outputs with ``expected`` (the Keras model's), as the task measures agreement."""
     what = f"Checking the export on {count(len(x), 'validation sample')}"
-    got, seconds = [], []
-    for i in range(len(x)):
+
+    def after(done: int) -> None:
+        if done % 20 == 0 or done == len(x):
+            emit({"type": "progress", "what": what, "done": done, "total": len(x)})
         _check(stop)
-        started = time.perf_counter()
-        got.append(np.asarray(answer(x[i:i + 1]), np.float64).reshape(-1))
-        seconds.append(time.perf_counter() - started)
-        if (i + 1) % 20 == 0 or i + 1 == len(x):
-            emit({"type": "progress", "what": what, "done": i + 1, "total": len(x)})
+
+    _check(stop)
+    got, latency_ms = answered_one_by_one(answer, x, after)
     outputs = np.stack(got).reshape(expected.shape)
     return {"max_abs_diff": float(np.max(np.abs(outputs - expected))),
-            "latency_ms": statistics.median(seconds[1:] or seconds) * 1000,
+            "latency_ms": latency_ms,
             "samples": len(x)}, compare(outputs)
 
 

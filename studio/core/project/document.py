@@ -65,6 +65,9 @@ STRATEGIES = ("grid", "random", "bayes", "hyperband")
 MAXIMISED = ("val_accuracy", "accuracy", "val_map50", "val_map", "val_mean_iou",
              "val_pixel_accuracy")
 """The scores a search maximises; it minimises the others (losses and errors)."""
+OBJECTIVES = ("latency", "params", "size")
+"""What a search may minimise besides its metric: the trained model's milliseconds per sample,
+its parameter count, its saved file's bytes."""
 SCALES = ("linear", "log")
 FILL_MODES = ("constant", "nearest", "reflect", "wrap")
 """How rotation, zoom and shift fill the corners they uncover: black, the nearest edge pixel,
@@ -272,7 +275,8 @@ class SearchSettings:
     maximised); a metric the project's task does not log gives way to the task's default
     (``search.space.search_metric``). ``startup_trials``: how many trials the TPE sampler of
     bayes and hyperband draws at random before its model proposes (None: by the number of
-    trials, ``search.space.startup_trials``)."""
+    trials, ``search.space.startup_trials``). ``objectives``: what the search also minimises,
+    among OBJECTIVES (empty: the metric alone; else it searches for the Pareto front)."""
 
     dimensions: list[Dimension] = field(default_factory=list)
     strategy: str = "grid"
@@ -281,6 +285,7 @@ class SearchSettings:
     workers: int = 1
     metric: str = "val_accuracy"
     startup_trials: int | None = None
+    objectives: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form stored in the project."""

@@ -72,7 +72,8 @@ def _v8_to_v9(document: Document) -> Document:
 def _v9_to_v10(document: Document) -> Document:
     """Format 10 adds the random start-up trials of a Bayesian or Hyperband search; a v9
     project has none and gets the automatic count. Format 9 always drew 10 (Optuna's
-    default, never a person's choice), which made a search of 10 trials or fewer random."""
+    default, never a person's choice), which made a search of 10 trials or fewer random.
+    Format 10 also adds a search's optional extra objectives; a v9 project has none."""
     return {**document, "format_version": 10}
 
 

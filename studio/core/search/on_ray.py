@@ -228,8 +228,8 @@ class _RaySearch:
             self.search.emit({"type": "trial_epoch", "number": live.record.number,
                               "epoch": epoch, "metrics": metrics})
             value = metrics.get(self.search.metric)
-            if value is not None and math.isfinite(value):
-                live.trial.report(value, epoch)
+            if value is not None and math.isfinite(value) and not self.search.objectives:
+                live.trial.report(value, epoch)  # Optuna takes no reports of several
         elif result["event"] == "end":
             live.end = result
 
@@ -239,6 +239,7 @@ class _RaySearch:
         if live is None:
             return
         if live.end:
+            live.record.measures = live.end.get("measures", {})
             self._end(live, live.end["status"], live.end["reason"])
         elif error:
             self._end(live, "failed", (
@@ -474,6 +475,7 @@ def _tune_classes() -> _TuneClasses:
                 self.last = {"epoch": message["epoch"], SCORE: metrics.get(self.metric, math.nan)}
                 return {**self.last, "event": "epoch", "metrics": metrics}
             return {**self.last, "event": "end", "done": True,
+                    "measures": message.get("measures", {}),
                     **{k: message[k] for k in ("status", "reason", "run_dir")}}
 
         def reset_config(self, new_config: dict[str, Any]) -> bool:

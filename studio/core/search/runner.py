@@ -12,8 +12,12 @@ of trials kept, so a search is repeatable and a resumed one does not redraw the 
 already has.
 
 A trial's value is the best epoch's value of the search metric (lowest for losses, highest
-for accuracies), not the last epoch's. Events are plain dicts (see ``run_search`` and
-``studio.core.base.events``).
+for accuracies), not the last epoch's. A search may also minimise ``objectives`` measured on
+each finished trial's model (latency, parameters or file size, see ``worker.measure``): then
+the study has one direction per objective, the samplers above work on all of them (TPE in its
+multi-objective form, see ``_study``) and the result is a Pareto front
+(``SearchState.front``); Hyperband is refused, as Optuna prunes no multi-objective study.
+Events are plain dicts (see ``run_search`` and ``studio.core.base.events``).
 """
 
 from __future__ import annotations
@@ -71,7 +75,8 @@ def run_search(project: Project, runs_root: Path, search_dir: Path,
     resume), ``trial_start`` (``number``, ``params``, ``run_dir``, ``pid`` of its worker and
     ``threads``, its TensorFlow's threads),
     ``trial_epoch`` (``number``, ``epoch``, ``metrics``), ``trial_end`` (a TrialRecord's
-    fields) and ``search_end`` (``stopped``, ``best``: a trial number or None). Setting
+    fields) and ``search_end`` (``stopped``, ``best``: a trial number or None, ``front``: the
+    numbers of the trials on the Pareto front, see ``SearchState.front``). Setting
     ``stop`` ends the running trials ("stopped") and starts no more; ``resume_search``
     continues. Raises SearchError, with every reason, for a space that cannot be searched.
     """
@@ -170,7 +175,13 @@ def _distribution(project: Project, dimension: Dimension, grid: bool) -> Any:
 
 
 def _study(state: SearchState) -> Any:
-    """An in-memory Optuna study with the strategy's sampler and pruner."""
+    """An in-memory Optuna study with the strategy's sampler and pruner, and a direction for
+    each objective.
+
+    Bayesian search keeps TPE with several objectives (Optuna's TPE splits the trials into
+    good and bad by their non-dominated rank) rather than NSGA-II: a desktop search runs tens
+    of trials, and NSGA-II's generations of about 50 trials each start from random ones, so it
+    would be random search for the whole budget."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -188,8 +199,9 @@ def _study(state: SearchState) -> Any:
         if search.strategy == "hyperband":
             pruner = optuna.pruners.HyperbandPruner(
                 min_resource=1, max_resource=max(1, state.project.training.epochs))
+    metric = "minimize" if search.minimize else "maximize"
     return optuna.create_study(study_name="search",  # Hyperband's brackets hash the name
-                               direction="minimize" if search.minimize else "maximize",
+                               directions=[metric, *("minimize" for _ in search.objectives)],
                                sampler=sampler, pruner=pruner or optuna.pruners.NopPruner())
 
 
@@ -209,6 +221,7 @@ class SearchSession:
         self.report_every = report_every
         search = state.project.search
         self.metric, self.minimize = search.metric, search.minimize
+        self.objectives = list(search.objectives)
         self.grid = search.strategy == "grid"
         self.distributions = {d.target: _distribution(state.project, d, self.grid)
                               for d in search.dimensions}
@@ -227,9 +240,10 @@ class SearchSession:
             complete = state == optuna.trial.TrialState.COMPLETE
             self.study.add_trial(optuna.trial.create_trial(
                 state=state, params=record.params, distributions=self.distributions,
-                value=record.value if complete else None,
-                intermediate_values={int(r["epoch"]): r[self.metric] for r in record.epochs
-                                     if math.isfinite(r.get(self.metric, math.nan))}))
+                values=record.values(self.objectives) if complete else None,
+                intermediate_values={} if self.objectives else {
+                    int(r["epoch"]): r[self.metric] for r in record.epochs
+                    if math.isfinite(r.get(self.metric, math.nan))}))
         if not self.grid:
             return max(0, self.state.planned - len(self.state.trials))
         tried = {tuple(t.params[target] for target in self.distributions)
@@ -260,7 +274,8 @@ class SearchSession:
 
     def conclude(self, record: TrialRecord, trial: Any, status: str, reason: str = "") -> None:
         """Record how a trial ended (its value is the best epoch's metric; a finished trial
-        without the metric fails), tell the study, save the search and tell the trial's end."""
+        without the metric fails), tell the study its objectives, save the search and tell
+        the trial's end."""
         import optuna
 
         record.value = trial_value(record.epochs, self.metric, self.minimize)
@@ -268,10 +283,14 @@ class SearchSession:
             status, reason = "failed", (f"The trial reported no {self.metric.replace('_', ' ')}"
                                         f"; the search metric needs it (a validation split "
                                         f"for validation metrics).")
+        missing = [name for name in self.objectives if name not in record.measures]
+        if status == "finished" and missing:
+            status, reason = "failed", (f"The trained model's {', '.join(missing)} could not "
+                                        f"be measured.")
         record.status, record.reason = status, reason
         states = optuna.trial.TrialState
         if status == "finished":
-            self.study.tell(trial, record.value)
+            self.study.tell(trial, record.values(self.objectives))
         else:
             self.study.tell(trial, state=states.PRUNED if status == "pruned" else states.FAIL)
         write_state(self.search_dir, self.state)
@@ -284,7 +303,8 @@ class SearchSession:
         write_state(self.search_dir, self.state)
         result = self.state.result(self.search_dir)
         self.emit({"type": "search_end", "stopped": result.stopped,
-                   "best": result.best.number if result.best else None})
+                   "best": result.best.number if result.best else None,
+                   "front": result.front})
         return result
 
 
@@ -379,6 +399,7 @@ class _LocalSearch(SearchSession):
             status = message["status"]
             if status == "stopped":
                 status = "pruned" if run.pruning else "stopped"
+            run.record.measures = message.get("measures", {})
             self._end(run.record.number, status, message["reason"], message["run_dir"],
                       message["epochs"])
 

@@ -19,6 +19,7 @@ from studio.core.base.messages import quoted, shortened, unknown_choice
 from studio.core.model.params import Param
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import (
+    OBJECTIVES,
     SCALES,
     STRATEGIES,
     Dimension,
@@ -30,6 +31,9 @@ from studio.core.tasks.registry import task_for
 
 STRATEGY_NAMES = {"grid": "Grid", "random": "Random", "bayes": "Bayesian (TPE)",
                   "hyperband": "Hyperband"}
+OBJECTIVE_NAMES = {"latency": "Latency (ms per sample)", "params": "Parameters",
+                   "size": "Model file size (bytes)"}
+"""The extra objectives, as the Search tab and the front's axes name them."""
 MAX_GRID_POINTS = 10_000
 """The most combinations a grid may have; more is refused as a mistake."""
 TRAINING_TARGETS = ("learning_rate", "batch_size", "optimizer", "epochs", "momentum",
@@ -312,9 +316,26 @@ def problems(project: Project, search: SearchSettings) -> list[str]:
         found.append("At least one trial must run at a time.")
     if search.startup_trials is not None and search.startup_trials < 1:
         found.append("The random start-up trials must be at least 1.")
+    found.extend(objective_problems(search))
     if not found and search.strategy == "grid" and grid_size(project, search) > MAX_GRID_POINTS:
         found.append(f"The grid has {grid_size(project, search):,} combinations, more than "
                      f"{MAX_GRID_POINTS:,}: use fewer values, or random or Bayesian search.")
+    return found
+
+
+def objective_problems(search: SearchSettings) -> list[str]:
+    """What is wrong with ``search``'s extra objectives, in plain words (empty if nothing)."""
+    found = [unknown_choice("objective", name, OBJECTIVES)
+             for name in search.objectives if name not in OBJECTIVES]
+    if len(set(search.objectives)) < len(search.objectives):
+        found.append("An objective is listed twice.")
+    if {"params", "size"} <= set(search.objectives):
+        found.append("Choose parameters or model file size as an objective, not both: they "
+                     "measure the same thing.")
+    if search.objectives and search.strategy == "hyperband":
+        found.append("Hyperband stops trials early by one metric, and Optuna prunes no search "
+                     "of several objectives: choose grid, random or Bayesian search, or no "
+                     "extra objective.")
     return found
 
 

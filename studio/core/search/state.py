@@ -1,13 +1,16 @@
 """A search's record: its trials and ``search.json``, the state a stopped search resumes from.
 
 ``search.json`` is versioned JSON holding the project document (with its search settings),
-the number of workers, the planned trial count and every trial as a ``TrialRecord``; it is
-written atomically after every trial ends, so a crash loses at most the trials running.
+the number of workers, the planned trial count, every trial as a ``TrialRecord`` and the
+Pareto front of the search's objectives (``SearchState.front``; for other programs, as it is
+computed again from the trials when read); it is written atomically after every trial ends, so
+a crash loses at most the trials running.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +47,9 @@ class SearchError(ValueError):
 class TrialRecord:
     """One trial: its ``params`` ({target: value}), how it ended (``status``, ``reason`` for a
     failure), its ``value`` of the search metric (the best epoch's), its duration in seconds,
-    its run folder and its epochs' metrics."""
+    its run folder, its epochs' metrics and, in a search of several objectives, the trained
+    model's ``measures`` ({objective: value}: ``latency`` in ms per sample, ``params``,
+    ``size`` in bytes)."""
 
     number: int
     params: dict[str, Any]
@@ -54,6 +59,15 @@ class TrialRecord:
     seconds: float = 0.0
     run_dir: str = ""
     epochs: list[dict[str, float]] = field(default_factory=list)
+    measures: dict[str, float] = field(default_factory=dict)
+
+    def values(self, objectives: Sequence[str]) -> list[float] | None:
+        """The trial's value of each objective (the metric's, then each of ``objectives``),
+        or None unless it finished with all of them."""
+        if self.status != "finished" or self.value is None \
+                or any(name not in self.measures for name in objectives):
+            return None
+        return [self.value, *(self.measures[name] for name in objectives)]
 
     def to_dict(self) -> dict[str, Any]:
         """The record as plain JSON-ready data."""
@@ -68,13 +82,51 @@ class TrialRecord:
 
 @dataclass
 class SearchResult:
-    """How a search ended: its folder, its trials, whether it was stopped, and the best
-    finished trial by the metric's direction (None if no trial has a value)."""
+    """How a search ended: its folder, its trials, whether it was stopped, the best
+    finished trial by the metric's direction (None if no trial has a value) and the numbers
+    of the trials on the Pareto front of its objectives (the best alone for one objective)."""
 
     search_dir: Path
     trials: list[TrialRecord]
     stopped: bool
     best: TrialRecord | None
+    front: list[int] = field(default_factory=list)
+
+
+def dominates(a: Sequence[float], b: Sequence[float], minimize: Sequence[bool]) -> bool:
+    """Whether point ``a`` is at least as good as ``b`` in every objective and better in one
+    (``minimize``: each objective's direction)."""
+    signed = [(x, y) if low else (-x, -y) for x, y, low in zip(a, b, minimize, strict=True)]
+    return all(x <= y for x, y in signed) and any(x < y for x, y in signed)
+
+
+def best_of(trials: Sequence[TrialRecord], minimize: bool) -> TrialRecord | None:
+    """The finished trial with the best value (lowest if ``minimize``), if any has one."""
+    scored = [t for t in trials if t.value is not None and t.status == "finished"]
+    if not scored:
+        return None
+    pick = min if minimize else max
+    return pick(scored, key=lambda t: t.value)
+
+
+def front_of(trials: Sequence[TrialRecord], minimize: bool,
+             objectives: Sequence[str]) -> list[int]:
+    """The numbers of the finished ``trials`` on the Pareto front of the metric (lowest
+    best if ``minimize``) and the extra ``objectives`` (all lowest best), in order; for the
+    metric alone, the best trial's."""
+    if not objectives:
+        best = best_of(trials, minimize)
+        return [best.number] if best is not None else []
+    scored = [(t.number, v) for t in trials if (v := t.values(objectives)) is not None]
+    lowest = [minimize, *(True for _ in objectives)]
+    return [scored[i][0] for i in pareto_front([v for _, v in scored], lowest)]
+
+
+def pareto_front(points: Sequence[Sequence[float]], minimize: Sequence[bool]) -> list[int]:
+    """The indices of the ``points`` no other point dominates, in order (equal points are all
+    kept: neither dominates the other)."""
+    return [i for i, point in enumerate(points)
+            if not any(dominates(other, point, minimize) for other in points)]
 
 
 @dataclass
@@ -89,15 +141,18 @@ class SearchState:
 
     def best(self) -> TrialRecord | None:
         """The trial with the best value by the project's search metric, if any has one."""
-        scored = [t for t in self.trials if t.value is not None and t.status == "finished"]
-        if not scored:
-            return None
-        pick = min if self.project.search.minimize else max
-        return pick(scored, key=lambda t: t.value)
+        return best_of(self.trials, self.project.search.minimize)
+
+    def front(self) -> list[int]:
+        """The numbers of the trials on the Pareto front of the search's objectives
+        (``front_of``)."""
+        search = self.project.search
+        return front_of(self.trials, search.minimize, search.objectives)
 
     def result(self, search_dir: Path) -> SearchResult:
         """The search's outcome as ``run_search`` returns it."""
-        return SearchResult(Path(search_dir), list(self.trials), self.stopped, self.best())
+        return SearchResult(Path(search_dir), list(self.trials), self.stopped, self.best(),
+                            self.front())
 
 
 def write_state(search_dir: Path, state: SearchState) -> None:
@@ -109,6 +164,7 @@ def write_state(search_dir: Path, state: SearchState) -> None:
         "planned": state.planned,
         "stopped": state.stopped,
         "trials": [t.to_dict() for t in state.trials],
+        "front": state.front(),
     }
     Path(search_dir).mkdir(parents=True, exist_ok=True)
     atomic_write_text(Path(search_dir) / SEARCH_FILE, json.dumps(document, indent=1))

@@ -14,7 +14,7 @@ in ``studio.core.base.events``) carrying ``type``, ``worker`` (its index), ``pid
 - ``start`` (``number``, ``run_dir``): the trial's run folder exists and training starts;
 - ``epoch`` (``number``, ``epoch``, ``metrics``): an epoch ended;
 - ``end`` (``number``, ``status`` finished|stopped|failed, ``reason``, ``run_dir``,
-  ``epochs``).
+  ``epochs`` and, for a search of several objectives, ``measures``: see ``measure``).
 """
 
 from __future__ import annotations
@@ -30,12 +30,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from studio.core.base.events import Event, WorkerEnd, WorkerMessage
 from studio.core.base.messages import first_line
 from studio.core.base.runtime import THREADS_ENV, start_tensorflow
 from studio.core.build.analysis import analyze
 from studio.core.data.sources import describe
 from studio.core.data.types import DataError
+from studio.core.inference.predictor import Predictor
+from studio.core.inference.timing import answered_one_by_one
 from studio.core.project.document import Project
 from studio.core.training.trainer import TrainingError, train
 
@@ -72,12 +76,36 @@ def worker_main(index: int, tasks: Any, results: Any, stop: Any, ready: Any,
     os._exit(0)  # nothing left to save: skip TensorFlow's teardown, which takes a second
 
 
+LATENCY_SAMPLES = 6
+"""How many single inputs a trial's model answers to measure its latency (the first, which
+traces the model, is not counted)."""
+
+
+def measure(run_dir: Path, objectives: list[str]) -> dict[str, float]:
+    """The ``objectives`` of the final model of the run in ``run_dir``: ``latency``, its
+    median milliseconds per sample answered alone (timed as the export's verification times
+    it, on inputs of zeros: the time does not depend on the values), ``params``, its parameter
+    count, and ``size``, its saved file's bytes."""
+    predictor = Predictor.load(run_dir)
+    measures: dict[str, float] = {}
+    if "latency" in objectives:
+        shape = tuple(predictor.model.inputs[0].shape[1:])
+        x = np.zeros((LATENCY_SAMPLES, *shape), predictor.prep.get("input_dtype") or "float32")
+        measures["latency"] = answered_one_by_one(predictor.outputs, x)[1]
+    if "params" in objectives:
+        measures["params"] = float(predictor.model.count_params())
+    if "size" in objectives:
+        measures["size"] = float(predictor.path.stat().st_size)
+    return measures
+
+
 def run_trial(task: dict[str, Any], send: Callable[[WorkerMessage], None],
               stop: Any) -> WorkerEnd:
     """Train one trial (``task``: ``number``, ``project`` document with the trial's values
     applied, ``runs_root``, ``report_every``) as an ordinary run, telling ``send`` its
-    ``begin``, ``start`` and ``epoch`` messages; the ``end`` message, which it returns.
-    ``stop`` (any object with ``is_set``) ends the trial early."""
+    ``begin``, ``start`` and ``epoch`` messages; the ``end`` message, which it returns, with
+    the measures of the search's extra objectives once it finished. ``stop`` (any object with
+    ``is_set``) ends the trial early."""
 
     send({"type": "begin"})
     if stop.is_set():  # stopped while queued: no run folder for a trial that never ran
@@ -108,8 +136,15 @@ def run_trial(task: dict[str, Any], send: Callable[[WorkerMessage], None],
                   else f"The trial failed: {first_line(exc)}")
         return {"type": "end", "status": "failed", "reason": reason, "run_dir": run_dir,
                 "epochs": []}
-    return {"type": "end", "status": result.status, "reason": result.note,
-            "run_dir": str(result.run_dir), "epochs": result.epochs}
+    end: WorkerEnd = {"type": "end", "status": result.status, "reason": result.note,
+                      "run_dir": str(result.run_dir), "epochs": result.epochs}
+    if result.status == "finished" and project.search.objectives:
+        try:
+            end["measures"] = measure(result.run_dir, project.search.objectives)
+        except Exception as exc:  # noqa: BLE001 - as a failed training
+            end.update(status="failed", reason=f"The trained model could not be measured: "
+                                               f"{first_line(exc)}")
+    return end
 
 
 def _release_memory() -> None:

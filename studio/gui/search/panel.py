@@ -1,7 +1,8 @@
-"""The Search tab: the search space and strategy, how many trials and about how long, where
-they run (this machine or Ray), Start, Stop and Resume, and the search watched live (trial
-table, overlaid curves, parallel coordinates); "Apply best to project" copies the winning
-values into the design.
+"""The Search tab: the search space, strategy and objectives, how many trials and about how
+long, where they run (this machine or Ray), Start, Stop and Resume, and the search watched
+live (trial table, overlaid curves, parallel coordinates, the Pareto front of several
+objectives); "Apply to project" copies the picked (else the best) trial's values into the
+design.
 
 The tab puts together five parts: the space editor, the engine, the estimate, the runner and
 the results, each in a module of its own."""
@@ -77,6 +78,7 @@ class SearchPanel(QWidget):
         self.resume_button, self.progress = runner.resume_button, runner.progress
         self.status = runner.status
         self.table, self.curves, self.parallel = results.table, results.curves, results.parallel
+        self.pareto = results.pareto
         self.apply_button = results.apply_button
 
         self.estimate = QLabel()
@@ -174,9 +176,10 @@ class SearchPanel(QWidget):
         """Continue the last stopped search."""
         self.runner.resume()
 
-    def apply_best(self) -> None:
-        """Copy the best trial's values into the project as one undo step."""
-        self.results.apply_best()
+    def apply_chosen(self) -> None:
+        """Copy the values of the trial selected (else the best) into the project as one undo
+        step."""
+        self.results.apply_chosen()
 
     # Keeping the parts in step.
 

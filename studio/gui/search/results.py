@@ -1,6 +1,7 @@
-"""The trials of the search the Search tab shows: the trial table, the overlaid curves and the
-parallel coordinates, and "Apply best to project", which copies the winning values into the
-design."""
+"""The trials of the search the Search tab shows: the trial table, the overlaid curves, the
+parallel coordinates and, for several objectives, the Pareto front; and "Apply to project",
+which copies the values of the trial picked in the table or on the front (else the best) into
+the design."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from studio.core.search.space import (
     target_label,
 )
 from studio.gui.search.parallel_coordinates import ParallelCoordinates
+from studio.gui.search.pareto import ParetoPlot
 from studio.gui.search.plots import TrialCurves
 from studio.gui.search.trial_table import TrialTable, metric_title
 from studio.gui.widgets.dimension_dialog import format_value
@@ -27,7 +29,8 @@ from studio.gui.widgets.document import ProjectDocument
 
 
 class SearchResults(QWidget):
-    """Shows a search's trials as its events arrive, and applies the best one's values."""
+    """Shows a search's trials as its events arrive, and applies the picked (else the best)
+    one's values."""
 
     message = Signal(str)
     """A short note for the status bar."""
@@ -41,14 +44,19 @@ class SearchResults(QWidget):
         self.table.setToolTip("Double-click a trial (or press Enter) to see its run in the Runs "
                               "dock; click a header to sort")
         self.table.activated.connect(self._trial_activated)
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self.show_apply())
         self.curves = TrialCurves()
         self.parallel = ParallelCoordinates()
+        self.pareto = ParetoPlot()
+        self.pareto.trial_clicked.connect(self.select_trial)
+        self.pareto.hide()
         self.apply_button = QPushButton("Apply best to project")
         self.apply_button.setObjectName("apply-best")
-        self.apply_button.clicked.connect(self.apply_best)
+        self.apply_button.clicked.connect(self.apply_chosen)
         plots = QSplitter(Qt.Orientation.Horizontal)
         plots.addWidget(self.curves)
         plots.addWidget(self.parallel)
+        plots.addWidget(self.pareto)
         vertical = QSplitter(Qt.Orientation.Vertical)
         vertical.addWidget(self.table)
         vertical.addWidget(plots)
@@ -62,7 +70,9 @@ class SearchResults(QWidget):
         trials, or none yet."""
         search = project.search
         self.table.trials.start([d.target for d in search.dimensions], search.metric,
-                                search.minimize, records or [])
+                                search.minimize, records or [], search.objectives)
+        self.pareto.clear()
+        self.pareto.setVisible(bool(search.objectives))
         self.curves.clear()
         self.curves.show_metric(search.metric, metric_choices(project))
         for record in records or []:
@@ -73,7 +83,8 @@ class SearchResults(QWidget):
         kind = event["type"]
         trials = self.table.trials
         if kind == "search_start":
-            trials.start(trials.targets, trials.metric, trials.minimize, event.get("done", []))
+            trials.start(trials.targets, trials.metric, trials.minimize, event.get("done", []),
+                         trials.objectives)
             for record in event.get("done", []):
                 self.curves.set_epochs(record["number"], _numbered(record.get("epochs", [])))
         elif kind == "trial_start":
@@ -94,9 +105,13 @@ class SearchResults(QWidget):
         return kind
 
     def trial_ended(self, search: SearchSettings) -> None:
-        """Mark the best trial and draw the trials of a search with ``search``'s settings."""
-        self.curves.set_best(self.table.trials.best)
+        """Mark the best trial and draw the trials of a search with ``search``'s settings
+        (and their Pareto front, for several objectives)."""
+        model = self.table.trials
+        self.curves.set_best(model.best)
         self.draw_parallel(search)
+        if search.objectives:
+            self.pareto.show_trials(search.metric, search.objectives, model.trials, model.front)
         self.show_apply()
 
     def draw_parallel(self, search: SearchSettings) -> None:
@@ -127,26 +142,50 @@ class SearchResults(QWidget):
         model = self.table.trials
         return model.trial(model.best) if model.best is not None else None
 
-    def show_apply(self) -> None:
-        """Offer to apply the best trial, once there is one."""
-        best = self.best_trial()
-        self.apply_button.setEnabled(best is not None)
-        self.apply_button.setToolTip(
-            f"Set {self.values_text(best)} in the design (trial {best['number']}), in one "
-            "step (Ctrl+Z undoes it)" if best is not None else
-            "Once a trial has finished, copies the best trial's values into the design")
-
-    def apply_best(self) -> None:
-        """Copy the best trial's values into the project as one undo step."""
-        best = self.best_trial()
-        if best is None:
+    def select_trial(self, number: int) -> None:
+        """Select trial ``number``'s row in the table, and show it."""
+        model = self.table.trials
+        row = model.row_of(number)
+        if row < 0:
             return
-        values = best["params"]
+        index = self.table.proxy.mapFromSource(model.index(row, 0))
+        self.table.selectRow(index.row())
+        self.table.scrollTo(index)
+
+    def chosen_trial(self) -> dict[str, Any] | None:
+        """The trial "Apply" copies: the finished trial selected (in the table or on the
+        front), else the best."""
+        rows = self.table.selectionModel().selectedRows()
+        picked = self.table.trial_at(rows[0]) if rows else None
+        if picked is not None and picked["status"] == "finished":
+            return picked
+        return self.best_trial()
+
+    def show_apply(self) -> None:
+        """Offer to apply the picked or best trial, once there is one."""
+        chosen = self.chosen_trial()
+        self.apply_button.setEnabled(chosen is not None)
+        self.apply_button.setText(
+            "Apply best to project" if chosen is None or chosen == self.best_trial()
+            else f"Apply trial {chosen['number']} to project")
+        self.apply_button.setToolTip(
+            f"Set {self.values_text(chosen)} in the design (trial {chosen['number']}), in one "
+            "step (Ctrl+Z undoes it); select another finished trial, in the table or on the "
+            "front, to apply it instead" if chosen is not None else
+            "Once a trial has finished, copies its values into the design: the best, or the "
+            "one selected in the table or on the front")
+
+    def apply_chosen(self) -> None:
+        """Copy the chosen trial's values into the project as one undo step."""
+        chosen = self.chosen_trial()
+        if chosen is None:
+            return
+        values = chosen["params"]
         try:
             for target in values:
                 param_for(self.doc.project, target)
         except SearchSpaceError as exc:
-            self.message.emit(f"Cannot apply trial {best['number']}: {exc}")
+            self.message.emit(f"Cannot apply trial {chosen['number']}: {exc}")
             return
 
         def change(project: Project) -> None:
@@ -154,8 +193,8 @@ class SearchResults(QWidget):
             project.graph = applied.graph
             project.training = applied.training
 
-        self.doc.edit(f"Apply search trial {best['number']}", change)
-        self.message.emit(f"Applied trial {best['number']}: {self.values_text(best)}")
+        self.doc.edit(f"Apply search trial {chosen['number']}", change)
+        self.message.emit(f"Applied trial {chosen['number']}: {self.values_text(chosen)}")
 
 
 def _numbered(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -316,8 +316,12 @@ class SearchRunner(QObject):
             metric = metric_words(self.results.table.trials.metric)
             self.status.setStyleSheet("")
             so_far = " so far" if self.is_running() else ""
+            model = self.results.table.trials
+            front = (f" {len(model.front)} trials on the Pareto front (highlighted)."
+                     if model.objectives else "")
             self.status.setText(f"Best{so_far}: trial {best['number']}, {metric} "
-                                f"{best['value']:.4f} with {self.results.values_text(best)}.")
+                                f"{best['value']:.4f} with {self.results.values_text(best)}."
+                                f"{front}")
 
     @Slot(object)
     def _on_succeeded(self, result) -> None:

@@ -1,6 +1,6 @@
 """The search space and strategy of the Search tab: the dimensions searched (added, edited and
 removed as undo steps) and the strategy, trial count, random start-up trials, parallelism,
-seed and metric."""
+seed, metric and the extra objectives (latency, parameters or size)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFormLayout,
     QHBoxLayout,
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.project.document import OBJECTIVES
 from studio.core.search.space import (
     STRATEGY_NAMES,
     TRAINING_TARGETS,
@@ -48,6 +50,12 @@ from studio.gui.widgets.document import ProjectDocument
 TARGET_ROLE = Qt.ItemDataRole.UserRole
 TPE_STRATEGIES = ("bayes", "hyperband")
 """The strategies whose TPE sampler starts with random trials."""
+OBJECTIVE_BOXES = {"latency": ("Latency", "the trained model's milliseconds per sample, "
+                               "timed as the export's check times it"),
+                   "params": ("Parameters", "the model's parameter count"),
+                   "size": ("Size", "the saved model file's size")}
+EXCLUSIVE = {"params": "size", "size": "params"}
+"""Objectives that measure the same thing: choosing one drops the other."""
 EMPTY_HINT = ("Nothing is searched yet. Click the\nmagnifier beside a layer parameter\n"
               "or a training setting, or Add… below.")
 
@@ -127,6 +135,14 @@ class SpaceEditor(QWidget):
                                    "maximised, losses and errors minimised")
         self.metric_box.currentIndexChanged.connect(
             lambda: self._edit("metric", self.metric_box.currentData(), "search metric"))
+        self.objective_boxes: dict[str, QCheckBox] = {}
+        for name, (label, what) in OBJECTIVE_BOXES.items():
+            box = QCheckBox(label)
+            box.setObjectName(f"search-objective-{name}")
+            box.setToolTip(f"Also minimise {what}: the search then looks for the Pareto front "
+                           f"of the metric and its other objectives (not with Hyperband)")
+            box.clicked.connect(lambda checked, name=name: self._objective_clicked(name, checked))
+            self.objective_boxes[name] = box
         self._build_layout()
 
     def _build_layout(self) -> None:
@@ -134,10 +150,15 @@ class SpaceEditor(QWidget):
         for button in (self.add_button, self.edit_button, self.remove_button):
             dimension_buttons.addWidget(button)
         dimension_buttons.addStretch(1)
+        objectives = QHBoxLayout()
+        for box in self.objective_boxes.values():
+            objectives.addWidget(box)
+        objectives.addStretch(1)
         self.form = QFormLayout()
         for label, widget in (("Strategy", self.strategy), ("Trials", self.trials),
                               ("Random start", self.startup), ("At once", self.workers),
-                              ("Seed", self.seed), ("Optimise", self.metric_box)):
+                              ("Seed", self.seed), ("Optimise", self.metric_box),
+                              ("Also minimise", objectives)):
             self.form.addRow(label, widget)
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
@@ -153,6 +174,16 @@ class SpaceEditor(QWidget):
         if getattr(self.doc.project.search, field) != value:
             self.doc.edit(f"Set {label}", lambda p: setattr(p.search, field, value),
                           merge_key=f"search.{field}")
+
+    def _objective_clicked(self, name: str, checked: bool) -> None:
+        """Add or drop objective ``name`` (one undo step each, never merged: each click is a
+        choice of its own); choosing parameters drops size, and the other way round."""
+        kept = [n for n in self.doc.project.search.objectives
+                if n != name and not (checked and n == EXCLUSIVE.get(name))]
+        objectives = sorted([*kept, name] if checked else kept, key=OBJECTIVES.index)
+        label = OBJECTIVE_BOXES[name][0].lower()
+        self.doc.edit(f"{'Add' if checked else 'Remove'} search objective {label}",
+                      lambda p: setattr(p.search, "objectives", objectives))
 
     def _fill_add_menu(self) -> None:
         """Every value that can be searched: the training settings, then each layer's."""
@@ -248,3 +279,5 @@ class SpaceEditor(QWidget):
         self.trials.setToolTip(self.trials.toolTip().split(" (now ")[0] + (
             " (now a grid: every combination)" if search.strategy == "grid" else ""))
         self.form.setRowVisible(self.startup, search.strategy in TPE_STRATEGIES)
+        for name, box in self.objective_boxes.items():
+            box.setChecked(name in search.objectives)

@@ -1,5 +1,6 @@
-"""The live table of a search's trials: number, status, each searched value, the best metric
-and the duration, sortable, with the best trial highlighted."""
+"""The live table of a search's trials: number, status, each searched value, the best metric,
+each extra objective's measure and the duration, sortable, with the best trial (or, for
+several objectives, the trials on the Pareto front) highlighted."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QAbstractItemView, QComboBox, QHeaderView, QTableView
 
 from studio.core.base.messages import format_duration
-from studio.core.search.space import target_label
+from studio.core.search.space import OBJECTIVE_NAMES, target_label
+from studio.core.search.state import TrialRecord, front_of
 from studio.gui.widgets.dimension_dialog import format_value
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -64,24 +66,29 @@ def best_of(values: list[float], minimize: bool) -> float | None:
 
 class TrialModel(QAbstractTableModel):
     """One row per trial, from the runner's events. A trial is a TrialRecord dict (number,
-    params, status, value, reason, seconds, run_dir, epochs)."""
+    params, status, value, reason, seconds, run_dir, epochs, measures)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.targets: list[str] = []
         self.metric = "val_accuracy"
         self.minimize = False
+        self.objectives: list[str] = []
         self.trials: list[dict[str, Any]] = []
         self.best: int | None = None
         """The number of the best finished trial, or None."""
+        self.front: list[int] = []
+        """The numbers of the trials on the Pareto front (the best alone for one objective)."""
 
     def start(self, targets: list[str], metric: str, minimize: bool,
-              trials: list[dict[str, Any]] = ()) -> None:
-        """Show a new search over ``targets`` (with the trials it kept, on a resume)."""
+              trials: list[dict[str, Any]] = (), objectives: Sequence[str] = ()) -> None:
+        """Show a new search over ``targets`` optimising ``metric`` and the extra
+        ``objectives`` (with the trials it kept, on a resume)."""
         self.beginResetModel()
         self.targets = list(targets)
         self.metric = metric
         self.minimize = minimize
+        self.objectives = list(objectives)
         self.trials = [dict(t) for t in trials]
         self._find_best()
         self.endResetModel()
@@ -134,9 +141,12 @@ class TrialModel(QAbstractTableModel):
         if finished:
             pick = min if self.minimize else max
             best = pick(finished, key=lambda t: t["value"])["number"]
-        if best != self.best:
-            old, self.best = self.best, best
-            for number in (old, best):
+        front = front_of([TrialRecord.from_dict(t) for t in self.trials], self.minimize,
+                         self.objectives)
+        if best != self.best or front != self.front:
+            changed = {self.best, best, *self.front, *front}
+            self.best, self.front = best, front
+            for number in changed:
                 if number is not None and self.row_of(number) >= 0:
                     self._row_changed(self.row_of(number))
 
@@ -146,13 +156,19 @@ class TrialModel(QAbstractTableModel):
     def headers(self) -> list[str]:
         """The column titles."""
         return ["#", "Status", *(target_label(t) for t in self.targets),
-                f"Best {metric_words(self.metric)}", "Duration"]
+                f"Best {metric_words(self.metric)}",
+                *(OBJECTIVE_NAMES[name] for name in self.objectives), "Duration"]
 
     def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
         return 0 if parent.isValid() else len(self.trials)
 
     def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
-        return 0 if parent.isValid() else len(self.targets) + 4
+        return 0 if parent.isValid() else len(self.targets) + len(self.objectives) + 4
+
+    def _objective(self, column: int) -> str | None:
+        """The extra objective shown in ``column``, if it shows one."""
+        index = column - len(self.targets) - 3
+        return self.objectives[index] if 0 <= index < len(self.objectives) else None
 
     def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -174,6 +190,8 @@ class TrialModel(QAbstractTableModel):
             return trial.get("params", {}).get(self.targets[column - 2])
         if column == len(self.targets) + 2:
             return self.best_metric(trial)
+        if (name := self._objective(column)) is not None:
+            return (trial.get("measures") or {}).get(name)
         return trial.get("seconds")
 
     def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -191,7 +209,7 @@ class TrialModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and column != 1:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         best = trial["number"] == self.best
-        if role == Qt.ItemDataRole.BackgroundRole and best:
+        if role == Qt.ItemDataRole.BackgroundRole and trial["number"] in self.front:
             return BEST_BRUSH
         if role == Qt.ItemDataRole.FontRole and best:
             font = QFont()
@@ -209,16 +227,22 @@ class TrialModel(QAbstractTableModel):
     def _text(self, column: int, value: Any) -> str:
         if column == 1:
             return STATUS_WORDS.get(value, str(value))
-        if column == len(self.targets) + 3:
-            return "" if value is None else format_duration(value)
+        if value is None:
+            return ""
+        if column == self.columnCount() - 1:
+            return format_duration(value)
         if column == len(self.targets) + 2:
-            return "" if value is None else f"{value:.4f}"
-        return "" if value is None else format_value(value)
+            return f"{value:.4f}"
+        if (name := self._objective(column)) is not None:
+            return f"{value:.3f}" if name == "latency" else f"{int(value):,}"
+        return format_value(value)
 
     def _tooltip(self, trial: dict[str, Any], best: bool) -> str:
         lines = [f"Trial {trial['number']}: {STATUS_WORDS.get(trial['status'], '')}"]
         if best:
             lines[0] += " — the best so far"
+        if self.objectives and trial["number"] in self.front:
+            lines.append("On the Pareto front: no other trial is better in every objective.")
         if trial.get("reason"):
             lines.append(trial["reason"])
         if trial.get("run_dir"):

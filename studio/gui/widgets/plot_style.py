@@ -78,13 +78,24 @@ class EpochPlot(pg.PlotWidget):
 def epoch_plot(title: str, title_size: str = "10pt", left: str = "",
                legend_columns: int = 0) -> EpochPlot:
     """A plot of values against the epoch, titled ``title``, its axes labelled (``left``
-    names the values); with ``legend_columns`` a legend of that many columns under it.
+    names the values); with ``legend_columns`` a legend of that many columns under it."""
+    plot = value_plot(title, "epoch", left, title_size, EpochAxis("bottom"))
+    if legend_columns:
+        legend_below(plot, legend_columns)
+    plot.keep_least_height()
+    return plot
+
+
+def value_plot(title: str, bottom: str, left: str = "", title_size: str = "10pt",
+               bottom_axis: pg.AxisItem | None = None) -> EpochPlot:
+    """A plot of one value against another in the look of every plot, titled ``title``, its
+    axes labelled ``bottom`` and ``left``.
 
     The grid is drawn by the axes, which sit under the curves (an opaque grid repaints
     faster than a translucent one)."""
-    plot = EpochPlot(background="w", axisItems={"bottom": EpochAxis("bottom")})
+    plot = EpochPlot(background="w", axisItems={"bottom": bottom_axis or pg.AxisItem("bottom")})
     plot.setTitle(title, color=TITLE_COLOR, size=title_size)
-    plot.setLabel("bottom", "epoch")
+    plot.setLabel("bottom", bottom)
     if left:
         plot.setLabel("left", left)
     plot.showGrid(x=True, y=True, alpha=1.0)
@@ -95,9 +106,6 @@ def epoch_plot(title: str, title_size: str = "10pt", left: str = "",
         axis.setStyle(tickAlpha=255, maxTickLevel=0)
         axis.enableAutoSIPrefix(False)
         axis.setZValue(-1)
-    if legend_columns:
-        legend_below(plot, legend_columns)
-    plot.keep_least_height()
     return plot
 
 
