@@ -76,6 +76,7 @@ def search(project, tmp_path: Path, stop_at: str | None = None, resume: bool = F
 def test_a_grid_on_ray_runs_every_combination_two_at_a_time_each_an_ordinary_run(
         tmp_path, ray_instance):
     project = searched(table_project(tmp_path), "grid", LEARNING_RATES, UNITS)
+    project.search.objectives = ["params"]  # measured in the actor, as in a local worker
     result, events = search(project, tmp_path)
     assert not result.stopped
     assert [t.status for t in result.trials] == ["finished"] * 4
@@ -96,6 +97,9 @@ def test_a_grid_on_ray_runs_every_combination_two_at_a_time_each_an_ordinary_run
     assert result.best.value == max(t.value for t in result.trials)
     assert events[-1]["best"] == result.best.number
     assert [t.status for t in read_state(tmp_path / "search").trials] == ["finished"] * 4
+    assert {t.params["layer.dense_1.units"]: t.measures["params"] for t in result.trials} == {
+        4: 30, 8: 58}
+    assert result.best.number in result.front == events[-1]["front"]
     assert sorted(run_folders(tmp_path / "runs")) == sorted(Path(t.run_dir)
                                                            for t in result.trials)
     assert (tmp_path / "search" / "ray").is_dir()
