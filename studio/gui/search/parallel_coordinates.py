@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
 
 from studio.core.project.document import Dimension
 from studio.gui.widgets.dimension_dialog import format_value
-from studio.gui.widgets.plot_style import GRID_PEN, TEXT_PEN, TITLE_COLOR
+from studio.gui.widgets.plot_style import GRID_PEN, PLOT_WIDTH, TEXT_PEN, TITLE_COLOR
 
 LOG_RATIO = 100.0
 """A list of positive numbers spanning this ratio or more is drawn on a log axis."""
@@ -144,7 +144,7 @@ class ParallelCoordinates(QWidget):
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
-        self.plot.setMinimumSize(220, 160)
+        self.plot.setMinimumSize(PLOT_WIDTH, 160)
         self.plot.setToolTip("One vertical axis per searched value and one for the metric; "
                              "each trial is a line, coloured by its metric (yellow is best), the "
                              "best trial in red")

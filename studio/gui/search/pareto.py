@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from studio.core.project.document import OBJECTIVES
 from studio.core.search.space import OBJECTIVE_NAMES
 from studio.gui.search.trial_table import metric_title
-from studio.gui.widgets.plot_style import value_plot
+from studio.gui.widgets.plot_style import PLOT_WIDTH, value_plot
 
 FRONT_COLOR = "#1a73e8"
 OTHER_COLOR = (95, 99, 104, 70)
@@ -51,7 +51,7 @@ class ParetoPlot(QWidget):
         super().__init__()
         self.plot = value_plot("Pareto front", "")
         self.plot.setObjectName("pareto-plot")
-        self.plot.setMinimumWidth(220)
+        self.plot.setMinimumWidth(PLOT_WIDTH)
         self.line = self.plot.plot(pen=pg.mkPen(FRONT_COLOR, width=1.5,
                                                 style=Qt.PenStyle.DashLine))
         self.scatter = pg.ScatterPlotItem(hoverable=True, tip=self._tip)

@@ -11,7 +11,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from studio.gui.search.trial_table import metric_title, offer_metrics
-from studio.gui.widgets.plot_style import epoch_plot
+from studio.gui.widgets.plot_style import PLOT_WIDTH, epoch_plot
 
 REDRAW_MS = 200
 TRIAL_HUES = 9
@@ -36,10 +36,11 @@ class TrialCurves(QWidget):
         self.metric_box.currentIndexChanged.connect(self._metric_changed)
         self.note = QLabel("Each trial is one line; the best one is thick.")
         self.note.setObjectName("curves-note")
+        self.note.setWordWrap(True)  # a laptop's narrow plot column
         self.note.setStyleSheet("color: #5f6368;")
         self.plot = epoch_plot("Trials", "10pt")
         self.plot.setObjectName("trial-curves")
-        self.plot.setMinimumWidth(220)
+        self.plot.setMinimumWidth(PLOT_WIDTH)
         self.items: dict[int, pg.PlotDataItem] = {}
         self.rows: dict[int, list[dict[str, float]]] = {}
         self.best: int | None = None

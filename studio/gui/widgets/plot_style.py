@@ -23,6 +23,8 @@ LEGEND_ROW = 4
 MIN_DATA_HEIGHT = 80
 """The least height of a plot's data area: a plot is never shorter than this plus its title,
 axes, labels and legend (however many rows the legend wraps onto)."""
+PLOT_WIDTH = 160
+"""The least width of a plot sharing a row with others: three fit a laptop's Search tab."""
 
 
 class EpochAxis(pg.AxisItem):
