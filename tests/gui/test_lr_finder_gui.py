@@ -76,16 +76,15 @@ def test_cancel_stops_the_test_and_says_so(qtbot, view, gate):
     assert view.find.isEnabled() and not view.cancel.isVisible()
 
 
-def test_the_training_docks_optimizer_tab_holds_the_finder(qtbot, tmp_path):
-    from studio.gui.training.panel import TrainingPanel
+def test_the_training_dock_has_a_rate_finder_tab(qtbot, tmp_path):
+    from studio.gui.training.panel import FINDER_TAB, TrainingPanel
 
     panel = TrainingPanel(ProjectDocument(regression_project(tmp_path)),
                           StaticDiscovery(Devices(CPU)))
     qtbot.addWidget(panel)
-    optimizer_tab = panel.settings.widget(0)
-    assert panel.settings.tabText(0) == "Optimizer"
-    assert optimizer_tab.isAncestorOf(panel.lr_finder.find)
-    assert optimizer_tab.isAncestorOf(panel.optimizer_form.learning_rate)
+    assert panel.settings.tabText(FINDER_TAB) == "Rate finder"
+    assert panel.settings.widget(FINDER_TAB).isAncestorOf(panel.lr_finder.find)
+    assert panel.settings.widget(0).isAncestorOf(panel.find_rate_button)
 
 
 def test_find_beside_the_learning_rate_starts_the_finder(qtbot, tmp_path, gate):
@@ -100,6 +99,7 @@ def test_find_beside_the_learning_rate_starts_the_finder(qtbot, tmp_path, gate):
     assert button.parentWidget() is panel.optimizer_form.learning_rate.parentWidget()
     gate.before(lr_finder, "range_test")
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert panel.settings.currentWidget().isAncestorOf(panel.lr_finder)  # its tab shown
     qtbot.waitUntil(gate.reached.is_set, timeout=60_000)
     assert panel.lr_finder.cancel.isVisible()
     qtbot.mouseClick(panel.lr_finder.cancel, Qt.MouseButton.LeftButton)

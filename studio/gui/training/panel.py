@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QPushButton,
-    QScrollArea,
     QSpinBox,
     QSplitter,
     QStyle,
@@ -53,6 +52,8 @@ from studio.gui.widgets.search_button import SearchButton
 from studio.gui.widgets.sync import show_value
 
 PROGRESS_STEPS = 1000
+FINDER_TAB = 1
+"""The training settings' tab of the learning-rate finder."""
 STARTS = {"random": "Random weights", "imported": "Imported weights",
           "run": "A run's model"}
 """The Start from choices: what training starts from, in words."""
@@ -208,17 +209,13 @@ class TrainingPanel(QWidget):
 
         self.optimizer_form = OptimizerForm(doc)
         self.lr_finder = LrFinderView(doc, discovery)
-        optimizer_tab = QWidget()
-        optimizer_column = QVBoxLayout(optimizer_tab)
-        optimizer_column.setContentsMargins(0, 0, 0, 0)
-        optimizer_column.addWidget(self.optimizer_form)
-        optimizer_column.addWidget(self.lr_finder)
-        # the finder starts beside the rate it finds too: below the form, a small dock hides it
+        # Find… beside the rate it finds opens the finder's tab and starts it: the finder in a
+        # tab of its own, as its plot under the form stretched the schedule's beside it
         self.find_rate_button = QToolButton()
         self.find_rate_button.setText("Find…")
         self.find_rate_button.setObjectName("find-learning-rate")
         self.find_rate_button.setToolTip("Find a good learning rate: a short run with the rate "
-                                         "growing each batch (its curve is drawn below)")
+                                         "growing each batch (on the Rate finder tab)")
         self.find_rate_button.clicked.connect(self._find_learning_rate)
         self.optimizer_form.learning_rate.parentWidget().layout().addWidget(
             self.find_rate_button)
@@ -229,8 +226,9 @@ class TrainingPanel(QWidget):
         self.settings = QTabWidget()
         self.settings.setObjectName("training-settings")
         for widget, title, tip in (
-                (optimizer_tab, "Optimizer", "Optimizer, learning rate and schedule, and the "
-                 "learning-rate finder"),
+                (self.optimizer_form, "Optimizer", "Optimizer, learning rate and schedule"),
+                (self.lr_finder, "Rate finder", "A short run with the rate growing each batch, "
+                 "which suggests a learning rate"),
                 (self.stopping_form, "Stopping", "Early stopping and checkpoints"),
                 (self.device_form, "Device", "CPU or GPUs, precision and determinism"),
                 (self.estimate_view, "Estimate", "Memory and time before training")):
@@ -274,11 +272,9 @@ class TrainingPanel(QWidget):
         self.refresh()
 
     def _find_learning_rate(self) -> None:
-        """Start the learning-rate finder and bring it into view."""
+        """Show the learning-rate finder's tab and start it."""
+        self.settings.setCurrentIndex(FINDER_TAB)
         self.lr_finder.start()
-        scroller = self.settings.widget(0)
-        if isinstance(scroller, QScrollArea):
-            scroller.ensureWidgetVisible(self.lr_finder)
 
     def unscrolled_height(self) -> int:
         """The least height that shows the panel without scrolling, with room for a second
