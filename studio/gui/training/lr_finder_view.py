@@ -25,7 +25,12 @@ from PySide6.QtWidgets import (
 from studio.core.base.events import Event
 from studio.core.hardware.devices import DeviceDiscovery
 from studio.core.runs.folders import runs_root
-from studio.core.training.lr_finder import LrFinding, RangeTest, find_learning_rate
+from studio.core.training.lr_finder import (
+    EXPLODED,
+    LrFinding,
+    RangeTest,
+    find_learning_rate,
+)
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.jobs import JobSlot
 
@@ -195,4 +200,11 @@ class LrFinderView(QWidget):
         if shown:
             self.mark.setValue(math.log10(finding.suggestion))  # a log axis places by log10
         self.plot.autoRange()
+        values = finding.smoothed
+        if values and min(values) > 0:
+            # up to the loss it started at (or the test's own ceiling): the loss it exploded to
+            # would flatten the fall that matters into the axis
+            low = min(values)
+            self.plot.setYRange(low, max(values[0], min(max(values), EXPLODED * low)),
+                                padding=0.05)
 
