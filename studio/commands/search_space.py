@@ -34,8 +34,10 @@ def add_arguments(parser) -> None:
                         "for each value): TARGET=V1,V2,... lists values (numbers, choices, on "
                         "or off), TARGET=LOW:HIGH[:log][:COUNT] a range cut into COUNT points "
                         f"(default {DEFAULT_POINTS}) on a linear or log scale. TARGET is "
-                        "training.SETTING (learning_rate, batch_size, optimizer, epochs, ...) "
-                        "or layer.LAYER_ID.PARAMETER (layer.dense_1.units)")
+                        "training.SETTING (learning_rate, batch_size, optimizer, epochs, ...), "
+                        "layer.LAYER_ID.PARAMETER (layer.dense_1.units) or "
+                        "layer.LAYER_ID.present=on,off (whether a layer that keeps its input's "
+                        "shape, as a Dropout, is in the model)")
     parser.add_argument("--epochs", type=int, metavar="N",
                         help="train each trial for N epochs (instead of the project's)")
 

@@ -12,6 +12,7 @@ import pytest
 from studio.cli import main
 from studio.commands.errors import UsageError
 from studio.commands.search_space import parse_dimension
+from studio.core.model.graph import Node
 from studio.core.project.document import Dimension, load_project, save_project
 from tests.core.test_search import LEARNING_RATES, searched, table_project
 from tests.helpers import one_line_error, snapshot
@@ -81,6 +82,8 @@ def test_the_typed_space_is_searched_with_the_epochs_given(project_file, capsys)
     (["--dim", "training.nesterov=maybe"], "Nesterov is on or off, not “maybe”."),
     (["--dim", "layer.dense_9.units=4"], "The layer 'dense_9' is no longer in the model."),
     (["--dim", "layer.dense_1.shape=4"], "The layer 'dense_1' has no parameter 'shape'."),
+    (["--dim", "layer.dense_1.present=on,off"], "dense_1 cannot be left out of the model: it "
+     "changes the shape from 4 to 8."),
     (["--dim", "layer.dense_1.units=4", "--dim", "layer.dense_1.units=8"],
      "dense_1 · Units is searched twice."),
     (["--epochs", "0"], "--epochs: Epochs must be at least 1, not 0."),
@@ -114,6 +117,13 @@ def test_resume_takes_no_new_space(project_file, tmp_path, capsys):
 def test_a_random_start_below_1_is_one_line(project_file, capsys):
     assert main(["search", str(project_file), "--startup-trials", "0"]) == 1
     one_line_error(capsys, "--startup-trials must be at least 1, not 0.")
+
+
+def test_whether_a_layer_is_present_is_typed_on_or_off(tmp_path):
+    project = table_project(tmp_path)
+    project.graph.insert_between("dense_1", "dense_2", Node("dropout_1", "Dropout"))
+    assert parse_dimension(project, "layer.dropout_1.present=on,off") == Dimension(
+        "layer.dropout_1.present", values=[True, False])
 
 
 def test_an_unknown_target_error_is_raised_as_a_usage_error(tmp_path):

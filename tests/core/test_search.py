@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from studio.core.project.document import Dimension, Project
+from studio.core.model.graph import Node
+from studio.core.project.document import Dimension, Project, load_project
+from studio.core.runs.folders import PROJECT_FILE
 from studio.core.runs.history import read_run
 from studio.core.search import worker as search_worker
 from studio.core.search.runner import (
@@ -25,6 +27,7 @@ from studio.core.search.runner import (
     run_search,
     search_folder,
 )
+from studio.core.search.space import presence_target
 from studio.core.search.state import SEARCH_FILE, SearchState, read_state, write_state
 from tests.core.search_support import (
     LEARNING_RATES,
@@ -125,6 +128,22 @@ def test_sampled_strategies_draw_values_inside_the_ranges(tmp_path, pool, strate
         units = trial.params["layer.dense_1.units"]
         assert isinstance(units, int) and 2 <= units <= 16 and units % 2 == 0
     assert len({t.params["training.learning_rate"] for t in result.trials}) == 3
+
+
+def test_a_grid_over_a_dropout_trains_a_model_with_it_and_one_without(tmp_path, pool):
+    project = table_project(tmp_path)
+    project.graph.insert_between("dense_1", "dense_2", Node("dropout_1", "Dropout",
+                                                            {"rate": 0.5}))
+    project.training.epochs = 1
+    present = presence_target("dropout_1")
+    result, _ = search(searched(project, "grid", Dimension(present, values=[True, False])),
+                       tmp_path, pool)
+    assert [t.status for t in result.trials] == ["finished"] * 2
+    for trial in result.trials:
+        graph = load_project(Path(trial.run_dir) / PROJECT_FILE).graph
+        kept = trial.params[present]
+        assert ("dropout_1" in graph.ids()) is kept
+        assert graph.inputs_of("dense_2") == ["dropout_1" if kept else "dense_1"]
 
 
 def test_a_search_of_several_objectives_measures_each_model_and_keeps_the_front(tmp_path,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from studio.core.build.analysis import analyze
 from studio.core.model.graph import Node
 from studio.core.project.document import (
     DatasetChoice,
@@ -18,14 +19,17 @@ from studio.core.project.templates import demo_project, from_template
 from studio.core.search.space import (
     SearchSpaceError,
     apply_values,
+    bypassable_layers,
     check_dimension,
     current_value,
     estimated_seconds,
     layer_target,
     metric_choices,
     param_for,
+    presence_target,
     problems,
     search_metric,
+    search_targets,
     searchable_params,
     searched_project,
     start_value,
@@ -134,6 +138,41 @@ def test_values_are_applied_to_a_copy(project):
     assert current_value(project, LR) == 0.002 and project.training.schedule.kind == "cosine"
     assert target_label(kind) == "Schedule" and target_label(LR) == "Learning rate"
     assert target_label(units) == f"{dense_id(project)} · Units"
+
+
+def with_dropout(project: Project) -> Project:
+    """``project`` with a Dropout between its first Dense layer and the next."""
+    dense = dense_id(project)
+    project.graph.insert_between(dense, project.graph.outputs_of(dense)[0],
+                                 Node("dropout_1", "Dropout", {"rate": 0.5}))
+    return project
+
+
+def test_a_trial_without_a_layer_wires_its_input_to_its_outputs(project):
+    project = with_dropout(project)
+    present = presence_target("dropout_1")
+    assert bypassable_layers(project) == ["conv2d_3", "dropout_1"]  # each keeps its shape
+    assert present in search_targets(project)
+    assert check_dimension(project, Dimension(present, values=[True, False])) == [True, False]
+    assert current_value(project, present) is True
+    assert target_label(present) == "dropout_1 · Present"
+    kept = apply_values(project, {present: True})
+    assert kept.graph.edges == project.graph.edges
+    dense = dense_id(project)
+    left_out = apply_values(project, {present: False, layer_target("dropout_1", "rate"): 0.2})
+    assert "dropout_1" not in left_out.graph.ids() and current_value(left_out, present) is False
+    assert left_out.graph.outputs_of(dense) == ["dense_2"]
+    assert analyze(left_out.graph).ok and "dropout_1" in project.graph.ids()
+
+
+def test_a_layer_that_changes_the_shape_cannot_be_left_out(project):
+    space = SearchSettings(dimensions=[Dimension(presence_target("conv2d_1"),
+                                                 values=[True, False])])
+    assert problems(project, space) == [
+        "conv2d_1 cannot be left out of the model: it changes the shape from 28 × 28 × 1 to "
+        "28 × 28 × 32."]
+    with pytest.raises(SearchSpaceError, match="input_1 cannot be left out"):
+        param_for(project, presence_target("input_1"))
 
 
 def test_the_search_is_saved_with_the_project(project, tmp_path):

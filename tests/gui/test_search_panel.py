@@ -25,6 +25,7 @@ from studio.gui.search.parallel_coordinates import (
     metric_axis,
     round_marks,
 )
+from studio.gui.search.space_editor import PRESENT_ENTRY
 from studio.gui.shell.app import create_application
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.jobs import shutdown_jobs
@@ -36,6 +37,7 @@ from tests.gui.support import (
     runs_of,
     show_tab,
 )
+from tests.gui.test_dimension_dialog import tick
 from tests.run_folders import write_run
 from tests.segmentation_runs import demo_folder, segmenter
 
@@ -284,6 +286,34 @@ def test_the_add_menu_offers_every_searchable_value_and_opens_the_dialog(window,
         Dimension("training.batch_size", values=[32, 64, 128])]
     assert window.doc.undo_stack.count() == steps + 1
     assert window.training.search_buttons["batch_size"].searched
+
+
+def test_whether_a_dropout_is_present_is_added_from_the_add_menu_as_one_undo_step(qtbot):
+    project = hidden_layer_project()
+    project.graph.insert_between("hidden", "dense_1", Node("dropout_1", "Dropout"))
+    doc = ProjectDocument(project)
+    panel = SearchPanel(doc)
+    qtbot.addWidget(panel)
+    panel.add_menu.aboutToShow.emit()
+    menus = {a.text(): a.menu() for a in panel.add_menu.actions()}
+    assert PRESENT_ENTRY not in [a.text() for a in menus["hidden"].actions()]  # it has a shape
+    entry = next(a for a in menus["dropout_1"].actions() if a.text() == PRESENT_ENTRY)
+
+    steps = doc.undo_stack.count()
+    entry.trigger()
+    dialog = panel.dialog
+    qtbot.waitExposed(dialog)
+    assert dialog.choices[True].isChecked() and not dialog.choices[False].isChecked()
+    tick(qtbot, dialog.choices[False])
+    qtbot.mouseClick(dialog.ok, LEFT)
+    assert doc.project.search.dimensions == [Dimension("layer.dropout_1.present",
+                                                       values=[True, False])]
+    assert doc.undo_stack.count() == steps + 1
+    assert panel.dimensions.item(0).text().startswith("dropout_1 · Present")
+    doc.undo_stack.undo()
+    assert doc.project.search.dimensions == []
+    assert "Present" not in panel.dimensions.item(0).text()
+    shutdown_jobs(panel)
 
 
 def test_a_stopped_search_keeps_its_finished_trials_and_resumes_after_reopening(

@@ -2,11 +2,13 @@
 in plain words why a space cannot be searched.
 
 A dimension's ``target`` names one value of the project: a training setting
-(``training.learning_rate``, ``training.schedule.kind``) or a layer parameter
-(``layer.dense_1.units``). It takes either a list of ``values`` or a range ``low``..``high``
-on a linear or log ``scale``, cut by a ``step`` (added on a linear scale, multiplied on a log
-one) or into ``count`` points. Grid search tries every combination of those points; the other
-strategies sample the range itself (whole numbers for whole-number parameters).
+(``training.learning_rate``, ``training.schedule.kind``), a layer parameter
+(``layer.dense_1.units``), or whether a layer is in the model at all
+(``layer.dropout_1.present``, on or off: a trial without it wires its input to its outputs).
+It takes either a list of ``values`` or a range ``low``..``high`` on a linear or log
+``scale``, cut by a ``step`` (added on a linear scale, multiplied on a log one) or into
+``count`` points. Grid search tries every combination of those points; the other strategies
+sample the range itself (whole numbers for whole-number parameters).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import math
 from typing import Any
 
 from studio.core.base.messages import quoted, shortened, unknown_choice
-from studio.core.model.params import Param
+from studio.core.build.analysis import analyze
+from studio.core.model.params import Param, format_shape
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import (
     OBJECTIVES,
@@ -43,6 +46,9 @@ TRAINING_PREFIX = "training."
 LAYER_PREFIX = "layer."
 SEARCHABLE_KINDS = ("int", "float", "choice", "bool")
 """The kinds of layer parameter a search can vary (a shape cannot)."""
+PRESENT = "present"
+"""The pseudo-parameter of a layer target that says whether the layer is in the model."""
+PRESENT_PARAM = Param(PRESENT, "bool", True, "Whether the layer is in the model")
 
 
 DEFAULT_POINTS = 3
@@ -64,6 +70,36 @@ def training_target(path: str) -> str:
 def layer_target(node_id: str, param: str) -> str:
     """The target of parameter ``param`` of layer ``node_id``."""
     return f"{LAYER_PREFIX}{node_id}.{param}"
+
+
+def presence_target(node_id: str) -> str:
+    """The target that says whether layer ``node_id`` is in the model."""
+    return layer_target(node_id, PRESENT)
+
+
+def bypass_problem(project: Project, node_id: str) -> str | None:
+    """Why a trial cannot leave layer ``node_id`` out, or None if it can. Only a layer with
+    one input whose output has its input's shape (a Dropout, a BatchNormalization) can go:
+    the layers after it then see what they saw, so the model still builds."""
+    graph = project.graph
+    feeds = graph.inputs_of(node_id)
+    if len(feeds) != 1 or not graph.outputs_of(node_id):
+        return (f"{node_id} cannot be left out of the model: only a layer between one input "
+                "and the layers it feeds can.")
+    reports = analyze(graph).nodes
+    if node_id not in reports or feeds[0] not in reports:
+        return f"{node_id} cannot be left out of the model while its shapes are unknown."
+    before, after = reports[feeds[0]].output_shape, reports[node_id].output_shape
+    if before != after:
+        return (f"{node_id} cannot be left out of the model: it changes the shape from "
+                f"{format_shape(before)} to {format_shape(after)}.")
+    return None
+
+
+def bypassable_layers(project: Project) -> list[str]:
+    """The layers a trial can leave out of ``project``'s model, in document order."""
+    return [node_id for node_id in project.graph.ids()
+            if bypass_problem(project, node_id) is None]
 
 
 def _split_layer(target: str) -> tuple[str, str]:
@@ -100,6 +136,11 @@ def param_for(project: Project, target: str) -> Param:
         node_id, name = _split_layer(target)
         if node_id not in project.graph.ids():
             raise SearchSpaceError(f"The layer {quoted(node_id)} is no longer in the model.")
+        if name == PRESENT:
+            problem = bypass_problem(project, node_id)
+            if problem:
+                raise SearchSpaceError(problem)
+            return PRESENT_PARAM
         try:
             param = REGISTRY[project.graph.node(node_id).type].param(name)
         except KeyError:
@@ -114,10 +155,11 @@ def param_for(project: Project, target: str) -> Param:
 
 def search_targets(project: Project) -> list[str]:
     """Every value of ``project`` a search can vary: the training settings, then each layer's
-    searchable parameters."""
+    searchable parameters, then the presence of each layer a trial can leave out."""
     return [training_target(path) for path in TRAINING_TARGETS] + [
         layer_target(node.id, param.name) for node in project.graph.nodes
-        for param in searchable_params(node.type)]
+        for param in searchable_params(node.type)] + [
+        presence_target(node_id) for node_id in bypassable_layers(project)]
 
 
 def parse_number(text: str, param: Param) -> float | int:
@@ -177,6 +219,8 @@ def current_value(project: Project, target: str) -> Any:
             value = getattr(value, part)
         return value
     node_id, name = _split_layer(target)
+    if name == PRESENT:
+        return node_id in project.graph.ids()
     node = project.graph.node(node_id)
     return REGISTRY[node.type].resolved(node.params)[name]
 
@@ -190,8 +234,11 @@ def start_value(project: Project, target: str) -> Any:
 
 
 def apply_values(project: Project, values: dict[str, Any]) -> Project:
-    """A copy of ``project`` with each target in ``values`` set to its value."""
+    """A copy of ``project`` with each target in ``values`` set to its value. A layer whose
+    presence is off goes after every parameter is set, its single input wired to its
+    outputs."""
     result = project.copy()
+    absent = []
     for target, value in values.items():
         if target.startswith(TRAINING_PREFIX):
             *parents, name = target[len(TRAINING_PREFIX):].split(".")
@@ -201,7 +248,11 @@ def apply_values(project: Project, values: dict[str, Any]) -> Project:
             setattr(holder, name, copy.deepcopy(value))
         else:
             node_id, name = _split_layer(target)
-            result.graph.node(node_id).params[name] = copy.deepcopy(value)
+            if name != PRESENT:
+                result.graph.node(node_id).params[name] = copy.deepcopy(value)
+            elif not value:
+                absent.append(node_id)
+    result.graph.dissolve(absent)
     return result
 
 

@@ -30,9 +30,11 @@ from studio.core.search.space import (
     TRAINING_TARGETS,
     SearchSpaceError,
     auto_startup_trials,
+    bypassable_layers,
     check_dimension,
     layer_target,
     metric_choices,
+    presence_target,
     search_metric,
     searchable_params,
     target_label,
@@ -54,6 +56,8 @@ OBJECTIVE_BOXES = {"latency": ("Latency", "the trained model's milliseconds per 
                                "timed as the export's check times it"),
                    "params": ("Parameters", "the model's parameter count"),
                    "size": ("Size", "the saved model file's size")}
+PRESENT_ENTRY = "Whether it is present"
+"""The Add menu's entry that searches with and without a layer."""
 EXCLUSIVE = {"params": "size", "size": "params"}
 """Objectives that measure the same thing: choosing one drops the other."""
 EMPTY_HINT = ("Nothing is searched yet. Click the\nmagnifier beside a layer parameter\n"
@@ -186,18 +190,22 @@ class SpaceEditor(QWidget):
                       lambda p: setattr(p.search, "objectives", objectives))
 
     def _fill_add_menu(self) -> None:
-        """Every value that can be searched: the training settings, then each layer's."""
+        """Every value that can be searched: the training settings, then each layer's, with
+        whether the layer is present for one a trial can leave out."""
         self.add_menu.clear()
         project = self.doc.project
         training = self.add_menu.addMenu("Training")
         for path in TRAINING_TARGETS:
             self._add_entry(training, training_target(path))
+        bypassable = bypassable_layers(project)
         for node in project.graph.nodes:
             params = searchable_params(node.type)
-            if params:
+            if params or node.id in bypassable:
                 menu = self.add_menu.addMenu(node.id)
                 for param in params:
                     self._add_entry(menu, layer_target(node.id, param.name), param.label)
+                if node.id in bypassable:
+                    self._add_entry(menu, presence_target(node.id), PRESENT_ENTRY)
 
     def _add_entry(self, menu: QMenu, target: str, label: str = "") -> None:
         action = menu.addAction(label or target_label(target))
