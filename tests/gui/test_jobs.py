@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from PySide6.QtCore import QCoreApplication, QObject
+from PySide6.QtCore import QCoreApplication, QEvent, QObject
 
 from studio.gui.shell.app import create_application
 from studio.gui.widgets.jobs import JobSlot, Policy, shutdown_jobs
@@ -162,3 +162,16 @@ def test_closing_the_window_finds_every_slot_its_panels_made(qtbot, monkeypatch,
     build_all(window)  # the tabs and docks built when first shown, and their slots
     found = window.findChildren(JobSlot)
     assert len(made) > 10 and all(any(slot is other for other in found) for slot in made)
+
+
+def test_a_slot_deleted_with_its_owner_while_its_job_runs_lets_the_job_end(qtbot, gate):
+    create_application()
+    owner = QObject()
+    slot = JobSlot(owner)
+    slot.start(held(gate, "orphaned"))
+    worker = slot._current
+    qtbot.waitUntil(gate.reached.is_set)
+    owner.deleteLater()  # a view rebuilt while its job runs
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gate.open()
+    qtbot.waitUntil(lambda: not worker.is_running())  # its end heard, no error raised

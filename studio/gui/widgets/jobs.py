@@ -6,6 +6,7 @@ from __future__ import annotations
 from enum import Enum
 
 from PySide6.QtCore import QObject, Signal
+from shiboken6 import isValid
 
 from studio.gui.widgets.worker import Task, Worker
 
@@ -113,7 +114,9 @@ class JobSlot(QObject):
         self.started.emit()
 
     def _ended(self, worker: Worker) -> None:
-        if worker is not self._current:
+        # A slot destroyed with its owner while its job ran (a view rebuilt) hears the job's
+        # end still, through the worker: nobody waits for it any more, and its signals are gone.
+        if not isValid(self) or worker is not self._current:
             return
         self._current = None
         self.finished.emit()
