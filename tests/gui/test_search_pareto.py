@@ -96,6 +96,15 @@ def test_a_finished_search_draws_its_front_and_a_clicked_point_is_the_trial_appl
     rows = panel.table.selectionModel().selectedRows()
     assert [panel.table.trial_at(r)["number"] for r in rows] == [1]
     assert panel.apply_button.text() == "Apply trial 1 to project"
+    ringed = pareto.ring.points()
+    assert pareto.picked == 1 and [tuple(p.pos()) for p in ringed] == [pareto.points[1]]
+    row_of_2 = panel.table.proxy.mapFromSource(model.index(model.row_of(2), 0)).row()
+    qtbot.mouseClick(panel.table.viewport(), LEFT,  # a row picked in the table: its point ringed
+                     pos=panel.table.visualRect(panel.table.proxy.index(row_of_2, 0)).center())
+    assert pareto.picked == 2 and [tuple(p.pos()) for p in pareto.ring.points()] == [
+        pareto.points[2]]
+    qtbot.mouseClick(pareto.plot.viewport(), LEFT, pos=QPoint(round(at.x()), round(at.y())))
+    assert pareto.picked == 1  # and on the plot again
 
     steps = panel.doc.undo_stack.count()
     qtbot.mouseClick(panel.apply_button, LEFT)

@@ -23,6 +23,9 @@ OTHER_COLOR = (95, 99, 104, 70)
 POINT_SIZE = 11
 SIZE_RANGE = (7.0, 26.0)
 """The smallest and largest point, in pixels, when a second objective sets the size."""
+PICKED_COLOR = "#202124"
+PICKED_SIZE = SIZE_RANGE[1] + 8
+"""The ring around the picked trial's point: larger than the largest point."""
 
 
 def axes_of(objectives: Sequence[str]) -> tuple[str, str | None]:
@@ -57,6 +60,11 @@ class ParetoPlot(QWidget):
         self.scatter = pg.ScatterPlotItem(hoverable=True, tip=self._tip)
         self.scatter.sigClicked.connect(self._clicked)
         self.plot.addItem(self.scatter)
+        self.ring = pg.ScatterPlotItem(size=PICKED_SIZE, brush=None,
+                                       pen=pg.mkPen(PICKED_COLOR, width=2))
+        """Around the point of the trial picked in the table or on the plot."""
+        self.plot.addItem(self.ring)
+        self.picked: int | None = None
         self.note = QLabel()
         self.note.setObjectName("pareto-note")
         self.note.setWordWrap(True)
@@ -98,12 +106,21 @@ class ParetoPlot(QWidget):
         size_words = f" A point's size is its {OBJECTIVE_NAMES[sized].lower()}." if sized else ""
         self.note.setText(f"Blue points are on the front: no other trial is better in every "
                           f"objective.{size_words} Click a point to pick its trial.")
+        self.mark(self.picked)
+
+    def mark(self, number: int | None) -> None:
+        """Ring the point of trial ``number`` (picked in the table or here); None: no ring,
+        as for a trial the plot does not draw."""
+        self.picked = number if number in self.points else None
+        shown = [self.points[self.picked]] if self.picked is not None else []
+        self.ring.setData(pos=shown)
 
     def clear(self) -> None:
         """Draw no trial."""
         self.points, self.front, self._tips = {}, [], {}
         self.scatter.clear()
         self.line.setData([], [])
+        self.mark(None)
 
     @staticmethod
     def _tip_text(trial: dict[str, Any], metric: str, objectives: Sequence[str]) -> str:

@@ -44,7 +44,7 @@ class SearchResults(QWidget):
         self.table.setToolTip("Double-click a trial (or press Enter) to see its run in the Runs "
                               "dock; click a header to sort")
         self.table.activated.connect(self._trial_activated)
-        self.table.selectionModel().selectionChanged.connect(lambda *_: self.show_apply())
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._picked())
         self.curves = TrialCurves()
         self.parallel = ParallelCoordinates()
         self.pareto = ParetoPlot()
@@ -160,6 +160,13 @@ class SearchResults(QWidget):
         if picked is not None and picked["status"] == "finished":
             return picked
         return self.best_trial()
+
+    def _picked(self) -> None:
+        """A row was picked (or none): ring its point on the front, offer to apply it."""
+        rows = self.table.selectionModel().selectedRows()
+        picked = self.table.trial_at(rows[0]) if rows else None
+        self.pareto.mark(picked["number"] if picked is not None else None)
+        self.show_apply()
 
     def show_apply(self) -> None:
         """Offer to apply the picked or best trial, once there is one."""
