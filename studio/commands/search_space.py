@@ -37,7 +37,8 @@ def add_arguments(parser) -> None:
                         "training.SETTING (learning_rate, batch_size, optimizer, epochs, ...), "
                         "layer.LAYER_ID.PARAMETER (layer.dense_1.units) or "
                         "layer.LAYER_ID.present=on,off (whether a layer that keeps its input's "
-                        "shape, as a Dropout, is in the model)")
+                        "shape, as a Dropout, is in the model) or block.BLOCK.repeats=0,1,2 "
+                        "(how many times a block marked on the canvas is in the model)")
     parser.add_argument("--epochs", type=int, metavar="N",
                         help="train each trial for N epochs (instead of the project's)")
 

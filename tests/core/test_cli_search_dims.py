@@ -59,7 +59,7 @@ def test_the_typed_space_is_searched_with_the_epochs_given(project_file, capsys)
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--dim", "learning_rate=0.1"], "--dim 'learning_rate=0.1': 'learning_rate' is neither a "
-     "training setting nor a layer parameter. Did you mean training.learning_rate?"),
+     "training setting, a layer parameter nor a block. Did you mean training.learning_rate?"),
     (["--dim", "training.learning_rate"], "--dim 'training.learning_rate' is not "
      "TARGET=V1,V2,... or TARGET=LOW:HIGH[:log][:COUNT]."),
     (["--dim", "training.learning_rate="], "is not TARGET=V1,V2,..."),
@@ -89,7 +89,7 @@ def test_the_typed_space_is_searched_with_the_epochs_given(project_file, capsys)
     (["--epochs", "0"], "--epochs: Epochs must be at least 1, not 0."),
     (["--epochs", "2", "--dim", "training.epochs=1,2"], "--epochs sets every trial's epochs, "
      "but the search varies them"),
-    (["--dim", "x" * 300 + "=1"], "is neither a training setting nor a layer parameter."),
+    (["--dim", "x" * 300 + "=1"], "is neither a training setting, a layer parameter nor a block."),
     (["--objective", "speed"], "Unknown objective 'speed': choose one of latency, params, "
      "size."),
     (["--objective", "latency, params,size"], "Choose parameters or model file size as an "
@@ -124,6 +124,15 @@ def test_whether_a_layer_is_present_is_typed_on_or_off(tmp_path):
     project.graph.insert_between("dense_1", "dense_2", Node("dropout_1", "Dropout"))
     assert parse_dimension(project, "layer.dropout_1.present=on,off") == Dimension(
         "layer.dropout_1.present", values=[True, False])
+
+
+def test_a_block_s_repeats_are_typed_as_whole_numbers(tmp_path):
+    project = table_project(tmp_path)
+    project.graph.blocks = {"block_1": ["dense_1"]}
+    assert parse_dimension(project, "block.block_1.repeats=1,2,3") == Dimension(
+        "block.block_1.repeats", values=[1, 2, 3])
+    with pytest.raises(UsageError, match="Repeats takes whole numbers, not 1.5"):
+        parse_dimension(project, "block.block_1.repeats=1.5")
 
 
 def test_an_unknown_target_error_is_raised_as_a_usage_error(tmp_path):

@@ -318,7 +318,7 @@ def test_a_format_1_file_still_loads():
     project = load_project(V1_FILE)
     assert project.graph == from_template("lenet5").graph
     assert project.positions == {}
-    assert project.to_dict()["format_version"] == FORMAT_VERSION == 10
+    assert project.to_dict()["format_version"] == FORMAT_VERSION == 11
     assert project.dataset == DatasetChoice(name="mnist-10k", validation_split=0.2, seed=0)
     assert project.training.momentum == 0.0  # format 3 and older trained SGD without it
 
@@ -328,7 +328,7 @@ def test_migrate_upgrades_v1_without_touching_the_input():
     original = json.loads(V1_FILE.read_text())
     upgraded = migrate(document)
     assert document == original
-    assert upgraded["format_version"] == 10
+    assert upgraded["format_version"] == FORMAT_VERSION
     assert upgraded["dataset"]["source"] == "bundled"
     jsonschema.validate(upgraded, project_schema())
     current = demo_project().to_dict()

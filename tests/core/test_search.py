@@ -27,7 +27,7 @@ from studio.core.search.runner import (
     run_search,
     search_folder,
 )
-from studio.core.search.space import presence_target
+from studio.core.search.space import presence_target, repeats_target
 from studio.core.search.state import SEARCH_FILE, SearchState, read_state, write_state
 from tests.core.search_support import (
     LEARNING_RATES,
@@ -144,6 +144,24 @@ def test_a_grid_over_a_dropout_trains_a_model_with_it_and_one_without(tmp_path, 
         kept = trial.params[present]
         assert ("dropout_1" in graph.ids()) is kept
         assert graph.inputs_of("dense_2") == ["dropout_1" if kept else "dense_1"]
+
+
+def test_a_grid_over_a_block_s_repeats_trains_a_model_with_each_count(tmp_path, pool):
+    project = table_project(tmp_path)
+    project.graph.blocks = {"block_1": ["dense_1"]}
+    project.training.epochs = 1
+    project.search.objectives = ["params"]
+    repeats = repeats_target("block_1")
+    result, _ = search(searched(project, "grid", Dimension(repeats, values=[1, 3])),
+                       tmp_path, pool)
+    assert [t.status for t in result.trials] == ["finished"] * 2
+    by_count = {t.params[repeats]: t for t in result.trials}
+    # Dense 4 -> 8, then 8 -> 8 per copy, then 8 -> 2
+    assert by_count[1].measures["params"] == 40 + 18
+    assert by_count[3].measures["params"] == 40 + 2 * 72 + 18
+    graph = load_project(Path(by_count[3].run_dir) / PROJECT_FILE).graph
+    assert graph.inputs_of("dense_2") == ["dense_4"] and graph.inputs_of("dense_4") == [
+        "dense_3"]
 
 
 def test_a_search_of_several_objectives_measures_each_model_and_keeps_the_front(tmp_path,

@@ -28,6 +28,7 @@ from studio.core.search.space import (
     param_for,
     presence_target,
     problems,
+    repeats_target,
     search_metric,
     search_targets,
     searchable_params,
@@ -173,6 +174,38 @@ def test_a_layer_that_changes_the_shape_cannot_be_left_out(project):
         "28 × 28 × 32."]
     with pytest.raises(SearchSpaceError, match="input_1 cannot be left out"):
         param_for(project, presence_target("input_1"))
+
+
+def test_a_marked_block_s_repeats_are_a_dimension_each_count_checked_to_build(project):
+    project.graph.blocks = {"block_1": ["conv2d_2", "max_pooling2d_2"]}
+    repeats = repeats_target("block_1")
+    assert repeats == search_targets(project)[-1] and target_label(repeats) == "block_1 · Repeats"
+    assert current_value(project, repeats) == 1
+    # 14 × 14 pooled to 7, 3, then 1 × 1: a fourth copy has nothing left to pool
+    assert check_dimension(project, Dimension(repeats, values=[0, 1, 2, 3])) == [0, 1, 2, 3]
+    message = ("block_1 cannot be in the model 4 times: copy 4's max_pooling2d_2: ")
+    with pytest.raises(SearchSpaceError, match=message):
+        check_dimension(project, Dimension(repeats, values=[1, 4]))
+    # a sampled range may draw every whole number in it, so every one is checked
+    space = SearchSettings(dimensions=[Dimension(repeats, low=1, high=5, count=2)],
+                           strategy="random", trials=4)
+    assert problems(project, space)[0].startswith("block_1 cannot be in the model 4 times")
+    trial = apply_values(project, {repeats: 3, layer_target("conv2d_2", "filters"): 16})
+    analysis = analyze(trial.graph)
+    assert analysis.nodes["flatten_1"].output_shape == (64,)  # 1 × 1 × 64 from conv2d_3
+    assert [analysis.nodes[i].output_shape for i in ("conv2d_2", "conv2d_4", "conv2d_5")] == [
+        (14, 14, 16), (7, 7, 16), (3, 3, 16)]  # every copy takes the trial's filters
+    assert project.graph.ids().count("conv2d_4") == 0  # the project itself is untouched
+
+
+def test_a_block_and_the_presence_of_its_layer_go_together(project):
+    project.graph.blocks = {"block_1": ["conv2d_3"]}
+    trial = apply_values(project, {repeats_target("block_1"): 3,
+                                   presence_target("conv2d_3"): False})
+    assert trial.graph.inputs_of("flatten_1") == ["max_pooling2d_2"]
+    assert not any(n.startswith("conv2d_") and n > "conv2d_2" for n in trial.graph.ids())
+    with pytest.raises(SearchSpaceError, match="The block 'block_9' is no longer in the model"):
+        param_for(project, repeats_target("block_9"))
 
 
 def test_the_search_is_saved_with_the_project(project, tmp_path):

@@ -139,7 +139,7 @@ def test_format_9_round_trips_a_segmentation_choice_and_format_8_files_upgrade(t
     path = tmp_path / "p.studio.json"
     save_project(project, path)
     stored = json.loads(path.read_text())
-    assert stored["format_version"] == FORMAT_VERSION == 10
+    assert stored["format_version"] == FORMAT_VERSION == 11
     assert stored["dataset"]["mask_path"] == "data/masks"  # relative to the project file
     again = load_project(path)
     assert again.dataset == project.dataset and again.training.loss == "dice"
@@ -151,7 +151,7 @@ def test_format_9_round_trips_a_segmentation_choice_and_format_8_files_upgrade(t
     old["training"]["early_stopping"] = {"enabled": False, "monitor": "val_loss",
                                          "patience": 5}
     upgraded = migrate(old)
-    assert upgraded["format_version"] == 10
+    assert upgraded["format_version"] == FORMAT_VERSION
     jsonschema.validate(upgraded, project_schema())
     path.write_text(json.dumps(old))
     assert load_project(path).dataset.mask_path == ""

@@ -31,10 +31,16 @@ class Node:
 
 @dataclass
 class Graph:
-    """Nodes and directed edges. The order of a node's incoming edges is its input order."""
+    """Nodes and directed edges. The order of a node's incoming edges is its input order.
+
+    ``blocks`` names groups of nodes a person marked (``studio.core.model.blocks``): name ->
+    member ids in document order. A node is in at most one block; removing it leaves its
+    block, and a block left empty goes.
+    """
 
     nodes: list[Node] = field(default_factory=list)
     edges: list[tuple[str, str]] = field(default_factory=list)
+    blocks: dict[str, list[str]] = field(default_factory=dict)
 
     def node(self, node_id: str) -> Node:
         """The node with ``node_id``."""
@@ -150,6 +156,7 @@ class Graph:
         order.remove(node_id)
         self.nodes = [n for n in self.nodes if n.id != node_id]
         self._relink(order)
+        self._forget({node_id})
 
     def move(self, node_id: str, index: int) -> None:
         """Move a node to position ``index`` of the chain."""
@@ -194,6 +201,12 @@ class Graph:
         gone = set(self._existing(ids))
         self.nodes = [n for n in self.nodes if n.id not in gone]
         self.edges = [(s, d) for s, d in self.edges if s not in gone and d not in gone]
+        self._forget(gone)
+
+    def _forget(self, gone: set[str]) -> None:
+        """Take removed nodes out of their blocks, and drop the blocks left empty."""
+        kept = {name: [i for i in ids if i not in gone] for name, ids in self.blocks.items()}
+        self.blocks = {name: ids for name, ids in kept.items() if ids}
 
     def dissolve(self, ids: Iterable[str]) -> None:
         """Remove the nodes ``ids``; one with a single input passes it on to its outputs.

@@ -25,7 +25,7 @@ from studio.core.tasks.registry import DEFAULT_TASK, TASKS
 if TYPE_CHECKING:
     import jsonschema
 
-FORMAT_VERSION = 10
+FORMAT_VERSION = 11
 SUFFIX = ".studio.json"
 SCHEMA_PATH = Path(__file__).with_name("project.schema.json")
 MAX_FILE_BYTES = 64 * 2**20
@@ -332,6 +332,7 @@ class Project:
                     for n in self.graph.nodes
                 ],
                 "edges": [[src, dst] for src, dst in self.graph.edges],
+                "blocks": _kept_blocks(self.graph.blocks, self.graph),
             },
             "dataset": asdict(self.dataset),
             "training": asdict(self.training),
@@ -354,6 +355,7 @@ class Project:
             nodes=[Node(n["id"], n["type"], copy.deepcopy(n["params"])) for n in model["nodes"]],
             edges=[(src, dst) for src, dst in model["edges"]],
         )
+        graph.blocks = _kept_blocks(model.get("blocks", {}), graph)
         return Project(
             name=data["name"],
             graph=graph,
@@ -371,6 +373,20 @@ class Project:
     def prune_positions(self) -> None:
         """Forget positions of layers that are no longer in the model."""
         self.positions = _kept_positions(self.positions, self.graph)
+
+
+def _kept_blocks(blocks: dict[str, list[str]], graph: Graph) -> dict[str, list[str]]:
+    """The blocks' members that are in the graph, each in one block only (the first that
+    names it), as fresh lists in document order; blocks left empty are dropped."""
+    kept: dict[str, list[str]] = {}
+    taken: set[str] = set()
+    for name, ids in blocks.items():
+        wanted = set(ids) - taken
+        members = [node_id for node_id in graph.ids() if node_id in wanted]
+        if members:
+            kept[name] = members
+            taken.update(members)
+    return kept
 
 
 def _kept_positions(positions: dict[str, Any], graph: Graph) -> dict[str, list[float]]:

@@ -77,9 +77,15 @@ def _v9_to_v10(document: Document) -> Document:
     return {**document, "format_version": 10}
 
 
+def _v10_to_v11(document: Document) -> Document:
+    """Format 11 adds marked blocks to the model (a search can repeat them); a v10 project
+    has none."""
+    return {**document, "format_version": 11}
+
+
 STEPS: dict[int, Callable[[Document], Document]] = {
     1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7,
-    7: _v7_to_v8, 8: _v8_to_v9, 9: _v9_to_v10}
+    7: _v7_to_v8, 8: _v8_to_v9, 9: _v9_to_v10, 10: _v10_to_v11}
 """Format version -> the step that turns such a document into the next version."""
 
 

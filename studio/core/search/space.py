@@ -4,7 +4,8 @@ in plain words why a space cannot be searched.
 A dimension's ``target`` names one value of the project: a training setting
 (``training.learning_rate``, ``training.schedule.kind``), a layer parameter
 (``layer.dense_1.units``), or whether a layer is in the model at all
-(``layer.dropout_1.present``, on or off: a trial without it wires its input to its outputs).
+(``layer.dropout_1.present``, on or off: a trial without it wires its input to its outputs),
+or how many times a marked block is in the model (``block.block_1.repeats``, 0 to 8).
 It takes either a list of ``values`` or a range ``low``..``high`` on a linear or log
 ``scale``, cut by a ``step`` (added on a linear scale, multiplied on a log one) or into
 ``count`` points. Grid search tries every combination of those points; the other strategies
@@ -19,6 +20,8 @@ from typing import Any
 
 from studio.core.base.messages import quoted, shortened, unknown_choice
 from studio.core.build.analysis import analyze
+from studio.core.model.blocks import MAX_REPEATS, block_ends, repeat_block
+from studio.core.model.graph import GraphError
 from studio.core.model.params import Param, format_shape
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import (
@@ -49,6 +52,11 @@ SEARCHABLE_KINDS = ("int", "float", "choice", "bool")
 PRESENT = "present"
 """The pseudo-parameter of a layer target that says whether the layer is in the model."""
 PRESENT_PARAM = Param(PRESENT, "bool", True, "Whether the layer is in the model")
+BLOCK_PREFIX = "block."
+REPEATS = "repeats"
+"""The pseudo-parameter of a block target: how many times the block is in the model."""
+REPEATS_PARAM = Param(REPEATS, "int", 1, "How many times the block is in the model, one "
+                      "copy after another", minimum=0, maximum=MAX_REPEATS)
 
 
 DEFAULT_POINTS = 3
@@ -75,6 +83,36 @@ def layer_target(node_id: str, param: str) -> str:
 def presence_target(node_id: str) -> str:
     """The target that says whether layer ``node_id`` is in the model."""
     return layer_target(node_id, PRESENT)
+
+
+def repeats_target(block: str) -> str:
+    """The target that says how many times block ``block`` is in the model."""
+    return f"{BLOCK_PREFIX}{block}.{REPEATS}"
+
+
+def _split_block(target: str) -> tuple[str, str]:
+    block, _, param = target[len(BLOCK_PREFIX):].rpartition(".")
+    return block, param
+
+
+def repeats_problem(project: Project, block: str, times: int) -> str | None:
+    """Why a trial cannot put block ``block`` in the model ``times`` times, or None: its
+    copies must build, each fed what the block's exit gives (which a block that shrinks its
+    input may not take again), and so must the layers after it."""
+    graph = project.graph.copy()
+    try:
+        copies = repeat_block(graph, block, times)
+    except GraphError as exc:
+        return f"{block}: {exc}"
+    found = analyze(graph).problems
+    if not found:
+        return None
+    # a copy's id is made for the trial; a person knows the layer it copies
+    named = {copy_id: f"copy {k + 2}'s {node_id}" for node_id, ids in copies.items()
+             for k, copy_id in enumerate(ids)}
+    where = f"{named.get(found[0].node_id, found[0].node_id)}: " if found[0].node_id else ""
+    count = "once" if times == 1 else f"{times} times"
+    return f"{block} cannot be in the model {count}: {where}{found[0].message}"
 
 
 def bypass_problem(project: Project, node_id: str) -> str | None:
@@ -149,17 +187,31 @@ def param_for(project: Project, target: str) -> Param:
         if param.kind not in SEARCHABLE_KINDS:
             raise SearchSpaceError(f"{node_id}'s {param.words} cannot be searched.")
         return param
-    raise SearchSpaceError(f"{quoted(target)} is neither a training setting nor a layer "
-                           "parameter.")
+    if target.startswith(BLOCK_PREFIX):
+        block, name = _split_block(target)
+        if block not in project.graph.blocks:
+            raise SearchSpaceError(f"The block {quoted(block)} is no longer in the model.")
+        if name != REPEATS:
+            raise SearchSpaceError(f"A block's number of repeats can be searched, not its "
+                                   f"{quoted(name)}.")
+        try:
+            block_ends(project.graph, project.graph.blocks[block])
+        except GraphError as exc:
+            raise SearchSpaceError(f"{block}: {exc}") from None
+        return REPEATS_PARAM
+    raise SearchSpaceError(f"{quoted(target)} is neither a training setting, a layer "
+                           "parameter nor a block.")
 
 
 def search_targets(project: Project) -> list[str]:
     """Every value of ``project`` a search can vary: the training settings, then each layer's
-    searchable parameters, then the presence of each layer a trial can leave out."""
+    searchable parameters, then the presence of each layer a trial can leave out, then the
+    repeats of each marked block."""
     return [training_target(path) for path in TRAINING_TARGETS] + [
         layer_target(node.id, param.name) for node in project.graph.nodes
         for param in searchable_params(node.type)] + [
-        presence_target(node_id) for node_id in bypassable_layers(project)]
+        presence_target(node_id) for node_id in bypassable_layers(project)] + [
+        repeats_target(block) for block in project.graph.blocks]
 
 
 def parse_number(text: str, param: Param) -> float | int:
@@ -207,6 +259,8 @@ def target_label(target: str) -> str:
     """How a target is named to a person: ``Learning rate``, ``dense_1 · Units``."""
     if target.startswith(TRAINING_PREFIX):
         return _schema_param(target[len(TRAINING_PREFIX):]).label
+    if target.startswith(BLOCK_PREFIX):
+        return f"{_split_block(target)[0]} · Repeats"
     node_id, name = _split_layer(target)
     return f"{node_id} · {name.replace('_', ' ').capitalize()}"
 
@@ -218,6 +272,8 @@ def current_value(project: Project, target: str) -> Any:
         for part in target[len(TRAINING_PREFIX):].split("."):
             value = getattr(value, part)
         return value
+    if target.startswith(BLOCK_PREFIX):
+        return 1  # the model as drawn has each block once
     node_id, name = _split_layer(target)
     if name == PRESENT:
         return node_id in project.graph.ids()
@@ -234,13 +290,17 @@ def start_value(project: Project, target: str) -> Any:
 
 
 def apply_values(project: Project, values: dict[str, Any]) -> Project:
-    """A copy of ``project`` with each target in ``values`` set to its value. A layer whose
-    presence is off goes after every parameter is set, its single input wired to its
-    outputs."""
+    """A copy of ``project`` with each target in ``values`` set to its value. After every
+    parameter is set, each block is repeated (its copies take the trial's parameters), then
+    the layers whose presence is off go, with their copies, each one's single input wired to
+    its outputs."""
     result = project.copy()
     absent = []
+    repeats = {}
     for target, value in values.items():
-        if target.startswith(TRAINING_PREFIX):
+        if target.startswith(BLOCK_PREFIX):
+            repeats[_split_block(target)[0]] = value
+        elif target.startswith(TRAINING_PREFIX):
             *parents, name = target[len(TRAINING_PREFIX):].split(".")
             holder: Any = result.training
             for part in parents:
@@ -252,7 +312,12 @@ def apply_values(project: Project, values: dict[str, Any]) -> Project:
                 result.graph.node(node_id).params[name] = copy.deepcopy(value)
             elif not value:
                 absent.append(node_id)
-    result.graph.dissolve(absent)
+    copies: dict[str, list[str]] = {}
+    for block, times in repeats.items():
+        copies.update(repeat_block(result.graph, block, times))
+    left = set(result.graph.ids())
+    result.graph.dissolve(i for node_id in absent for i in [node_id, *copies.get(node_id, [])]
+                          if i in left)
     return result
 
 
@@ -341,6 +406,15 @@ def check_dimension(project: Project, dimension: Dimension) -> list[Any]:
         problem = param.check(value)
         if problem:
             raise SearchSpaceError(problem)
+    if dimension.target.startswith(BLOCK_PREFIX):
+        block = _split_block(dimension.target)[0]
+        # a sampled range may draw any whole number in it, not only the grid's points
+        tried = (range(int(dimension.low), int(dimension.high) + 1) if dimension.is_range
+                 else points)
+        for times in tried:
+            problem = repeats_problem(project, block, times)
+            if problem:
+                raise SearchSpaceError(problem)
     return points
 
 
