@@ -276,7 +276,8 @@ def test_right_clicking_a_layer_offers_its_fixes_duplicate_and_delete(window, qt
                               window.canvas.viewport().mapToGlobal(at))
     QApplication.sendEvent(window.canvas.viewport(), event)
     assert offered == ["Insert Flatten before dense_1",
-                       "Insert GlobalAveragePooling2D before dense_1", "Duplicate", "Delete"]
+                       "Insert GlobalAveragePooling2D before dense_1", "Duplicate", "Delete",
+                       "Mark as Block"]
     assert window.doc.analysis().ok
     assert window.doc.undo_stack.undoText() == "Insert Flatten before dense_1"
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
@@ -22,6 +23,9 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem
 
 from studio.core.model.layout import NODE_HEIGHT, NODE_WIDTH, ROW, V_GAP
+
+if TYPE_CHECKING:
+    from studio.gui.editor.canvas_blocks import BlockItem
 
 PORT_RADIUS = 6.0
 CORNER = 8.0
@@ -174,6 +178,8 @@ class NodeItem(QGraphicsItem):
         self.lines: list[TextLine] = []
         self.overview: TextLine | None = None
         self.edges: list[EdgeItem] = []
+        self.block: BlockItem | None = None
+        """The frame of the block this layer is in, refitted as the card moves."""
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
                       | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
@@ -250,6 +256,8 @@ class NodeItem(QGraphicsItem):
         if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
             for edge in self.edges:
                 edge.reroute()
+            if self.block is not None:
+                self.block.refit()
             self._changed_overview()
         elif change == QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged:
             self._changed_overview()

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 
 from studio.core.base.messages import count
 from studio.core.build.analysis import Analysis
+from studio.core.model.blocks import block_problem, new_block_name
 from studio.core.model.describe import key_params
 from studio.core.model.graph import GraphError, Node
 from studio.core.model.layout import (
@@ -32,6 +33,8 @@ from studio.core.model.params import format_shape
 from studio.core.model.registry import REGISTRY
 from studio.core.project.document import Project, ProjectFileError
 from studio.core.project.templates import TEMPLATES, from_template
+from studio.core.search.space import repeats_target
+from studio.gui.editor.canvas_blocks import BlockItem
 from studio.gui.editor.canvas_items import (
     SELECTED_COLOUR,
     EdgeItem,
@@ -65,6 +68,7 @@ class CanvasScene(QGraphicsScene):
         self.doc = doc
         self.nodes: dict[str, NodeItem] = {}
         self.edges: dict[tuple[str, str], EdgeItem] = {}
+        self.blocks: dict[str, BlockItem] = {}
         self._wire: QGraphicsPathItem | None = None
         self._wire_source: NodeItem | None = None
         self.overview = False
@@ -132,6 +136,20 @@ class CanvasScene(QGraphicsScene):
             edge = EdgeItem(self.nodes[src], self.nodes[dst], self.lanes)
             self._add(edge)
             self.edges[(src, dst)] = edge
+        self._sync_blocks()
+
+    def _sync_blocks(self) -> None:
+        graph = self.doc.project.graph
+        for name in set(self.blocks) - set(graph.blocks):
+            block = self.blocks.pop(name)
+            block.frame([], "")
+            self.removeItem(block)
+        for name, ids in graph.blocks.items():
+            block = self.blocks.get(name)
+            if block is None:
+                block = self.blocks[name] = BlockItem(name)
+                self.addItem(block)
+            block.frame([self.nodes[i] for i in ids], block_problem(graph, ids, name) or "")
 
     def _add(self, item: NodeItem | EdgeItem) -> None:
         item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, self.overview)
@@ -208,6 +226,31 @@ class CanvasScene(QGraphicsScene):
         if self._edit(f"Add {layer_type}", change):
             self.select_ids([node.id])
         return node.id
+
+    def mark_block(self) -> str | None:
+        """Mark the selected layers as a new block (one undo step) and return its name, or
+        say in the status bar why they cannot be one."""
+        graph = self.doc.project.graph
+        ids = self.selected_ids()
+        problem = block_problem(graph, ids)
+        if problem:
+            self.message.emit(problem)
+            return None
+        name = new_block_name(graph)
+        self._edit(f"Mark {name}", lambda project: project.graph.blocks.update({name: ids}))
+        return name
+
+    def unmark_block(self, name: str) -> None:
+        """Forget block ``name``, and stop searching its repeats: one undo step. Its layers
+        stay."""
+        target = repeats_target(name)
+
+        def change(project: Project) -> None:
+            project.graph.blocks.pop(name, None)
+            project.search.dimensions = [d for d in project.search.dimensions
+                                         if d.target != target]
+
+        self._edit(f"Unmark {name}", change)
 
     def connect_nodes(self, source: str, target: str) -> bool:
         """Connect ``source``'s output to ``target``'s input, or say why not."""

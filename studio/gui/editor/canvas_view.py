@@ -15,8 +15,16 @@ from PySide6.QtGui import (
     QResizeEvent,
     QWheelEvent,
 )
-from PySide6.QtWidgets import QCompleter, QGraphicsView, QLineEdit, QMenu, QWidget
+from PySide6.QtWidgets import (
+    QCompleter,
+    QGraphicsItem,
+    QGraphicsView,
+    QLineEdit,
+    QMenu,
+    QWidget,
+)
 
+from studio.gui.editor.canvas_blocks import BlockItem
 from studio.gui.editor.canvas_items import OVERVIEW_ZOOM, NodeItem
 from studio.gui.editor.canvas_scene import CanvasScene
 from studio.gui.editor.palette import LAYER_MIME, layers_matching
@@ -268,11 +276,25 @@ class CanvasView(QGraphicsView):
         self.setFocus()
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 - Qt's name
-        """Right-click on a layer: its one-click fixes, Duplicate and Delete."""
-        item = self.itemAt(event.pos())
-        if not isinstance(item, NodeItem):
+        """Right-click on a layer: its one-click fixes, Duplicate, Delete, and marking the
+        selection as a block (or unmarking its block); on a block's frame: select its layers
+        or unmark it."""
+        menu = self.context_menu(self.itemAt(event.pos()))
+        if menu is None:
             super().contextMenuEvent(event)
             return
+        menu.exec(event.globalPos())
+
+    def context_menu(self, item: QGraphicsItem | None) -> QMenu | None:
+        """The menu a right-click on ``item`` opens (None: not a layer or a block)."""
+        if isinstance(item, BlockItem):
+            menu = QMenu(self)
+            ids = [member.node_id for member in item.members]
+            menu.addAction(f"Select {item.name}'s Layers", lambda: self.canvas.select_ids(ids))
+            menu.addAction(f"Unmark {item.name}", lambda: self.canvas.unmark_block(item.name))
+            return menu
+        if not isinstance(item, NodeItem):
+            return None
         if not item.isSelected():
             self.canvas.select_ids([item.node_id])
         menu = QMenu(self)
@@ -282,7 +304,13 @@ class CanvasView(QGraphicsView):
             menu.addSeparator()
         menu.addAction("Duplicate", self.duplicate)
         menu.addAction("Delete", self.canvas.delete_selected)
-        menu.exec(event.globalPos())
+        menu.addSeparator()
+        if item.block is not None:
+            name = item.block.name
+            menu.addAction(f"Unmark {name}", lambda: self.canvas.unmark_block(name))
+        else:
+            menu.addAction("Mark as Block", self.canvas.mark_block)
+        return menu
 
     # Clipboard
 

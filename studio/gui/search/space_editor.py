@@ -35,6 +35,7 @@ from studio.core.search.space import (
     layer_target,
     metric_choices,
     presence_target,
+    repeats_target,
     search_metric,
     searchable_params,
     target_label,
@@ -57,6 +58,7 @@ OBJECTIVE_BOXES = {"latency": ("Latency", "the trained model's milliseconds per 
                    "params": ("Parameters", "the model's parameter count"),
                    "size": ("Size", "the saved model file's size")}
 PRESENT_ENTRY = "Whether it is present"
+REPEATS_ENTRY = "Number of repeats"
 """The Add menu's entry that searches with and without a layer."""
 EXCLUSIVE = {"params": "size", "size": "params"}
 """Objectives that measure the same thing: choosing one drops the other."""
@@ -191,7 +193,8 @@ class SpaceEditor(QWidget):
 
     def _fill_add_menu(self) -> None:
         """Every value that can be searched: the training settings, then each layer's, with
-        whether the layer is present for one a trial can leave out."""
+        whether the layer is present for one a trial can leave out, then how many times each
+        marked block is in the model."""
         self.add_menu.clear()
         project = self.doc.project
         training = self.add_menu.addMenu("Training")
@@ -206,6 +209,8 @@ class SpaceEditor(QWidget):
                     self._add_entry(menu, layer_target(node.id, param.name), param.label)
                 if node.id in bypassable:
                     self._add_entry(menu, presence_target(node.id), PRESENT_ENTRY)
+        for block in project.graph.blocks:
+            self._add_entry(self.add_menu.addMenu(block), repeats_target(block), REPEATS_ENTRY)
 
     def _add_entry(self, menu: QMenu, target: str, label: str = "") -> None:
         action = menu.addAction(label or target_label(target))

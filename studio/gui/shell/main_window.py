@@ -482,6 +482,7 @@ class MainWindow(QMainWindow):
             ("&Duplicate", canvas.duplicate, "Ctrl+D"),
             ("&Delete", self.scene.delete_selected, QKeySequence.StandardKey.Delete),
             ("Select &All", self._select_all, QKeySequence.StandardKey.SelectAll),
+            ("Mark as &Block", self.scene.mark_block, "Ctrl+B"),
             ("Add Layer by &Name…", canvas.open_quick_add, "/"),
         ):
             self._canvas_action(edit_menu, text, slot, keys)
