@@ -86,8 +86,9 @@ def find_learning_rate(project: Project, run_root: Path, on_event: OnEvent | Non
     data; on data of more batches it stops within the first epoch. The model is built for
     the test and dropped after it (``range_test`` restores its weights anyway), so nothing
     of it reaches the project or its runs. Reports ``progress`` events (loading the data,
-    then each batch with its point, see ``range_test``) and ``note`` events; setting ``stop`` ends it after the current batch,
-    with what it found so far. Raises TrainingError (one line) when it cannot run.
+    then each batch with its point, see ``range_test``) and ``note`` events; setting
+    ``stop`` ends it after the current batch, with what it found so far. Raises
+    TrainingError (one line) when it cannot run.
     """
     on_event = on_event or (lambda event: None)
     stop = stop or threading.Event()
