@@ -55,21 +55,37 @@ def test_the_stop_event_stops_it_after_the_current_batch(tmp_path):
     assert found.status == "stopped" and len(found.rates) == 3 and found.suggestion is None
 
 
-def test_the_model_is_given_back_with_its_weights_and_rate():
+def linear_fit():
+    """A compiled one-unit model at the rate 0.01, and a dataset of a linear target (repeated)
+    to fit it on."""
     import keras
     import tensorflow as tf
 
     keras.utils.set_random_seed(0)
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
     model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse")
-    before = [w.copy() for w in model.get_weights()]
     x = np.random.default_rng(0).normal(size=(64, 2)).astype("float32")
-    dataset = tf.data.Dataset.from_tensor_slices((x, x @ [1.0, 2.0])).batch(16).repeat()
+    return model, tf.data.Dataset.from_tensor_slices((x, x @ [1.0, 2.0])).batch(16).repeat()
+
+
+def test_the_model_is_given_back_with_its_weights_and_rate():
+    model, dataset = linear_fit()
+    before = [w.copy() for w in model.get_weights()]
     found = range_test(model, dataset, RangeTest(1e-4, 1.0, 20))
     assert len(found.rates) >= 10
     for old, new in zip(before, model.get_weights(), strict=True):
         np.testing.assert_array_equal(old, new)
     assert float(model.optimizer.learning_rate) == pytest.approx(0.01)
+
+
+def test_each_batch_s_progress_carries_the_point_it_recorded():
+    model, dataset = linear_fit()
+    events = []
+    found = range_test(model, dataset, RangeTest(1e-4, 1e3, 30), events.append)
+    assert found.status == "diverged"  # rates up to 1000 make the loss explode
+    points = [(e["learning_rate"], e["loss"]) for e in events if "loss" in e]
+    assert points == list(zip(found.rates, found.losses, strict=True))  # drawn as it goes
+    assert [e["done"] for e in events if "loss" in e] == list(range(1, len(points) + 1))
 
 
 def test_the_suggestion_is_the_steepest_fall_before_the_lowest_loss():

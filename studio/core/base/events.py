@@ -28,13 +28,16 @@ class NoteEvent(TypedDict):
 
 class ProgressEvent(TypedDict):
     """How far a step of ``total`` parts (loading data, measuring, exporting) has gone;
-    ``label`` names the device the GUI's estimate is measuring on."""
+    ``label`` names the device the GUI's estimate is measuring on, and a learning-rate range
+    test's batch carries the point it recorded (its ``learning_rate`` and ``loss``)."""
 
     type: Literal["progress"]
     what: str
     done: int
     total: int
     label: NotRequired[str]
+    learning_rate: NotRequired[float]
+    loss: NotRequired[float]
 
 
 class DownloadEvent(TypedDict):

@@ -86,8 +86,9 @@ def find_learning_rate(project: Project, run_root: Path, on_event: OnEvent | Non
     data; on data of more batches it stops within the first epoch. The model is built for
     the test and dropped after it (``range_test`` restores its weights anyway), so nothing
     of it reaches the project or its runs. Reports ``progress`` events (loading the data,
-    then each batch) and ``note`` events; setting ``stop`` ends it after the current batch,
-    with what it found so far. Raises TrainingError (one line) when it cannot run.
+    then each batch with its point, see ``range_test``) and ``note`` events; setting
+    ``stop`` ends it after the current batch, with what it found so far. Raises
+    TrainingError (one line) when it cannot run.
     """
     on_event = on_event or (lambda event: None)
     stop = stop or threading.Event()
@@ -124,9 +125,11 @@ def range_test(model: Any, dataset: Any, test: RangeTest = RangeTest(),
                class_weight: dict[int, float] | None = None) -> LrFinding:
     """Fit the compiled ``model`` on ``dataset`` (which gives at least ``test.batches``
     batches) for one batch per rate of ``test``, until the loss explodes (NaN, or the
-    smoothed loss ``EXPLODED`` times its lowest) or ``stop`` is set. The model's weights and
-    learning rate are restored after, so a caller's model is left as it was given (its
-    optimizer's state excepted)."""
+    smoothed loss ``EXPLODED`` times its lowest) or ``stop`` is set. Each batch's
+    ``progress`` event carries the point it recorded (``learning_rate`` and ``loss``; none
+    for a NaN loss), so a curve can grow as the test goes. The model's weights and learning
+    rate are restored after, so a caller's model is left as it was given (its optimizer's
+    state excepted)."""
     import keras
 
     on_event = on_event or (lambda event: None)
@@ -141,10 +144,11 @@ def range_test(model: Any, dataset: Any, test: RangeTest = RangeTest(),
             self.model.reset_metrics()  # else Keras logs the loss averaged since the start
 
         def on_train_batch_end(self, batch, logs=None):
-            loss = float((logs or {}).get("loss", math.nan))
-            ended = _record(finding, float(rates[batch]), loss)
+            rate, loss = float(rates[batch]), float((logs or {}).get("loss", math.nan))
+            ended = _record(finding, rate, loss)
+            point = {"learning_rate": rate, "loss": loss} if math.isfinite(loss) else {}
             on_event({"type": "progress", "what": what, "done": batch + 1,
-                      "total": len(rates)})
+                      "total": len(rates), **point})
             if ended or stop.is_set():
                 finding.status = ended or "stopped"
                 self.model.stop_training = True

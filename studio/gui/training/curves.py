@@ -80,6 +80,10 @@ class Series:
         self.y.append(y)
         self.dirty = True
 
+    def replace(self, x, y) -> None:
+        """Hold these points instead of those so far (drawn at the next draw)."""
+        self.x, self.y, self.dirty = list(x), list(y), True
+
     def draw(self) -> None:
         """Push the points to the plot item if any arrived since the last draw."""
         if self.dirty and self._item is not None:
@@ -252,7 +256,7 @@ class LiveCurves(QWidget):
     def show_plan(self, x, rates) -> None:
         """Draw the planned learning rate over the run (x in epochs), from 0 up."""
         planned = self.series["planned_learning_rate"]
-        planned.x, planned.y, planned.dirty = list(x), list(rates), True
+        planned.replace(x, rates)
         planned.draw()
         if len(planned.y):
             self._plan_top = max(planned.y) * RATE_HEADROOM or 1

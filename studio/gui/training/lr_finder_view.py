@@ -1,18 +1,21 @@
 """Find learning rate: the range test run in the background, its loss drawn against the rate
-(on a log axis) with the suggestion marked, and one click to use it.
+(on a log axis) batch by batch, then smoothed with the suggestion marked, and one click to
+use it.
 
 The curve has a plot of its own under the schedule's: the schedule plots the rate against
 the epoch, the finder the loss against the rate, and axes shared by both would mislead.
-The plot is built (and pyqtgraph imported) when the first curve comes.
+The plot is built (and pyqtgraph imported) when the first points come; they are drawn from a
+timer, as the training's curves are, not on every batch.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -31,6 +34,7 @@ from studio.core.training.lr_finder import (
     RangeTest,
     find_learning_rate,
 )
+from studio.gui.training.curves import REDRAW_MS, Series
 from studio.gui.widgets.document import ProjectDocument
 from studio.gui.widgets.jobs import JobSlot
 
@@ -42,6 +46,8 @@ _ERROR_STYLE = "color: #b3261e;"
 _CURVE_PEN = {"color": "#1a73e8", "width": 2}  # pyqtgraph's mkPen arguments
 _MARK_PEN = {"color": "#e8710a", "width": 1, "style": Qt.PenStyle.DotLine}
 _PLOT_HEIGHT = 150
+TRAINING = "A run is training: find the rate when it ends"
+"""Why the test waits: a run and the test would share the devices, and slow each other."""
 _ENDED = {"finished": "every batch ran", "diverged": "the loss exploded",
           "stopped": "cancelled"}
 
@@ -54,19 +60,22 @@ def rate_text(rate: float) -> str:
 
 class LrFinderView(QWidget):
     """*Find learning rate*, its progress and Cancel, the loss against the rate, and *Use …*
-    which sets the suggested rate as one undoable edit."""
+    which sets the suggested rate as one undoable edit. ``trains`` says whether a run trains
+    now: the test waits for it to end."""
 
-    def __init__(self, doc: ProjectDocument, discovery: DeviceDiscovery) -> None:
+    def __init__(self, doc: ProjectDocument, discovery: DeviceDiscovery,
+                 trains: Callable[[], bool] = lambda: False) -> None:
         super().__init__()
         self.doc = doc
         self.discovery = discovery
+        self.trains = trains
         self.finding: LrFinding | None = None
         """What the last test found (None before any)."""
         self.job = JobSlot(self)
         self.job.event.connect(self._on_event)
         self.job.succeeded.connect(self._on_found)
         self.job.failed.connect(self._on_failed)
-        self.job.finished.connect(self.refresh)
+        self.job.finished.connect(self._on_ended)
         self.find = QPushButton("Find learning rate")
         self.find.setObjectName("find-learning-rate")
         self.find.clicked.connect(self.start)
@@ -84,8 +93,13 @@ class LrFinderView(QWidget):
         self.status.setObjectName("lr-finder-status")
         self.status.setWordWrap(True)
         self.plot: pg.PlotWidget | None = None
-        """The loss against the rate, built with the first curve."""
+        """The loss against the rate, built with the first points."""
         self._curve: pg.PlotDataItem | None = None
+        self.points = Series(self._build_plot)
+        """Each batch's rate and loss as the test goes, then the smoothed loss once it ends."""
+        self.timer = QTimer(self)
+        self.timer.setInterval(REDRAW_MS)
+        self.timer.timeout.connect(self._redraw)
         self.mark: pg.InfiniteLine | None = None
         """The suggested rate's line in the plot (at its log10)."""
         buttons = QHBoxLayout()
@@ -102,21 +116,34 @@ class LrFinderView(QWidget):
 
     @property
     def curve(self) -> pg.PlotDataItem | None:
-        """The smoothed loss against the rate, once a test has found one."""
+        """The loss against the rate: each batch's while a test runs, smoothed once it ends."""
         return self._curve
 
-    def refresh(self) -> None:
-        """Offer Find while the model can be trained and no test runs, Cancel while one
-        does, and Use once a suggestion differs from the project's rate."""
-        running = self.job.busy()
+    def is_running(self) -> bool:
+        """True from Find until the test's last signal has been delivered."""
+        return self.job.busy()
+
+    def why_not(self) -> str:
+        """Why a test cannot start now, in a sentence (the model cannot be trained, or a run
+        trains); empty if it can, or runs already."""
         analysis = self.doc.analysis()
-        self.find.setEnabled(analysis.ok and not running)
+        if not analysis.ok:
+            return f"Cannot find a rate: {analysis.reason}"
+        return TRAINING if self.trains() else ""
+
+    def refresh(self) -> None:
+        """Offer Find while the model can be trained and neither a test nor a run goes on,
+        Cancel while a test does, and Use once a suggestion differs from the project's
+        rate."""
+        running = self.is_running()
+        reason = self.why_not()
+        self.find.setEnabled(not reason and not running)
         test = RangeTest()
         self.find.setToolTip(
-            f"A short run with the learning rate growing each batch from {test.start:g} to "
-            f"{test.end:g} (at most {test.batches} batches), the loss drawn against the rate "
-            "and the rate where it falls fastest suggested. Nothing is saved: no run, no "
-            "checkpoint" if analysis.ok else f"Cannot find a rate: {analysis.reason}")
+            reason or f"A short run with the learning rate growing each batch from "
+            f"{test.start:g} to {test.end:g} (at most {test.batches} batches), the loss drawn "
+            "against the rate and the rate where it falls fastest suggested. Nothing is "
+            "saved: no run, no checkpoint")
         self.cancel.setVisible(running)
         self.progress.setVisible(running)
         suggestion = self.finding.suggestion if self.finding is not None else None
@@ -130,12 +157,16 @@ class LrFinderView(QWidget):
 
     def start(self) -> None:
         """Run the range test on a snapshot of the project."""
-        if self.job.busy() or not self.doc.analysis().ok:
+        if self.is_running() or self.why_not():
             return
         self.status.setStyleSheet("")
         self.status.setText("Loading the data…")
         self.progress.setValue(0)
         self.progress.setFormat("Starting…")
+        self.points.clear()
+        if self.mark is not None:
+            self.mark.hide()
+        self.timer.start()
         self.job.start(partial(find_learning_rate, self.doc.project.copy(),
                                runs_root(self.doc.place), discovery=self.discovery))
         self.refresh()
@@ -150,7 +181,11 @@ class LrFinderView(QWidget):
 
     @Slot(object)
     def _on_event(self, event: Event) -> None:
-        if event["type"] == "progress" and not self.job.stop_requested():
+        if event["type"] != "progress":
+            return
+        if "loss" in event:  # a batch's point, drawn at the next tick
+            self.points.append(event["learning_rate"], event["loss"])
+        if not self.job.stop_requested():
             self.progress.setFormat(f"{event['what']}: {event['done']:,} of {event['total']:,}")
             self.progress.setValue(round(event["done"] / max(event["total"], 1)
                                          * PROGRESS_STEPS))
@@ -166,45 +201,59 @@ class LrFinderView(QWidget):
             self.status.setText(f"No suggestion: {how} before the loss clearly fell.")
         else:
             self.status.setText(f"No suggestion: the loss did not clearly fall ({how}).")
-        if finding.rates:
-            self._draw(finding)
+        self.points.replace(finding.rates, finding.smoothed)
+        self._redraw()
+        if self.mark is not None:
+            self.mark.setVisible(finding.suggestion is not None)
+            if finding.suggestion is not None:
+                self.mark.setValue(math.log10(finding.suggestion))  # a log axis places by log10
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
         self.status.setStyleSheet(_ERROR_STYLE)
         self.status.setText(message)
 
-    def _draw(self, finding: LrFinding) -> None:
-        """Draw the smoothed loss against the rate, and mark the suggestion."""
-        import pyqtgraph as pg
+    @Slot()
+    def _on_ended(self) -> None:
+        self.timer.stop()
+        self._redraw()  # the points that came since the last tick, when the test failed
+        self.refresh()
 
+    def _redraw(self) -> None:
+        """Draw the points that came since the last tick (called by the timer)."""
+        if not self.points.dirty or not self.points.x:
+            return
         if self.plot is None:
-            self.plot = pg.PlotWidget(background="w")
-            self.plot.setObjectName("lr-finder-plot")
-            self.plot.setTitle("Loss against the learning rate", color="#202124", size="9pt")
-            self.plot.setLabel("bottom", "learning rate")
-            self.plot.setLabel("left", "loss")
-            self.plot.setLogMode(x=True, y=False)
-            self.plot.showGrid(x=True, y=True, alpha=0.3)
-            self.plot.setMenuEnabled(False)
-            self.plot.setMinimumHeight(_PLOT_HEIGHT)
-            self.plot.setToolTip("The loss, smoothed, at each batch's learning rate; the "
-                                 "dotted line marks the suggested rate")
-            self._curve = self.plot.plot(pen=pg.mkPen(**_CURVE_PEN), antialias=True)
-            self.mark = pg.InfiniteLine(angle=90, pen=pg.mkPen(**_MARK_PEN))
-            self.plot.addItem(self.mark)
-            self.column.addWidget(self.plot)
-        self._curve.setData(finding.rates, finding.smoothed)
-        shown = finding.suggestion is not None
-        self.mark.setVisible(shown)
-        if shown:
-            self.mark.setValue(math.log10(finding.suggestion))  # a log axis places by log10
+            self._build_plot()  # which draws the points so far
+        self.points.draw()
         self.plot.autoRange()
-        values = finding.smoothed
-        if values and min(values) > 0:
+        values = self.points.y
+        if min(values) > 0:
             # up to the loss it started at (or the test's own ceiling): the loss it exploded to
             # would flatten the fall that matters into the axis
             low = min(values)
             self.plot.setYRange(low, max(values[0], min(max(values), EXPLODED * low)),
                                 padding=0.05)
+
+    def _build_plot(self) -> None:
+        """Build the plot, with the suggestion's line hidden, and draw the points so far."""
+        import pyqtgraph as pg
+
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setObjectName("lr-finder-plot")
+        self.plot.setTitle("Loss against the learning rate", color="#202124", size="9pt")
+        self.plot.setLabel("bottom", "learning rate")
+        self.plot.setLabel("left", "loss")
+        self.plot.setLogMode(x=True, y=False)
+        self.plot.showGrid(x=True, y=True, alpha=0.3)
+        self.plot.setMenuEnabled(False)
+        self.plot.setMinimumHeight(_PLOT_HEIGHT)
+        self.plot.setToolTip("The loss at each batch's learning rate, smoothed once the test "
+                             "ends; the dotted line marks the suggested rate")
+        self._curve = self.plot.plot(pen=pg.mkPen(**_CURVE_PEN), antialias=True)
+        self.mark = pg.InfiniteLine(angle=90, pen=pg.mkPen(**_MARK_PEN))
+        self.mark.hide()
+        self.plot.addItem(self.mark)
+        self.column.addWidget(self.plot)
+        self.points.attach(self._curve)
 

@@ -54,6 +54,11 @@ from studio.gui.widgets.sync import show_value
 PROGRESS_STEPS = 1000
 FINDER_TAB = 1
 """The training settings' tab of the learning-rate finder."""
+FINDING = "The learning-rate finder is running: train when it ends (or cancel it)"
+"""Why no run starts: it and the finder would share the devices, and slow each other."""
+FIND_TIP = ("Find a good learning rate: a short run with the rate growing each batch (on the "
+            "Rate finder tab)")
+RESUME_TIP = "Continue the last run from its last checkpoint"
 STARTS = {"random": "Random weights", "imported": "Imported weights",
           "run": "A run's model"}
 """The Start from choices: what training starts from, in words."""
@@ -179,7 +184,6 @@ class TrainingPanel(QWidget):
         self.resume_button = QPushButton(
             style.standardIcon(QStyle.StandardPixmap.SP_MediaSeekForward), "Resume")
         self.resume_button.setObjectName("resume")
-        self.resume_button.setToolTip("Continue the last run from its last checkpoint")
         self.resume_button.clicked.connect(lambda: self.resume(Path(self.run_dir)))
         self.imported_button = QPushButton("Imported Model")
         self.imported_button.setObjectName("imported-model")
@@ -208,14 +212,16 @@ class TrainingPanel(QWidget):
         self.curves = LiveCurves()
 
         self.optimizer_form = OptimizerForm(doc)
-        self.lr_finder = LrFinderView(doc, discovery)
+        self.lr_finder = LrFinderView(doc, discovery, trains=self.is_running)
+        # a run and the finder train on the same devices: each waits for the other to end
+        for slot, view in ((self.job, self.lr_finder), (self.lr_finder.job, self)):
+            slot.started.connect(view.refresh)
+            slot.finished.connect(view.refresh)
         # Find… beside the rate it finds opens the finder's tab and starts it: the finder in a
         # tab of its own, as its plot under the form stretched the schedule's beside it
         self.find_rate_button = QToolButton()
         self.find_rate_button.setText("Find…")
         self.find_rate_button.setObjectName("find-learning-rate")
-        self.find_rate_button.setToolTip("Find a good learning rate: a short run with the rate "
-                                         "growing each batch (on the Rate finder tab)")
         self.find_rate_button.clicked.connect(self._find_learning_rate)
         self.optimizer_form.learning_rate.parentWidget().layout().addWidget(
             self.find_rate_button)
@@ -285,6 +291,10 @@ class TrainingPanel(QWidget):
         """True from Start until the run's last signal has been delivered."""
         return self.job.busy()
 
+    def _busy(self) -> bool:
+        """True while a run trains or the learning-rate finder runs: no other run starts."""
+        return self.is_running() or self.lr_finder.is_running()
+
     def warm_up(self) -> None:
         """Load TensorFlow and look for devices in the background, so the first Start is
         quick (called once the window shows)."""
@@ -305,16 +315,21 @@ class TrainingPanel(QWidget):
         self._show_start_from()
         analysis = self.doc.analysis()
         running = self.is_running()
-        self.start_button.setEnabled(analysis.ok and not running)
+        finding = FINDING if self.lr_finder.is_running() else ""
+        self.start_button.setEnabled(analysis.ok and not self._busy())
         self.stop_button.setEnabled(running)
-        self.resume_button.setEnabled(not running and self._resumable())
+        self.resume_button.setEnabled(not self._busy() and self._resumable())
+        self.resume_button.setToolTip(finding or RESUME_TIP)
         self.imported_button.setVisible(self.doc.project.weights is not None)
-        self.imported_button.setEnabled(analysis.ok and not running)
+        self.imported_button.setEnabled(analysis.ok and not self._busy())
+        cannot_find = self.lr_finder.why_not()
+        self.find_rate_button.setEnabled(not cannot_find)  # while it runs, shows its tab
+        self.find_rate_button.setToolTip(cannot_find or FIND_TIP)
         if not running and not self.curves.point_count():
             self.curves.show_task(task_for(self.doc.project.dataset.task))
             self._show_plan(training.epochs, self.optimizer_form.steps_per_epoch())
         if analysis.ok:
-            self.start_button.setToolTip("Train the model in the background (F5)")
+            self.start_button.setToolTip(finding or "Train the model in the background (F5)")
             if not running and not self.last_error:
                 self.status.setStyleSheet("")
                 self._say(self._idle_text())
@@ -394,7 +409,7 @@ class TrainingPanel(QWidget):
 
     def start(self) -> None:
         """Start training a snapshot of the current project."""
-        if self.is_running() or not self.doc.analysis().ok:
+        if self._busy() or not self.doc.analysis().ok:
             return
         self._launch(_train_task(self.doc.project.copy(), runs_root(self.doc.place),
                                  self.discovery), "Preparing the run…")
@@ -404,6 +419,8 @@ class TrainingPanel(QWidget):
         why it cannot start, or an empty string once it has."""
         if self.is_running():
             return "A run is under way: train again once it ends (or stop it)."
+        if self.lr_finder.is_running():
+            return f"{FINDING}."
         analysis = self.doc.analysis()
         if not analysis.ok:
             return f"Cannot train again: {analysis.reason}"
@@ -413,8 +430,8 @@ class TrainingPanel(QWidget):
     def keep_imported_model(self) -> bool:
         """Save the project's imported model, untrained, as a run (or find the one made
         earlier): Try, Evaluate and export then list it. False if it cannot start now (a
-        run is going on, or the model has problems)."""
-        if self.is_running() or not self.doc.analysis().ok:
+        run or the learning-rate finder is going on, or the model has problems)."""
+        if self._busy() or not self.doc.analysis().ok:
             return False
         self._launch(_imported_task(self.doc.project.copy(), runs_root(self.doc.place),
                                     self.discovery), "Preparing the imported model…")
@@ -422,7 +439,7 @@ class TrainingPanel(QWidget):
 
     def resume(self, run_dir: Path) -> None:
         """Continue ``run_dir`` from its last checkpoint (its curves go on from there)."""
-        if self.is_running():
+        if self._busy():
             return
         self.run_dir = str(run_dir)
         self._launch(_resume_task(Path(run_dir), self.discovery),
