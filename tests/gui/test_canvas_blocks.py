@@ -8,7 +8,9 @@ from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication
 
 from studio.core.model.layout import NODE_HEIGHT, NODE_WIDTH
-from studio.core.project.document import Dimension
+from studio.core.project.document import Dimension, SearchSettings, save_project
+from studio.core.search.runner import search_folder
+from studio.core.search.state import SearchState, TrialRecord, write_state
 from studio.gui.editor.canvas_blocks import LABEL_HEIGHT
 from studio.gui.search.space_editor import REPEATS_ENTRY
 from tests.gui.support import show_tab
@@ -145,3 +147,31 @@ def test_the_search_tab_adds_a_block_s_repeats_and_refuses_a_count_that_cannot_b
         Dimension("block.block_1.repeats", values=[0, 1, 2, 3])]
     assert window.doc.undo_stack.count() == steps + 1
     assert panel.dimensions.item(0).text() == "block_1 · Repeats: 0, 1, 2, 3"
+
+
+def test_applying_a_trial_that_repeats_the_block_places_its_copies_under_it(
+        window, qtbot, tmp_path):
+    mark(window, qtbot, ["conv2d_3"])
+    repeats = "block.block_1.repeats"
+    path = tmp_path / "demo.studio.json"
+    project = window.doc.project.copy()
+    project.search = SearchSettings(dimensions=[Dimension(repeats, values=[1, 3])])
+    save_project(project, path)
+    window.doc.open(path)
+    write_state(search_folder(window.doc.place), SearchState(project, 1, 2, [
+        TrialRecord(0, {repeats: 1}, "finished", 0.9, seconds=2.0, epochs=[]),
+        TrialRecord(1, {repeats: 3}, "finished", 0.95, seconds=2.0, epochs=[])]))
+    show_tab(qtbot, window, "Search")
+    window.search.show_last_search()
+    steps = window.doc.undo_stack.count()
+    qtbot.mouseClick(window.search.apply_button, LEFT)  # the best: three of it
+    assert window.doc.undo_stack.count() == steps + 1
+    graph, positions = window.doc.project.graph, window.doc.project.positions
+    assert graph.inputs_of("flatten_1") == ["conv2d_5"]
+    assert graph.inputs_of("conv2d_5") == ["conv2d_4"] and graph.inputs_of("conv2d_4") == [
+        "conv2d_3"]
+    column = [positions[i] for i in ("conv2d_3", "conv2d_4", "conv2d_5", "flatten_1")]
+    assert len({x for x, _ in column}) == 1 and [y for _, y in column] == sorted(
+        y for _, y in column)  # one under another, the layers after them pushed down
+    window.undo_action.trigger()
+    assert "conv2d_4" not in window.doc.project.graph.ids()

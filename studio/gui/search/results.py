@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from studio.core.base.events import Event
+from studio.core.model.layout import complete_positions, place_new_nodes
 from studio.core.project.document import Project, SearchSettings
 from studio.core.search.space import (
     SearchSpaceError,
@@ -197,8 +198,11 @@ class SearchResults(QWidget):
 
         def change(project: Project) -> None:
             applied = apply_values(project, values)
+            project.positions = complete_positions(project.graph, project.positions)
             project.graph = applied.graph
             project.training = applied.training
+            place_new_nodes(project.graph, project.positions)  # a repeated block's copies
+            project.prune_positions()
 
         self.doc.edit(f"Apply search trial {chosen['number']}", change)
         self.message.emit(f"Applied trial {chosen['number']}: {self.values_text(chosen)}")
