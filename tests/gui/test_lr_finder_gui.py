@@ -81,6 +81,7 @@ def test_the_curve_grows_batch_by_batch_then_shows_smoothed(qtbot, view, gate,
     qtbot.waitUntil(lambda: view.curve is not None and len(view.curve.getData()[0]) == 5)
     qtbot.waitUntil(view.plot.isVisible)  # the layout shows a new widget after this event
     assert view.job.busy() and not view.mark.isVisible()
+    assert view.status.text() == lr_finder_view.TRYING  # no longer "Loading the data…"
     rates, losses = view.curve.getData()
     assert list(10 ** rates) == pytest.approx(lr_finder.RangeTest().rates()[:5])  # log axis
     assert list(losses) == view.points.y  # each batch's loss, not yet smoothed

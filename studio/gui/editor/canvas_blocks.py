@@ -13,9 +13,12 @@ from studio.gui.editor.canvas_items import CARD, PROBLEM_COLOUR, NodeItem, node_
 BLOCK_COLOUR = QColor("#7b1fa2")
 """A colour no layer category uses, so a frame never reads as a card."""
 FILL = QColor(123, 31, 162, 14)
-PAD = 10.0
-LABEL_HEIGHT = 18.0
+PAD = 8.0
+LABEL_HEIGHT = 22.0
 LABEL_PX = 12
+"""The name's size in pixels at 100%; zoomed out it grows, up to what its band holds, so it
+stays readable when the cards show only their types."""
+LARGEST_LABEL_PX = 20
 
 
 class BlockItem(QGraphicsItem):
@@ -30,7 +33,6 @@ class BlockItem(QGraphicsItem):
         self.setZValue(-1)  # behind the wires and the cards
         self.setAcceptHoverEvents(True)
         self.font = QFont(node_fonts()[0])
-        self.font.setPixelSize(LABEL_PX)
 
     def frame(self, members: list[NodeItem], problem: str) -> None:
         """Frame ``members``; ``problem`` says why the block cannot be repeated (empty if it
@@ -68,10 +70,12 @@ class BlockItem(QGraphicsItem):
         painter.setPen(QPen(colour, 1.6, Qt.PenStyle.DashLine))
         painter.setBrush(QBrush(FILL))
         painter.drawRoundedRect(self._rect, PAD, PAD)
+        zoom = max(option.levelOfDetailFromTransform(painter.worldTransform()), 0.01)
+        self.font.setPixelSize(round(min(LARGEST_LABEL_PX, max(LABEL_PX, LABEL_PX / zoom))))
         painter.setFont(self.font)
         label = ("⚠ " if self.problem else "") + self.name
         room = int(self._rect.width() - 2 * PAD)
         text = QFontMetrics(self.font).elidedText(label, Qt.TextElideMode.ElideRight, room)
-        painter.drawText(QRectF(self._rect.left() + PAD, self._rect.top() + 2, room,
+        painter.drawText(QRectF(self._rect.left() + PAD, self._rect.top(), room,
                                 LABEL_HEIGHT), Qt.AlignmentFlag.AlignLeft
                          | Qt.AlignmentFlag.AlignVCenter, text)

@@ -209,6 +209,8 @@ class SpaceEditor(QWidget):
                     self._add_entry(menu, layer_target(node.id, param.name), param.label)
                 if node.id in bypassable:
                     self._add_entry(menu, presence_target(node.id), PRESENT_ENTRY)
+        if project.graph.blocks:
+            self.add_menu.addSeparator()
         for block in project.graph.blocks:
             self._add_entry(self.add_menu.addMenu(block), repeats_target(block), REPEATS_ENTRY)
 

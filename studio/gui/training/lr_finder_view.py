@@ -46,6 +46,8 @@ _ERROR_STYLE = "color: #b3261e;"
 _CURVE_PEN = {"color": "#1a73e8", "width": 2}  # pyqtgraph's mkPen arguments
 _MARK_PEN = {"color": "#e8710a", "width": 1, "style": Qt.PenStyle.DotLine}
 _PLOT_HEIGHT = 150
+_CONTROLS_WIDTH = 230
+TRYING = "One batch at each rate, growing; the suggestion comes when the test ends."
 TRAINING = "A run is training: find the rate when it ends"
 """Why the test waits: a run and the test would share the devices, and slow each other."""
 _ENDED = {"finished": "every batch ran", "diverged": "the loss exploded",
@@ -102,15 +104,24 @@ class LrFinderView(QWidget):
         self.timer.timeout.connect(self._redraw)
         self.mark: pg.InfiniteLine | None = None
         """The suggested rate's line in the plot (at its log10)."""
+        # the controls in a column beside the plot: under them, the plot had no room in the
+        # Training dock's tab and scrolled out of view, even at 1600 × 1000
         buttons = QHBoxLayout()
-        for button in (self.find, self.cancel, self.use):
+        for button in (self.cancel, self.use):
             buttons.addWidget(button)
         buttons.addStretch(1)
-        self.column = QVBoxLayout(self)
-        self.column.setContentsMargins(0, 0, 0, 0)
-        self.column.addLayout(buttons)
-        self.column.addWidget(self.progress)
-        self.column.addWidget(self.status)
+        controls = QWidget()
+        controls.setMaximumWidth(_CONTROLS_WIDTH)
+        column = QVBoxLayout(controls)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.find)
+        column.addLayout(buttons)
+        column.addWidget(self.progress)
+        column.addWidget(self.status)
+        column.addStretch(1)
+        self.row = QHBoxLayout(self)
+        self.row.setContentsMargins(0, 0, 0, 0)
+        self.row.addWidget(controls)
         doc.changed.connect(self.refresh)
         self.refresh()
 
@@ -185,6 +196,8 @@ class LrFinderView(QWidget):
             return
         if "loss" in event:  # a batch's point, drawn at the next tick
             self.points.append(event["learning_rate"], event["loss"])
+            if len(self.points.x) == 1:
+                self.status.setText(TRYING)
         if not self.job.stop_requested():
             self.progress.setFormat(f"{event['what']}: {event['done']:,} of {event['total']:,}")
             self.progress.setValue(round(event["done"] / max(event["total"], 1)
@@ -254,6 +267,6 @@ class LrFinderView(QWidget):
         self.mark = pg.InfiniteLine(angle=90, pen=pg.mkPen(**_MARK_PEN))
         self.mark.hide()
         self.plot.addItem(self.mark)
-        self.column.addWidget(self.plot)
+        self.row.addWidget(self.plot, 1)
         self.points.attach(self._curve)
 
