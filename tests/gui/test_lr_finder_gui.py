@@ -174,3 +174,19 @@ def test_find_beside_the_learning_rate_starts_the_finder(qtbot, panel, gate):
     qtbot.mouseClick(panel.lr_finder.cancel, Qt.MouseButton.LeftButton)
     gate.open()
     qtbot.waitUntil(lambda: not panel.lr_finder.job.busy())
+
+
+def test_the_curve_fits_the_dock_s_tab_without_scrolling(qtbot, panel, gate):
+    """The plot beside the controls takes the tab's height: pyqtgraph's 480-pixel size hint
+    made the page scroll, the curve cut at the bottom, even at 1600 × 1000."""
+    panel.resize(1200, 260)
+    panel.show()
+    qtbot.waitExposed(panel)
+    qtbot.mouseClick(panel.find_rate_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not panel.lr_finder.job.busy(), timeout=60_000)
+    view = panel.lr_finder
+    qtbot.waitUntil(lambda: view.plot is not None and view.plot.isVisible())
+    page = panel.settings.currentWidget()
+    assert page.widget() is view
+    assert not page.verticalScrollBar().isVisible()
+    assert view.plot.height() >= lr_finder_view._PLOT_HEIGHT

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -121,7 +122,7 @@ class LrFinderView(QWidget):
         column.addStretch(1)
         self.row = QHBoxLayout(self)
         self.row.setContentsMargins(0, 0, 0, 0)
-        self.row.addWidget(controls)
+        self.row.addWidget(controls, 0, Qt.AlignmentFlag.AlignLeft)
         doc.changed.connect(self.refresh)
         self.refresh()
 
@@ -261,6 +262,9 @@ class LrFinderView(QWidget):
         self.plot.showGrid(x=True, y=True, alpha=0.3)
         self.plot.setMenuEnabled(False)
         self.plot.setMinimumHeight(_PLOT_HEIGHT)
+        # the tab's scroll area sizes a page with wrapped text by its parts' size hints, and
+        # pyqtgraph hints 480 px: the plot takes the room there is, from its minimum up
+        self.plot.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)
         self.plot.setToolTip("The loss at each batch's learning rate, smoothed once the test "
                              "ends; the dotted line marks the suggested rate")
         self._curve = self.plot.plot(pen=pg.mkPen(**_CURVE_PEN), antialias=True)
