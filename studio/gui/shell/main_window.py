@@ -33,6 +33,7 @@ from studio.gui.editor.inspector import Inspector
 from studio.gui.editor.model_list import ModelList
 from studio.gui.editor.model_summary import ModelSummary
 from studio.gui.editor.palette import LayerPalette
+from studio.gui.shell.bottom_docks import BottomDocks
 from studio.gui.shell.help_menu import HelpMenu
 from studio.gui.shell.keras_files import KerasFiles
 from studio.gui.shell.recent_projects import RecentProjects
@@ -136,6 +137,7 @@ class MainWindow(QMainWindow):
         training.raise_()
         self.training_dock = training
         self.runs_dock = runs
+        self.bottom_docks = BottomDocks(self, [training, runs])
         history = self._dock("History", QUndoView(self.doc.undo_stack),
                              Qt.DockWidgetArea.LeftDockWidgetArea)
         self.tabifyDockWidget(layers, history)
@@ -145,6 +147,8 @@ class MainWindow(QMainWindow):
         self.moving = RunMoves(self, self.doc, self.training, self._search_page,
                                self._refresh_runs)
         self.training.run_started.connect(self._refresh_runs)
+        # a run started with the docks put away (F5) shows its progress and curves
+        self.training.run_started.connect(lambda: self.bottom_docks.bring_back(self.training_dock))
         self.training.run_finished.connect(self._refresh_runs)
         self.doc.path_changed.connect(self._refresh_runs)
         self.views.currentChanged.connect(self._view_changed)
@@ -505,6 +509,7 @@ class MainWindow(QMainWindow):
         view_menu.addSeparator()
         for dock in self.findChildren(QDockWidget):
             view_menu.addAction(dock.toggleViewAction())
+        view_menu.addAction(self.bottom_docks.action)
 
         self.help = HelpMenu(self, self.training.device_form, self.show_welcome)
 
