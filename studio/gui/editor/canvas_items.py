@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import pairwise
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
@@ -23,9 +23,6 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem
 
 from studio.core.model.layout import NODE_HEIGHT, NODE_WIDTH, ROW, V_GAP
-
-if TYPE_CHECKING:
-    from studio.gui.editor.canvas_blocks import BlockItem
 
 PORT_RADIUS = 6.0
 CORNER = 8.0
@@ -163,6 +160,15 @@ def overview_title(look: NodeLook) -> TextLine:
     return TextLine(text, font, _title_colour(look), CARD, Qt.AlignmentFlag.AlignHCenter)
 
 
+class Frame(Protocol):
+    """What a card knows of the block frame around it (``canvas_blocks.BlockItem``)."""
+
+    name: str
+
+    def refit(self) -> None:
+        """Fit the frame to where its cards are now."""
+
+
 class NodeItem(QGraphicsItem):
     """One layer: a rounded card with an input port on top and an output port below.
 
@@ -178,7 +184,7 @@ class NodeItem(QGraphicsItem):
         self.lines: list[TextLine] = []
         self.overview: TextLine | None = None
         self.edges: list[EdgeItem] = []
-        self.block: BlockItem | None = None
+        self.block: Frame | None = None
         """The frame of the block this layer is in, refitted as the card moves."""
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
