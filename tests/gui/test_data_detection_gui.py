@@ -5,6 +5,7 @@ and undo it, and preview a flip that moves the boxes."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -95,7 +96,7 @@ def test_a_yolo_folder_shows_its_format_health_and_boxed_samples(window, qtbot, 
     assert (choice.source, choice.path, choice.task) == ("detection", str(yolo_folder),
                                                          "detection")
     assert window.doc.undo_stack.undoText() == "Use detection folder digits"
-    assert panel.options.split.title() == "Split (at random, seeded)"  # boxes: not stratified
+    assert panel.options.split.title() == "Split (as the folder names it)"
     assert panel.source.label_format.currentText() == "Auto: YOLO found"
     assert panel.source.label_format.isVisibleTo(panel)
     assert panel.options.native.isChecked() and panel.options.height.value() == 128
@@ -144,6 +145,27 @@ def test_a_yolo_folder_shows_its_format_health_and_boxed_samples(window, qtbot, 
     assert window.doc.project.dataset.label_format == "auto"
     qtbot.waitUntil(lambda: panel.loaded is not None, timeout=LOAD_MS)
     assert box.currentText() == "Auto: YOLO found"
+
+
+def test_the_split_box_holds_its_percentages_while_the_folder_names_its_splits(
+        window, qtbot, monkeypatch, yolo_folder, demo_images, tmp_path):
+    options = pick_detection_folder(qtbot, window, monkeypatch, yolo_folder).options
+    note = ("The folder names its splits: train 8, validation 4 (and no test split). The "
+            "percentages and seed do not apply.")
+    assert options.split_note.text() == note and options.split_note.isVisibleTo(options)
+    for spin in (options.validation, options.test, options.seed):
+        assert not spin.isEnabled() and spin.toolTip() == note
+    assert [label.text() for label in options.counts.values()] == [
+        "8 samples", "4 samples", "0 samples"]
+
+    flat = tmp_path / "flat"  # images/ and labels/ with no split folders
+    demo.write_demo(flat, "yolo", replace(demo_images, splits=[None] * len(demo_images)))
+    pick_detection_folder(qtbot, window, monkeypatch, flat, read_first=False)
+    assert options.split.title() == "Split (at random, seeded)"  # boxes: not stratified
+    assert not options.split_note.isVisibleTo(options)
+    for spin in (options.validation, options.test, options.seed):
+        assert spin.isEnabled() and spin.toolTip() != note
+    assert options.validation.value() == round(window.doc.project.dataset.validation_split * 100)
 
 
 def test_a_flip_moves_the_boxes_of_the_augmentation_preview(window, qtbot, monkeypatch,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -162,6 +163,21 @@ def test_a_folder_shows_masked_samples_its_health_and_pixels_per_class(window, q
     qtbot.waitUntil(lambda: panel.loaded is not None and not panel.loader.busy(),
                     timeout=LOAD_MS)
     assert not panel.source.mask_path.isVisibleTo(panel)
+
+
+def test_a_folder_naming_only_its_test_split_leaves_validation_to_its_percentage(
+        window, qtbot, monkeypatch, demo_images, tmp_path):
+    tests = ["test" if split == "validation" else split for split in demo_images.splits]
+    folder = tmp_path / "tested"
+    demo.write_demo(folder, replace(demo_images, splits=tests))
+    options = pick_segmentation_folder(qtbot, window, monkeypatch, folder).options
+    note = ("The folder names its test split (4 samples); validation is split off the other "
+            "samples by its percentage.")
+    assert options.split_note.text() == note and options.split_note.isVisibleTo(options)
+    assert not options.test.isEnabled() and options.test.toolTip() == note
+    assert options.validation.isEnabled() and options.seed.isEnabled()
+    assert options.split.title() == "Split (at random, seeded)"
+    assert options.counts["test"].text() == "4 samples"
 
 
 def test_masks_chosen_from_a_folder_of_their_own_can_be_undone(window, qtbot, monkeypatch,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from studio.core.data.types import SPLITS
+from studio.core.data.types import SPLITS, LoadedData
 
 
 def stratified_split(labels: np.ndarray, validation: float, test: float, seed: int,
@@ -31,19 +31,36 @@ def stratified_split(labels: np.ndarray, validation: float, test: float, seed: i
             for name, chunks in parts.items()}
 
 
+def fixed_by_layout(named: list[str | None]) -> tuple[str, ...]:
+    """The splits a layout sets itself, whatever the percentages and seed: all three when it
+    names a validation split (its unnamed samples train; its test split may be empty), the
+    test split when it names only that, else none."""
+    if "validation" in named:
+        return SPLITS
+    return ("test",) if "test" in named else ()
+
+
+def layout_sizes(loaded: LoadedData) -> dict[str, int]:
+    """How many samples each split that ``loaded``'s layout sets itself holds (in SPLITS
+    order); empty when the layout sets none."""
+    fixed = fixed_by_layout(loaded.named_splits) if loaded.named_splits is not None else ()
+    return {split: loaded.size(split) for split in fixed}
+
+
 def layout_splits(named: list[str | None], validation: float, test: float, seed: int
                   ) -> dict[str, np.ndarray]:
     """Indices of each split of samples whose layout names theirs (``train``, ``validation``,
     ``test`` or None): the layout's own if it names a validation split (its other samples
     train), else a seeded random split by these fractions of the samples it puts in no test
     split (its test samples stay there)."""
+    fixed = fixed_by_layout(named)
     words = np.asarray([split or "" for split in named])
     tests = np.flatnonzero(words == "test")
-    if (words == "validation").any():
+    if "validation" in fixed:
         return {"train": np.flatnonzero((words != "validation") & (words != "test")),
                 "validation": np.flatnonzero(words == "validation"), "test": tests}
     free = np.flatnonzero(words != "test")
-    inner = stratified_split(np.zeros(len(free)), validation, 0.0 if len(tests) else test,
+    inner = stratified_split(np.zeros(len(free)), validation, 0.0 if "test" in fixed else test,
                              seed, stratify=False)
     return {"train": free[inner["train"]], "validation": free[inner["validation"]],
-            "test": tests if len(tests) else free[inner["test"]]}
+            "test": tests if "test" in fixed else free[inner["test"]]}

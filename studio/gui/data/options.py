@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.core.data.types import DEFAULT_IMAGE_SIZE, DatasetInfo
+from studio.core.data.types import DEFAULT_IMAGE_SIZE, SPLITS, DatasetInfo
 from studio.core.project.document import DatasetChoice
 from studio.core.tasks.registry import task_for
 from studio.gui.widgets.document import ProjectDocument
@@ -74,6 +74,24 @@ dataset at its most common one), so "Native size" applies."""
 
 SPLIT_TITLES = {True: "Split (stratified per class)", False: "Split (at random, seeded)"}
 """The split box's title, by whether the labels are classes (only classes are stratified)."""
+NAMED_TITLE = "Split (as the folder names it)"
+"""The split box's title when the data's folder sets every split itself."""
+SEPARATE_NOTE = ("Validation uses the separate validation folder; the test share is split off "
+                 "the training folder.")
+
+
+def layout_note(sizes: dict[str, int]) -> str:
+    """What the splits a folder names itself (``sizes``: their sample counts) mean for the
+    percentages; empty when it names none."""
+    if not sizes:
+        return ""
+    if len(sizes) == 1:
+        return (f"The folder names its test split ({sizes['test']:,} samples); validation is "
+                "split off the other samples by its percentage.")
+    named = ", ".join(f"{split} {size:,}" for split, size in sizes.items() if size)
+    empty = " (and no test split)" if not sizes["test"] else ""
+    return (f"The folder names its splits: {named}{empty}. The percentages and seed do not "
+            "apply.")
 
 
 class OptionsForm(QWidget):
@@ -126,6 +144,9 @@ class OptionsForm(QWidget):
         self.seed.valueChanged.connect(
             lambda v: edit_dataset(doc, "Set split seed", "dataset.seed", seed=v))
         self.split_note = hint()
+        self._layout: dict[str, int] = {}
+        """The sizes of the splits the data's folder names itself (see layout_sizes)."""
+        self._tips = {spin: spin.toolTip() for spin in (self.validation, self.test, self.seed)}
         self.split = QGroupBox(SPLIT_TITLES[True])
         grid = QGridLayout(self.split)
         for row, (text, editor, name) in enumerate((("Training", self.train, "train"),
@@ -184,9 +205,7 @@ class OptionsForm(QWidget):
         self.images.setVisible(kind == "image")
         self.text.setVisible(kind == "text")
         task = task_for(choice.task)
-        classes = task.has_classes
-        self.class_weights.setVisible(classes or task.class_weights_in_loss)
-        self.split.setTitle(SPLIT_TITLES[classes])
+        self.class_weights.setVisible(task.has_classes or task.class_weights_in_loss)
         in_memory = choice.source in NATIVE_SIZED
         self.native.setVisible(in_memory)
         show_value(self.native, in_memory and choice.image_size is None)
@@ -206,15 +225,34 @@ class OptionsForm(QWidget):
         show_value(self.validation, validation)
         show_value(self.test, test)
         self.train.setText(f"{100 - validation - test} %")
-        separate = choice.source == "folder" and bool(choice.validation_path)
-        self.validation.setEnabled(not separate)
-        self.split_note.setText("Validation uses the separate validation folder; the test "
-                                "share is split off the training folder." if separate else "")
-        self.split_note.setVisible(separate)
+        self._show_held_out(choice)
         for spin, value in ((self.seed, choice.seed), (self.max_tokens, choice.max_tokens),
                             (self.sequence_length, choice.sequence_length)):
             show_value(spin, value)
         show_value(self.class_weights, choice.class_weights)
+
+    def show_layout_splits(self, sizes: dict[str, int]) -> None:
+        """Hold the percentages of the splits the data's folder names itself (``sizes``: their
+        sample counts, by layout_sizes; empty: it names none) disabled, and say so."""
+        self._layout = sizes
+        self._show_held_out(self.doc.project.dataset)
+
+    def _show_held_out(self, choice: DatasetChoice) -> None:
+        """Enable only the split settings that decide a split; say where the others come
+        from."""
+        fixed = self._layout
+        every = len(fixed) == len(SPLITS)
+        self.split.setTitle(NAMED_TITLE if every
+                            else SPLIT_TITLES[task_for(choice.task).has_classes])
+        separate = choice.source == "folder" and bool(choice.validation_path)
+        note = layout_note(fixed) or (SEPARATE_NOTE if separate else "")
+        for spin, held in ((self.validation, separate or "validation" in fixed),
+                           (self.test, "test" in fixed), (self.seed, every)):
+            spin.setEnabled(not held)
+            spin.setToolTip(note if held else self._tips[spin])
+        self.train.setEnabled(not every)
+        self.split_note.setText(note)
+        self.split_note.setVisible(bool(note))
 
     def show_counts(self, counts: dict[str, int] | None, exact: bool) -> None:
         """Show how many samples each split holds (``exact`` once the data is read)."""

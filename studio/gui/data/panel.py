@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from studio.core.base.events import ProgressEvent, progress_events
 from studio.core.base.messages import count
 from studio.core.data import sources as data
+from studio.core.data.splits import layout_sizes
 from studio.core.data.types import SPLITS, DataError, DataPending, DatasetInfo, LoadedData
 from studio.core.project.document import DatasetChoice
 from studio.gui.data.augmentation import AugmentationView
@@ -215,6 +216,8 @@ class DataPanel(QWidget):
         except DataError as exc:
             error = str(exc)
         self.source.refresh(self._shown, info, error, pending=self._waiting)
+        if read_key(self._shown, NOT_READ + SPLIT_FIELDS) != self._samples_shown:
+            self.options.show_layout_splits({})  # other data: its layout is not known yet
         self.options.refresh(self._shown, info)
         images = info.kind == "image" if info is not None else self._shown.source != "csv"
         self.augmentation.refresh(self._shown, info.sample_shape
@@ -313,6 +316,7 @@ class DataPanel(QWidget):
 
     def _clear_views(self, placeholder: str) -> None:
         self.loaded, self._samples_shown = None, None
+        self.options.show_layout_splits({})
         for view in (self.samples, self.classes, self.health, self.augmentation):
             view.clear(placeholder)
 
@@ -349,6 +353,7 @@ class DataPanel(QWidget):
         self.status.setStyleSheet("")
         self.status.setText(text + ("" if notes else "."))
         self.options.show_counts({s: loaded.size(s) for s in SPLITS}, exact=True)
+        self.options.show_layout_splits(layout_sizes(loaded))
         for view in (self.samples, self.classes, self.health, self.augmentation):
             view.show_data(loaded)
 

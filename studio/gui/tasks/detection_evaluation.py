@@ -40,7 +40,7 @@ from studio.core.tasks.detection.map_callback import SCORE_THRESHOLD
 from studio.gui.widgets.forms import hint
 from studio.gui.widgets.images import array_pixmap
 from studio.gui.widgets.plot_style import GRID_PEN, TEXT_PEN, TITLE_COLOR, EpochPlot, legend_below
-from studio.gui.widgets.score_table import headed_model, number_cell, score_cell, score_table
+from studio.gui.widgets.score_table import class_row, headed_model, score_table
 from studio.gui.widgets.tagged_box import draw_tagged_box
 from studio.gui.widgets.thumbnail_grid import ThumbnailGrid
 
@@ -82,20 +82,15 @@ def ap_model(evaluation: DetectionEvaluation) -> QStandardItemModel:
     """One row per class: its APs, true boxes, false positives and missed boxes; a class
     without true boxes has no AP (—, sorted last)."""
     model = headed_model(COLUMNS)
-    number = number_cell
     for row in evaluation.to_dict()["per_class"]:
-        k = evaluation.class_names.index(row["class"])
-        cells = [score_cell(row["class"], k),
-                 number(ap_text(row["ap50"]), row["ap50"]), number(ap_text(row["ap"]), row["ap"]),
-                 number(f"{row['boxes']:,}", row["boxes"]),
-                 number(f"{row['false_positives']:,}", row["false_positives"]),
-                 number(f"{row['missed']:,}", row["missed"])]
-        for cell in cells:
-            cell.setData(k, CLASS_ROLE)
-        if row["ap50"] is None:
-            cells[1].setToolTip(f"No true box of “{row['class']}” is in this split: it has no "
-                                "AP, and the mAPs leave it out.")
-        model.appendRow(cells)
+        model.appendRow(class_row(
+            row["class"], evaluation.class_names.index(row["class"]),
+            [(ap_text(row["ap50"]), row["ap50"]), (ap_text(row["ap"]), row["ap"]),
+             (f"{row['boxes']:,}", row["boxes"]),
+             (f"{row['false_positives']:,}", row["false_positives"]),
+             (f"{row['missed']:,}", row["missed"])], CLASS_ROLE,
+            f"No true box of “{row['class']}” is in this split: it has no AP, and the mAPs "
+            "leave it out."))
     return model
 
 

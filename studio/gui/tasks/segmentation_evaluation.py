@@ -20,7 +20,7 @@ from studio.gui.tasks.mask_drawing import MaskLayers, draw_mask
 from studio.gui.widgets.confusion import ConfusionView
 from studio.gui.widgets.forms import hint
 from studio.gui.widgets.images import array_pixmap
-from studio.gui.widgets.score_table import headed_model, number_cell, score_cell, score_table
+from studio.gui.widgets.score_table import class_row, headed_model, score_table
 from studio.gui.widgets.thumbnail_grid import ThumbnailGrid
 
 POSITION_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -54,19 +54,14 @@ def class_model(evaluation: SegmentationEvaluation) -> QStandardItemModel:
     """One row per class: its IoU, Dice, true and answered pixels; a class in neither the
     truth nor the answers has no IoU nor Dice (—, sorted last)."""
     model = headed_model(COLUMNS)
-    number = number_cell
     for k, row in enumerate(evaluation.to_dict()["per_class"]):
-        cells = [score_cell(row["class"], k),
-                 number(percent_text(row["iou"]), row["iou"]),
-                 number(percent_text(row["dice"]), row["dice"]),
-                 number(f"{row['true_pixels']:,}", row["true_pixels"]),
-                 number(f"{row['answered_pixels']:,}", row["answered_pixels"])]
-        for cell in cells:
-            cell.setData(k, CLASS_ROLE)
-        if row["iou"] is None:
-            cells[1].setToolTip(f"“{row['class']}” is in neither the true masks nor the "
-                                "answers: it has no IoU, and the mean IoU leaves it out.")
-        model.appendRow(cells)
+        model.appendRow(class_row(
+            row["class"], k,
+            [(percent_text(row["iou"]), row["iou"]), (percent_text(row["dice"]), row["dice"]),
+             (f"{row['true_pixels']:,}", row["true_pixels"]),
+             (f"{row['answered_pixels']:,}", row["answered_pixels"])], CLASS_ROLE,
+            f"“{row['class']}” is in neither the true masks nor the answers: it has no IoU, "
+            "and the mean IoU leaves it out."))
     return model
 
 

@@ -31,6 +31,19 @@ def number_cell(text: str, value: float | None) -> QStandardItem:
     return score_cell(text, -1.0 if value is None else value, number=True)
 
 
+def class_row(name: str, index: int, scores: Sequence[tuple[str, float | None]], role: int,
+              unscored: str) -> list[QStandardItem]:
+    """A class's row: its ``name`` (sorting by ``index``) and its ``scores`` (each a text and
+    the value it sorts by) as number cells, every cell holding ``index`` in ``role``; the
+    first score, when it is None, tells why in the tooltip ``unscored``."""
+    cells = [score_cell(name, index), *(number_cell(text, value) for text, value in scores)]
+    for cell in cells:
+        cell.setData(index, role)
+    if scores[0][1] is None:
+        cells[1].setToolTip(unscored)
+    return cells
+
+
 def headed_model(columns: Sequence[tuple[str, str]]) -> QStandardItemModel:
     """An empty table of ``columns``, each a heading and its tooltip."""
     model = QStandardItemModel(0, len(columns))
