@@ -4,6 +4,7 @@ deleted and restored, each step undone and redone, with the files on disk checke
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from pathlib import Path
@@ -20,10 +21,14 @@ from PySide6.QtWidgets import (
     QMessageBox,
 )
 
+from studio.core.base.preferences import MAX_SIDE
 from studio.core.data.editable import adding
+from studio.core.project.templates import demo_project
 from studio.gui.camera.fake import FakeCamera
 from studio.gui.dataset_editor import thumbnails
 from studio.gui.dataset_editor.class_list import NAME
+from studio.gui.shell.main_window import MainWindow
+from studio.gui.shell.recent_projects import preferences_path
 from tests.core.dataset_support import read_only
 from tests.gate import Gate
 from tests.gui.support import drop_on, show_tab, type_into
@@ -293,6 +298,27 @@ def test_add_images_shrinks_large_ones_and_keeps_their_originals_if_asked(
     assert sorted(Image.open(p).size for p in added) == [(15, 20), (15, 20)]
     assert sorted(p.name for p in (root / ".originals").iterdir()) == sorted(
         p.name for p in added)
+
+
+def test_the_size_images_are_added_at_is_remembered_for_the_next_session(window, qtbot,
+                                                                          tmp_path):
+    editor = open_editor(qtbot, window, image_folder(tmp_path / "pets", {"cat": 1}))
+    type_into(qtbot, editor.max_side, "640")
+    qtbot.keyClick(editor.max_side, Qt.Key.Key_Return)
+    qtbot.mouseClick(editor.keep_originals, LEFT)
+    again = next_session(qtbot).data_panel.editor  # the same (test's own) preferences
+    assert (again.max_side.value(), again.keep_originals.isChecked()) == (640, True)
+    saved = json.loads(preferences_path().read_text())
+    preferences_path().write_text(json.dumps({**saved, "max_side": "huge"}))
+    odd = next_session(qtbot).data_panel.editor
+    assert (odd.max_side.value(), odd.keep_originals.isChecked()) == (MAX_SIDE, True)
+
+
+def next_session(qtbot) -> MainWindow:
+    """A new window, as the app opens in a later session."""
+    window = MainWindow(demo_project())
+    qtbot.addWidget(window)
+    return window
 
 
 def test_a_large_add_can_be_cancelled_and_keeps_what_it_added(window, qtbot, tmp_path,

@@ -203,7 +203,11 @@ class MainWindow(QMainWindow):
     def _build_data_panel(self) -> DataPanel:
         from studio.gui.data.panel import DataPanel
 
-        return DataPanel(self.doc)
+        panel = DataPanel(self.doc)
+        preferences = self.recent.preferences
+        panel.editor.set_adding(preferences.max_side, preferences.keep_originals)
+        panel.editor.adding_changed.connect(self.recent.remember_adding)
+        return panel
 
     def _build_try_panel(self) -> TryPanel:
         from studio.gui.inference.try_panel import TryPanel
