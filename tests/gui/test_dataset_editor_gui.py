@@ -388,6 +388,35 @@ def test_keys_and_drags_move_images_and_flags_follow_them(window, qtbot, tmp_pat
     assert stack.redoText() == "Move 1 image to 'owl'"
 
 
+def test_a_correction_is_undone_on_the_one_stack_yet_leaves_nothing_to_save(
+        window, qtbot, tmp_path, monkeypatch):
+    root = image_folder(tmp_path / "pets", {"cat": 2, "dog": 1})
+    editor = open_editor(qtbot, window, root)
+    assert window.isWindowModified()  # choosing the folder changed the project
+    path = tmp_path / "pets.studio.json"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(path), ""))
+    qtbot.keyClick(window, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.doc.path == path and not window.isWindowModified())
+
+    select_images(qtbot, editor, [0])
+    qtbot.keyClick(editor.grid, Qt.Key.Key_2)  # the dataset's files change, not the project
+    assert on_disk(root) == {"cat": 1, "dog": 2}
+    assert not window.isWindowModified() and not window.doc.modified()
+    window.training.epochs.setValue(window.training.epochs.value() + 1)
+    assert window.isWindowModified()
+    window.undo_action.trigger()  # the epochs: the project is as saved again
+    assert not window.isWindowModified()
+    window.undo_action.trigger()  # the move, on the same stack
+    assert on_disk(root) == {"cat": 2, "dog": 1} and not window.isWindowModified()
+    window.redo_action.trigger()
+    window.redo_action.trigger()
+    assert on_disk(root) == {"cat": 1, "dog": 2} and window.isWindowModified()
+    qtbot.keyClick(window, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: not window.isWindowModified())
+    window.undo_action.trigger()  # the epochs saved: undoing them is a change to save
+    assert window.isWindowModified()
+
+
 def test_deleted_images_wait_in_the_trash_until_it_is_emptied(window, qtbot, tmp_path,
                                                               monkeypatch):
     root = image_folder(tmp_path / "pets", {"cat": 3})
