@@ -539,6 +539,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _show_modified(self) -> None:
+        """Star the title while the project differs from its file (see ``modified``)."""
         self.setWindowModified(self.doc.modified())
 
     def show_error(self, title: str, message: str) -> None:
