@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import json
 
-from studio.core.base.preferences import MAX_RECENT, VERSION, Preferences
+from studio.core.base.preferences import (
+    MAX_RECENT,
+    MAX_SIDE,
+    MAX_SIDE_LIMIT,
+    VERSION,
+    Preferences,
+)
 
 
 def test_preferences_survive_a_save_and_a_load(tmp_path):
@@ -89,3 +95,18 @@ def test_the_search_engine_and_address_are_remembered_and_a_strange_engine_is_no
                                 "ray_address": 6379}))
     odd = Preferences.load(path)
     assert (odd.search_engine, odd.ray_address, odd.note) == ("workers", "", "")
+
+
+def test_how_the_editor_adds_images_is_remembered_and_strange_values_are_not(tmp_path):
+    path = tmp_path / "preferences.json"
+    preferences = Preferences.load(path)
+    assert (preferences.max_side, preferences.keep_originals) == (MAX_SIDE, False)
+    preferences.max_side, preferences.keep_originals = 0, True
+    preferences.save()
+    again = Preferences.load(path)
+    assert (again.max_side, again.keep_originals) == (0, True)
+    for side, keep in ((-5, "yes"), (MAX_SIDE_LIMIT + 1, 1), (512.0, None), (True, [])):
+        path.write_text(json.dumps({"version": VERSION, "max_side": side,
+                                    "keep_originals": keep}))
+        odd = Preferences.load(path)
+        assert (odd.max_side, odd.keep_originals, odd.note) == (MAX_SIDE, False, "")

@@ -19,8 +19,10 @@ from studio.core.project.document import DatasetChoice, Project, load_project, s
 from studio.core.runs import folders as runs
 from studio.core.runs.folders import read_fingerprint
 from studio.gui.inference.corrections import FLAG_MARK, NO_FILE
+from studio.gui.inference.evaluation_panel import evaluated_files
 from studio.gui.widgets.dataset_edits import NOT_A_FOLDER
 from tests.gui.support import RUN_TIMEOUT_MS, copied_run, drop_on, runs_of
+from tests.gui.test_dataset_editor_gui import click_class, open_editor, select_images
 from tests.helpers import digit_folder
 from tests.run_folders import write_run
 
@@ -320,3 +322,37 @@ def test_the_runs_dock_shows_how_the_dataset_changed_between_two_runs(window, qt
         f"{third.name} recorded no fingerprint of its dataset (runs of data other than an "
         "image folder, and runs of earlier versions, keep none): how the dataset changed "
         "cannot be told.")
+
+
+def test_evaluate_says_when_its_images_were_relabelled_or_deleted_until_undone_or_evaluated(
+        window, qtbot, folder_run, tmp_path):
+    digits = the_run_on(window, folder_run, tmp_path)
+    panel = evaluated(window, qtbot)
+    notice = panel.stale.parentWidget()
+    assert notice.isHidden()
+    item, path = first_cell_image(qtbot, panel)
+    pick(panel.corrections.relabel_button.menu(), "1" if path.parent.name == "0" else "0")
+    assert not notice.isHidden()
+    assert "1 evaluated image was relabelled or deleted" in panel.stale.text()
+    window.undo_action.trigger()
+    assert notice.isHidden()
+    window.redo_action.trigger()
+    assert not notice.isHidden()
+
+    editor = open_editor(qtbot, window, digits)  # an evaluated image deleted in the editor
+    scored = {str(p) for p in evaluated_files(panel.evaluation)}
+    name = next(n for n in editor.classes.names() if any(
+        str(p) in scored and p.exists() for p in (digits / n).iterdir()))
+    click_class(qtbot, editor, name)
+    row = next(r for r, p in enumerate(editor.model.paths)
+               if str(digits / p) in scored and (digits / p).exists())
+    select_images(qtbot, editor, [row])
+    qtbot.keyClick(editor.grid, Qt.Key.Key_Delete)
+    assert "2 evaluated images were relabelled or deleted" in panel.stale.text()
+    window.undo_action.trigger()
+    assert "1 evaluated image was" in panel.stale.text()
+
+    window.views.setCurrentWidget(panel)
+    with qtbot.waitSignal(panel.evaluated, timeout=RUN_TIMEOUT_MS):
+        qtbot.mouseClick(panel.again_button, LEFT)
+    assert notice.isHidden() and not path.exists()

@@ -4,6 +4,7 @@ deleted and restored, each step undone and redone, with the files on disk checke
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from pathlib import Path
@@ -20,10 +21,14 @@ from PySide6.QtWidgets import (
     QMessageBox,
 )
 
+from studio.core.base.preferences import MAX_SIDE
 from studio.core.data.editable import adding
+from studio.core.project.templates import demo_project
 from studio.gui.camera.fake import FakeCamera
 from studio.gui.dataset_editor import thumbnails
 from studio.gui.dataset_editor.class_list import NAME
+from studio.gui.shell.main_window import MainWindow
+from studio.gui.shell.recent_projects import preferences_path
 from tests.core.dataset_support import read_only
 from tests.gate import Gate
 from tests.gui.support import drop_on, show_tab, type_into
@@ -295,6 +300,27 @@ def test_add_images_shrinks_large_ones_and_keeps_their_originals_if_asked(
         p.name for p in added)
 
 
+def test_the_size_images_are_added_at_is_remembered_for_the_next_session(window, qtbot,
+                                                                          tmp_path):
+    editor = open_editor(qtbot, window, image_folder(tmp_path / "pets", {"cat": 1}))
+    type_into(qtbot, editor.max_side, "640")
+    qtbot.keyClick(editor.max_side, Qt.Key.Key_Return)
+    qtbot.mouseClick(editor.keep_originals, LEFT)
+    again = next_session(qtbot).data_panel.editor  # the same (test's own) preferences
+    assert (again.max_side.value(), again.keep_originals.isChecked()) == (640, True)
+    saved = json.loads(preferences_path().read_text())
+    preferences_path().write_text(json.dumps({**saved, "max_side": "huge"}))
+    odd = next_session(qtbot).data_panel.editor
+    assert (odd.max_side.value(), odd.keep_originals.isChecked()) == (MAX_SIDE, True)
+
+
+def next_session(qtbot) -> MainWindow:
+    """A new window, as the app opens in a later session."""
+    window = MainWindow(demo_project())
+    qtbot.addWidget(window)
+    return window
+
+
 def test_a_large_add_can_be_cancelled_and_keeps_what_it_added(window, qtbot, tmp_path,
                                                              monkeypatch):
     root = image_folder(tmp_path / "pets", {"cat": 1})
@@ -360,6 +386,35 @@ def test_keys_and_drags_move_images_and_flags_follow_them(window, qtbot, tmp_pat
     assert editor.notice.text().startswith("“Move 2 images to 'dog'” could not be redone:")
     assert stack.undoText() == "Flag 2 images"  # the move left the history
     assert stack.redoText() == "Move 1 image to 'owl'"
+
+
+def test_a_correction_is_undone_on_the_one_stack_yet_leaves_nothing_to_save(
+        window, qtbot, tmp_path, monkeypatch):
+    root = image_folder(tmp_path / "pets", {"cat": 2, "dog": 1})
+    editor = open_editor(qtbot, window, root)
+    assert window.isWindowModified()  # choosing the folder changed the project
+    path = tmp_path / "pets.studio.json"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(path), ""))
+    qtbot.keyClick(window, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.doc.path == path and not window.isWindowModified())
+
+    select_images(qtbot, editor, [0])
+    qtbot.keyClick(editor.grid, Qt.Key.Key_2)  # the dataset's files change, not the project
+    assert on_disk(root) == {"cat": 1, "dog": 2}
+    assert not window.isWindowModified() and not window.doc.modified()
+    window.training.epochs.setValue(window.training.epochs.value() + 1)
+    assert window.isWindowModified()
+    window.undo_action.trigger()  # the epochs: the project is as saved again
+    assert not window.isWindowModified()
+    window.undo_action.trigger()  # the move, on the same stack
+    assert on_disk(root) == {"cat": 2, "dog": 1} and not window.isWindowModified()
+    window.redo_action.trigger()
+    window.redo_action.trigger()
+    assert on_disk(root) == {"cat": 1, "dog": 2} and window.isWindowModified()
+    qtbot.keyClick(window, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: not window.isWindowModified())
+    window.undo_action.trigger()  # the epochs saved: undoing them is a change to save
+    assert window.isWindowModified()
 
 
 def test_deleted_images_wait_in_the_trash_until_it_is_emptied(window, qtbot, tmp_path,

@@ -1,9 +1,10 @@
 """The user's preferences: a small versioned JSON file in the platform's config folder.
 
 It holds what the app remembers between sessions apart from the window's layout (which Qt
-keeps): whether the welcome page has been shown, the recently used projects, and where the
+keeps): whether the welcome page has been shown, the recently used projects, where the
 Search tab runs searches (the engine and the Ray cluster's address: they belong to this machine,
-not to a project; a cluster's token, a secret, is never written). A file that
+not to a project; a cluster's token, a secret, is never written) and how the dataset editor
+adds images (the largest side they are shrunk to, whether originals are kept). A file that
 cannot be read, or that a newer Layer Studio wrote, is never fatal: the defaults are used and
 ``Preferences.note`` says why; a newer file is also left as it is.
 """
@@ -21,6 +22,10 @@ FILE_NAME = "preferences.json"
 MAX_RECENT = 10
 ENGINES = ("workers", "local", "cluster")
 """Where a search runs: worker processes here, a Ray instance started for it, a Ray cluster."""
+MAX_SIDE = 1024
+"""Images added to a dataset larger than this on their longer side are shrunk, by default."""
+MAX_SIDE_LIMIT = 16384
+"""The largest "largest side" that can be chosen (0 means any size)."""
 
 
 @dataclass
@@ -36,6 +41,11 @@ class Preferences:
     """Where the Search tab runs searches: one of ``ENGINES``."""
     ray_address: str = ""
     """The HOST:PORT of the Ray cluster searched on last."""
+    max_side: int = MAX_SIDE
+    """The dataset editor shrinks images added that are larger on their longer side (0: it
+    does not)."""
+    keep_originals: bool = False
+    """The dataset editor keeps the original of each image it shrinks."""
     note: str = ""
     """Why the file on disk was not used, in plain words; empty when it was (or is absent)."""
     writable: bool = True
@@ -62,11 +72,15 @@ class Preferences:
                             "this version uses its defaults and leaves that file unchanged.")
         recent = data.get("recent_projects", [])
         engine, address = data.get("search_engine"), data.get("ray_address")
+        side, keep = data.get("max_side"), data.get("keep_originals")
         return cls(path, welcome_seen=bool(data.get("welcome_seen", False)),
                    recent_projects=[p for p in recent if isinstance(p, str)][:MAX_RECENT]
                    if isinstance(recent, list) else [],
                    search_engine=engine if engine in ENGINES else ENGINES[0],
-                   ray_address=address if isinstance(address, str) else "")
+                   ray_address=address if isinstance(address, str) else "",
+                   max_side=side if type(side) is int and 0 <= side <= MAX_SIDE_LIMIT
+                   else MAX_SIDE,
+                   keep_originals=keep if isinstance(keep, bool) else False)
 
     def save(self) -> None:
         """Write the preferences atomically (not when a newer version owns the file)."""
@@ -74,7 +88,8 @@ class Preferences:
             return
         data = {"version": VERSION, "welcome_seen": self.welcome_seen,
                 "recent_projects": self.recent_projects, "search_engine": self.search_engine,
-                "ray_address": self.ray_address}
+                "ray_address": self.ray_address, "max_side": self.max_side,
+                "keep_originals": self.keep_originals}
         atomic_write_text(self.path, json.dumps(data, indent=2) + "\n")
 
     def add_recent(self, project: Path) -> None:

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from studio.core.base.events import ProgressEvent
 from studio.core.base.messages import count, quoted
+from studio.core.base.preferences import MAX_SIDE, MAX_SIDE_LIMIT
 from studio.core.data.editable import edits, trash
 from studio.core.data.editable.adding import AddReport
 from studio.core.data.editable.dataset import EditableDataset
@@ -46,8 +47,6 @@ from studio.gui.dataset_editor.trash_view import TrashView
 from studio.gui.widgets.dataset_edits import DatasetCommand, ProjectDataset, forget_trash
 from studio.gui.widgets.document import ProjectDocument
 
-MAX_SIDE = 1024
-"""Images larger than this on their longer side are shrunk as they are added, by default."""
 IMAGE_FILTER = ("Images (*.png *.jpg *.jpeg *.bmp *.gif *.webp *.tif *.tiff);;"
                 "All files (*)")
 ERROR_STYLE = "color: #b3261e;"
@@ -68,6 +67,9 @@ class DatasetEditor(QWidget):
 
     class_changed = Signal(object)
     """The selected class (``selected_class``) changed: its name, or None."""
+    adding_changed = Signal(int, bool)
+    """The person chose how images are added: the largest side they are shrunk to (0: any)
+    and whether originals are kept (to remember them for the next session)."""
 
     def __init__(self, doc: ProjectDocument) -> None:
         super().__init__()
@@ -126,9 +128,10 @@ class DatasetEditor(QWidget):
         menu.addAction("Add a folder of images…", self.ask_folder)
         self.add_button.setMenu(menu)
         self.max_side = QSpinBox()
-        self.max_side.setRange(0, 16384)
+        self.max_side.setRange(0, MAX_SIDE_LIMIT)
         self.max_side.setSingleStep(128)
         self.max_side.setValue(MAX_SIDE)
+        self.max_side.setKeyboardTracking(False)  # a number typed counts once it is entered
         self.max_side.setSpecialValueText("Any size")
         self.max_side.setSuffix(" px")
         self.max_side.setToolTip("Images added that are larger than this on their longer side "
@@ -148,6 +151,8 @@ class DatasetEditor(QWidget):
         self.adder.failed.connect(lambda message: self.say(message, error=True))
         self.adder.busy_changed.connect(self._adding)
         self.cancel.clicked.connect(self.adder.cancel)
+        self.max_side.valueChanged.connect(self._adding_chosen)
+        self.keep_originals.toggled.connect(self._adding_chosen)
 
         self.flag_action, self.delete_action, _ = sorting_actions(
             self.grid, self.move_to_number, self.toggle_flags, self.delete_images)
@@ -212,6 +217,15 @@ class DatasetEditor(QWidget):
         self.class_changed.connect(self._aim_camera)
         self._adding(False)
         doc.dataset_files_changed.connect(self.refresh)
+
+    def set_adding(self, max_side: int, keep_originals: bool) -> None:
+        """Add images as chosen before: shrunk to ``max_side`` (0: any size), their originals
+        kept or not."""
+        self.max_side.setValue(max_side)
+        self.keep_originals.setChecked(keep_originals)
+
+    def _adding_chosen(self) -> None:
+        self.adding_changed.emit(self.max_side.value(), self.keep_originals.isChecked())
 
     # --- what is shown ---------------------------------------------------------------
 

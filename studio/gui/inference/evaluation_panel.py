@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.base.events import ProgressEvent, progress_events
+from studio.core.base.messages import count, plural
 from studio.core.data.display import sample_images
 from studio.core.data.types import FileSamples
 from studio.core.inference.evaluation import evaluate_run
@@ -76,6 +77,8 @@ NO_RUNS = ("No trained runs yet. Train a model (Training ▸ Start, F5): its run
 MAKING_IMPORTED = "The imported model is being kept as a run (see the Training dock)…"
 READY = "Pick a run, a model and a split, then press Evaluate (F6)."
 CELL_PLACEHOLDER = "Click a cell of the confusion matrix to see the images in it."
+STALE = ("The dataset changed since this evaluation: {images} {were} relabelled or deleted "
+         "(its scores still count them as they were).")
 PER_CLASS = (("Class", "The true class"),
              ("Precision", "Of the samples the model answered as this class, the share that "
                            "truly are"),
@@ -104,6 +107,15 @@ def run_problems(run_dir: Path) -> tuple[str | None, str | None]:
                "fraction in the Data view before training.")
     return (task_for(dataset.task).evaluation_refusal,
             None if dataset.test_split > 0 else no_test)
+
+
+def evaluated_files(evaluation: Any) -> list[Path]:
+    """The image files an evaluation scored (none for in-memory samples)."""
+    samples = getattr(evaluation, "samples", None)
+    indices = getattr(evaluation, "indices", None)
+    if not isinstance(samples, FileSamples) or indices is None:
+        return []
+    return [Path(samples.paths[int(index)]) for index in indices]
 
 
 def run_task(run_dir: Path) -> str:
@@ -227,11 +239,15 @@ class EvaluationPanel(QWidget):
         self.job.finished.connect(self._ended)
         self.corrections: EvaluationCorrections | None = None
         """Relabelling and flagging images, once offered (``offer_corrections``)."""
+        self.shown_request: tuple[Path, Path | None, str, str] | None = None
+        """The run, model, split and description of the evaluation shown (to evaluate it
+        again)."""
 
         bar = self._make_bar()
         self.status = QLabel()
         self.status.setObjectName("evaluation-status")
         self.status.setWordWrap(True)
+        stale = self._make_stale()
         results = self._make_results()
         self.empty = hint(NO_RUNS)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -239,6 +255,7 @@ class EvaluationPanel(QWidget):
         self._layout = layout = QVBoxLayout(scrolled_body(self))  # a small window scrolls
         layout.addLayout(bar)
         layout.addWidget(self.status)
+        layout.addWidget(stale)
         layout.addWidget(results, 1)
         layout.addWidget(self.empty, 1)
         start = QAction("Evaluate", self)
@@ -294,6 +311,25 @@ class EvaluationPanel(QWidget):
         bar.addWidget(self.progress, 1)
         bar.addWidget(self.cancel_button)
         return bar
+
+    def _make_stale(self) -> QWidget:
+        """The line saying the dataset changed under the results shown, with Evaluate
+        again (hidden while it has not)."""
+        self.stale = QLabel()
+        self.stale.setObjectName("evaluation-stale")
+        self.stale.setWordWrap(True)
+        self.again_button = QPushButton("Evaluate again")
+        self.again_button.setObjectName("evaluation-again")
+        self.again_button.setToolTip("Evaluate the same model on the same split of the "
+                                     "dataset as it is now")
+        self.again_button.clicked.connect(self.evaluate_again)
+        row = QWidget()
+        line = QHBoxLayout(row)
+        line.setContentsMargins(0, 0, 0, 0)
+        line.addWidget(self.stale, 1)
+        line.addWidget(self.again_button)
+        row.hide()
+        return row
 
     def _make_results(self) -> QWidget:
         """The headline over the confusion matrix and the tabs of images and scores."""
@@ -370,6 +406,7 @@ class EvaluationPanel(QWidget):
             ProjectDataset(doc, self), train_again)
         self.results_layout.insertWidget(self.results_layout.indexOf(self.notes) + 1,
                                          self.corrections.note)
+        doc.dataset_files_changed.connect(self.check_data)
 
     # choosing what to evaluate
 
@@ -435,14 +472,22 @@ class EvaluationPanel(QWidget):
         if not self.evaluate_button.isEnabled():  # F6 with nothing to evaluate
             return
         run_dir, model = self.run_box.currentData(), self.model_box.currentData()
-        split, what = self.split(), self._describe()
-        run_path, model_path = Path(run_dir), Path(model) if model else None
-        learnt = run_task(run_path)
+        self._start(Path(run_dir), Path(model) if model else None, self.split(),
+                    self._describe())
 
-        def task(on_event, stop) -> tuple[Any, str, str]:
+    def evaluate_again(self) -> None:
+        """Evaluate the model shown on its split again (the dataset changed under it)."""
+        if self.shown_request is not None:
+            self._start(*self.shown_request)
+
+    def _start(self, run_path: Path, model_path: Path | None, split: str, what: str) -> None:
+        learnt = run_task(run_path)
+        request = (run_path, model_path, split, what)
+
+        def task(on_event, stop) -> tuple[Any, tuple[Path, Path | None, str, str], str]:
             return evaluate_run(run_path, split, model_path,
                                 on_progress=progress_events(on_event),
-                                stop=stop), what, learnt
+                                stop=stop), request, learnt
 
         self.job.start(task)
         self.cancel_button.setEnabled(True)
@@ -473,9 +518,11 @@ class EvaluationPanel(QWidget):
                          + (" The results below are from before." if self.evaluation else ""))
         return True
 
-    def _succeeded(self, evaluation: Any, what: str, task: str) -> None:
+    def _succeeded(self, evaluation: Any, request: tuple[Path, Path | None, str, str],
+                   task: str) -> None:
         if not self._stopped():
-            self.show_evaluation(evaluation, what, task)
+            self.shown_request = request
+            self.show_evaluation(evaluation, request[3], task)
 
     def show_evaluation(self, evaluation: Any, what: str, task: str = DEFAULT_TASK) -> None:
         """Show ``evaluation`` (of the model ``what`` describes, a run of ``task``) in place
@@ -491,6 +538,7 @@ class EvaluationPanel(QWidget):
             self._finish_progress("Evaluated")
             self._set_status("")
             self.message.emit(f"{what}: {summary}")
+            self.check_data()
             self.evaluated.emit(evaluation)
             return
         self._show_class_scores(evaluation, what)
@@ -534,7 +582,19 @@ class EvaluationPanel(QWidget):
         self._set_status("")
         self.message.emit(f"{what}: {percent(evaluation.accuracy)} accuracy on "
                           f"{samples:,} {evaluation.split} samples")
+        self.check_data()
         self.evaluated.emit(evaluation)
+
+    @Slot()
+    def check_data(self) -> None:
+        """Say, with Evaluate again, whether images the results scored have left their
+        place (relabelled or deleted) since; undoing that takes the notice away. The scores
+        are not patched: the loss needs every answer's probabilities, which are not kept,
+        and a moved file's new name does not always tell its new class."""
+        gone = sum(not path.exists() for path in evaluated_files(self.evaluation))
+        self.stale.setText(STALE.format(images=count(gone, "evaluated image"),
+                                        were=plural(gone, "was", "were")))
+        self.stale.parentWidget().setVisible(gone > 0 and self.shown_request is not None)
 
     @Slot(str)
     def _failed(self, text: str) -> None:

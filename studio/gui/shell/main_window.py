@@ -160,6 +160,7 @@ class MainWindow(QMainWindow):
                        self.keras_files):
             source.message.connect(self._note)
         self.doc.undo_stack.cleanChanged.connect(self._clean_changed)
+        self.doc.changed.connect(self._show_modified)
         self.doc.path_changed.connect(self._update_title)
         self.recent = RecentProjects(self)
         self.recent.note.connect(lambda text: self.statusBar().showMessage(text, 15000))
@@ -207,7 +208,11 @@ class MainWindow(QMainWindow):
     def _build_data_panel(self) -> DataPanel:
         from studio.gui.data.panel import DataPanel
 
-        return DataPanel(self.doc)
+        panel = DataPanel(self.doc)
+        preferences = self.recent.preferences
+        panel.editor.set_adding(preferences.max_side, preferences.keep_originals)
+        panel.editor.adding_changed.connect(self.recent.remember_adding)
+        return panel
 
     def _build_try_panel(self) -> TryPanel:
         from studio.gui.inference.try_panel import TryPanel
@@ -530,9 +535,17 @@ class MainWindow(QMainWindow):
 
     @Slot(bool)
     def _clean_changed(self, clean: bool) -> None:
-        """Mark unsaved changes in the title; reads no other object, as the undo stack also
-        reports its last state while it is being destroyed."""
-        self.setWindowModified(not clean)
+        """Mark unsaved changes in the title; reads no other object when ``clean``, as the
+        undo stack also reports its last (clean) state while it is being destroyed."""
+        if clean:
+            self.setWindowModified(False)
+        else:
+            self._show_modified()
+
+    @Slot()
+    def _show_modified(self) -> None:
+        """Star the title while the project differs from its file (see ``modified``)."""
+        self.setWindowModified(self.doc.modified())
 
     def show_error(self, title: str, message: str) -> None:
         """Tell the user what went wrong, in a dialog (Copy Diagnostics remembers it)."""
@@ -555,7 +568,7 @@ class MainWindow(QMainWindow):
         if self.doc.path is None and has_work(self.doc.place):
             text = (f"Save {self.doc.title} with its runs? Unless it is saved, no other project "
                     f"lists them (they stay in {self.doc.place.parent}).")
-        elif self.doc.undo_stack.isClean():
+        elif not self.doc.modified():
             return True
         answer = QMessageBox.question(
             self,

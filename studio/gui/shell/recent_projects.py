@@ -1,6 +1,6 @@
 """The user's preferences as the window uses them: where the file lives, the recent projects
-(and the File > Open Recent menu), whether this is the first run, and the Search tab's
-engine."""
+(and the File > Open Recent menu), whether this is the first run, the Search tab's
+engine and the dataset editor's way of adding images."""
 
 from __future__ import annotations
 
@@ -64,6 +64,14 @@ class RecentProjects(QObject):
         preferences = self.preferences
         if (preferences.search_engine, preferences.ray_address) != (engine, address):
             preferences.search_engine, preferences.ray_address = engine, address
+            self._save()
+
+    def remember_adding(self, max_side: int, keep_originals: bool) -> None:
+        """Remember the largest side the dataset editor shrinks images added to, and whether
+        it keeps their originals."""
+        preferences = self.preferences
+        if (preferences.max_side, preferences.keep_originals) != (max_side, keep_originals):
+            preferences.max_side, preferences.keep_originals = max_side, keep_originals
             self._save()
 
     def _save(self) -> None:

@@ -81,6 +81,8 @@ class ProjectDocument(QObject):
         super().__init__()
         self.undo_stack = QUndoStack(self)
         self._project = project
+        self._saved = project.copy()
+        """The project as its file holds it (for an unsaved one: as it began)."""
         self._path = path
         self._scratch = scratch_project()
         self._analysis: Analysis | None = None
@@ -104,6 +106,13 @@ class ProjectDocument(QObject):
         """The project file beside which its runs and searches are kept: its file, or for an
         unsaved project a scratch file of its own in the workspace (see scratch_project)."""
         return self._path or self._scratch
+
+    def modified(self) -> bool:
+        """Whether the project has changes to save: the undo stack left its clean state and
+        the project differs from the saved one. A dataset correction is a step on the same
+        stack, but it changes the dataset's files at once, not the project: alone, it leaves
+        nothing to save."""
+        return not self.undo_stack.isClean() and self._project != self._saved
 
     @property
     def title(self) -> str:
@@ -199,6 +208,7 @@ class ProjectDocument(QObject):
         default, see ``scratch_project``)."""
         self.undo_stack.clear()
         self._project = project
+        self._saved = project.copy()
         self._path = path
         self._scratch = scratch or scratch_project()
         self._changed()
@@ -235,6 +245,7 @@ class ProjectDocument(QObject):
             raise
         if new != old and Path(old).parent.parent.name == UNSAVED:
             Path(old).unlink(missing_ok=True)  # a scratch copy that no project uses now
+        self._saved = self._project.copy()
         self.undo_stack.setClean()
         if target != self._path:
             self._path = target
