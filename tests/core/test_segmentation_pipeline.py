@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from studio.core.base.messages import first_line
 from studio.core.data import sources
 from studio.core.data.image_pipeline import ImageForm
 from studio.core.data.pipelines import PIPELINE_BUILDERS, make_pipelines
 from studio.core.data.segmentation import demo
 from studio.core.data.segmentation import source as segmentation_source
-from studio.core.data.segmentation.pipeline import fitted_masks, split_masks
-from studio.core.data.types import DataError
+from studio.core.data.segmentation.pipeline import first_masks, fitted_masks
+from studio.core.data.segmentation.source import FileMasks
 from studio.core.project.document import DatasetChoice
 from studio.core.tasks.detection.fitting import box_mapping
 from studio.core.tasks.segmentation.fitting import mask_in_image
@@ -78,7 +79,7 @@ def by_hand(mask: np.ndarray, resize: str) -> np.ndarray:
 def choice(root: Path, resize: str = "squash", **fields) -> DatasetChoice:
     return DatasetChoice(source="segmentation", path=str(root), task="segmentation",
                          image_size=[SIDE, SIDE], color="grayscale", resize=resize,
-                         cache="memory", **fields)
+                         **{"cache": "memory", **fields})
 
 
 def masks_read(root: Path, split: str) -> list[np.ndarray]:
@@ -128,12 +129,12 @@ def test_batches_hold_the_masks_resized_by_hand(folder):
     assert x.shape == (3, SIDE, SIDE, 1) and x.dtype == np.float32 and y.dtype == np.uint8
     expected = np.stack([by_hand(m, "pad") for m in masks_read(folder, "val")])
     np.testing.assert_array_equal(y, expected)
-    np.testing.assert_array_equal(pipes.scoring, expected)  # what an export is scored on
-    # Its own array: a view would keep every split's masks alive as long as training holds it.
-    assert pipes.scoring.flags.owndata
+    # What an export is scored on: the first masks, as many as asked for (or there are).
+    np.testing.assert_array_equal(pipes.scoring(2), expected[:2])
+    np.testing.assert_array_equal(pipes.scoring(100), expected)
     assert pipes.preprocessing["task"] == "segmentation" and pipes.preprocessing["resize"] == "pad"
-    for resize in ("squash", "crop"):  # the masks the batches gather, made as for the pad
-        made = split_masks(loaded, loaded.splits["validation"], ImageForm((SIDE, SIDE), 1, resize))
+    for resize in ("squash", "crop"):  # the masks the batches read, made as for the pad
+        made = first_masks(loaded, "validation", ImageForm((SIDE, SIDE), 1, resize), 3)
         np.testing.assert_array_equal(made, [by_hand(m, resize) for m in masks_read(folder, "val")])
 
     counts = np.asarray(loaded.class_counts("train"), np.float64)  # pixels, IGNORE left out
@@ -164,19 +165,43 @@ def test_the_demo_sets_masks_held_in_memory_are_fitted_alike(monkeypatch):
     monkeypatch.setattr(segmentation_source, "DEMO_IMAGES", {"train": 8, "validation": 4})
     loaded = sources.load(DatasetChoice(source="segmentation", task="segmentation",
                                         image_size=[SIDE, SIDE]))
-    made = split_masks(loaded, loaded.splits["validation"], ImageForm((SIDE, SIDE), 1, "crop"))
+    made = first_masks(loaded, "validation", ImageForm((SIDE, SIDE), 1, "crop"), 4)
     expected = [by_hand(mask, "crop") for mask in demo.demo_set(8, 4).masks[8:]]
     np.testing.assert_array_equal(made, expected)
+
+
+@pytest.mark.parametrize("cache", ["memory", "disk"])
+def test_masks_are_read_as_batches_are_drawn_and_cached_with_their_images(folder, cache,
+                                                                         monkeypatch):
+    """No split's masks are read when the pipelines are made (none held whole in memory):
+    each is read as its batch is drawn, once, the cache keeping it with its image after."""
+    reads: list[str] = []
+    read = FileMasks.mask
+
+    def counted(labels: FileMasks, index: int) -> np.ndarray:
+        reads.append(Path(labels.masks[index]).name)
+        return read(labels, index)
+
+    monkeypatch.setattr(FileMasks, "mask", counted)
+    cached = choice(folder, cache=cache)
+    pipes = make_pipelines(sources.load(cached), cached, 2, 0)
+    assert reads == []
+    for _ in range(2):  # two epochs: the second from the cache
+        y = np.concatenate([b[1].numpy() for b in pipes.validation.take(pipes.validation_steps)])
+        np.testing.assert_array_equal(y, [by_hand(m, "squash") for m in masks_read(folder, "val")])
+    assert sorted(reads) == ["0.png", "1.png", "2.png"]
 
 
 def test_a_mask_gone_since_the_dataset_was_read_is_named_in_one_line(tmp_path):
     for stem in "ab":
         pair(tmp_path / "images", tmp_path / "masks", stem, INDICES)
     (tmp_path / "classes.txt").write_text("a\nb\nc\n")
-    gone = choice(tmp_path)
+    gone = choice(tmp_path, validation_split=0.0)
     loaded = sources.load(gone)
     (tmp_path / "masks" / "b.png").write_bytes(b"not a png")
-    with pytest.raises(DataError) as refused:
-        make_pipelines(loaded, gone, 2, 0)
-    assert str(refused.value).startswith("b.png cannot be read any more (")
-    assert "\n" not in str(refused.value)
+    pipes = make_pipelines(loaded, gone, 2, 0)  # reads no mask yet
+    with pytest.raises(Exception) as refused:  # noqa: PT011 - TensorFlow's, wrapping ours
+        list(pipes.train.take(pipes.steps))
+    said = first_line(refused.value)  # what a run that stops on it says after "Training failed:"
+    assert said.startswith("b.png cannot be read any more (")
+    assert said.endswith("): read the dataset again.")

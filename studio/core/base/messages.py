@@ -4,6 +4,7 @@ durations, and names that are not among the choices."""
 from __future__ import annotations
 
 import errno
+import re
 import reprlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -15,9 +16,20 @@ QUOTE_LIMIT = 80
 """How many characters of a value a message quotes."""
 
 
+_STREAMED = re.compile(r"Error in user-defined function passed to \S+ transformation with "
+                       r"iterator: \S+: (?:[\w.]+: )?(.+)")
+"""How TensorFlow words an error raised in Python while a ``tf.data`` map read a sample (a
+file gone since the dataset was read): after its nodes' names, the iterator's, and the
+Python error's type, the Python error's own line, its traceback on the lines after."""
+
+
 def first_line(exc: BaseException, limit: int = 200) -> str:
-    """The first line of ``exc``'s message, at most ``limit`` characters, or its type's name."""
-    lines = str(exc).strip().splitlines()
+    """The first line of ``exc``'s message, at most ``limit`` characters, or its type's name.
+    For an error raised in Python while ``tf.data`` streamed samples, that error's line,
+    without what TensorFlow wraps it in."""
+    text = str(exc).strip()
+    streamed = _STREAMED.search(text)
+    lines = [streamed.group(1)] if streamed else text.splitlines()
     if not lines:
         return type(exc).__name__
     return shortened(lines[0].strip(), limit)

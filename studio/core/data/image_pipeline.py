@@ -56,6 +56,22 @@ _GREY_WEIGHTS = (0.299, 0.587, 0.114)
 
 
 @dataclass(frozen=True)
+class LabelReading:
+    """Labels a task reads from files of its own with the images (a mask per image): read in
+    the same map as the images, before the cache, so that they are cached with them and
+    nothing is read before a batch is.
+
+    ``read`` turns a batch of the labels the pipeline is given (int32, each sample's place)
+    into the batch's labels; ``sample_bytes``: one sample's labels read, which a shuffle
+    buffer holds beside its image; ``key()``: what the labels are read from (their files and
+    how they are decoded), which a disk cache is keyed by beside the images."""
+
+    read: Callable
+    sample_bytes: int
+    key: Callable[[], str]
+
+
+@dataclass(frozen=True)
 class ImageForm:
     """The standard form of every image: ``size`` (height, width), channels and resize mode."""
 
@@ -218,24 +234,32 @@ def normalised(images, scale: list[float], offset: list[float]):
     return tf.cast(images, tf.float32) * scale + offset
 
 
-def _file_key(paths: list[Path], form: ImageForm) -> str:
-    """A hash of the files (names, sizes, modification times) and the form they are read in."""
+def file_stats(paths: list[Path]) -> list[list[Any]]:
+    """Each file's name, size and modification time: what tells that it changed."""
     files = []
     for path in paths:
         stat = path.stat()
         files.append([str(path), stat.st_size, stat.st_mtime_ns])
-    text = json.dumps([CACHE_VERSION, asdict(form), files])
+    return files
+
+
+def _file_key(paths: list[Path], form: ImageForm, labels: str = "") -> str:
+    """A hash of the files (``file_stats``), the form they are read in and the ``key()`` of
+    labels read with them, if any (without, the key of the images alone, as caches already
+    written were keyed)."""
+    text = json.dumps([CACHE_VERSION, asdict(form), file_stats(paths), *filter(None, [labels])])
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
-def disk_cache_prefix(paths: list[Path], form: ImageForm) -> str:
-    """Where ``tf.data`` caches these files read in this form, under the workspace.
+def disk_cache_prefix(paths: list[Path], form: ImageForm, labels: str = "") -> str:
+    """Where ``tf.data`` caches these files read in this form (with the labels whose
+    ``key()`` is ``labels``), under the workspace.
 
     A complete cache is reused; otherwise each pipeline writes under a fresh name, so a cache
     an interrupted run left half-written (with its lock file) never blocks the next one, and
     such leftovers are removed once they are a day old.
     """
-    folder = workspace() / "cache" / f"images-{_file_key(paths, form)}"
+    folder = workspace() / "cache" / f"images-{_file_key(paths, form, labels)}"
     folder.mkdir(parents=True, exist_ok=True)
     complete = sorted(folder.glob("*.index"), key=lambda p: p.stat().st_mtime)
     complete = [p for p in complete if "_" not in p.name]  # name_0.* are shards being written
@@ -284,8 +308,10 @@ def read_images(paths, form: ImageForm, decode: Callable = decode_image):
 
 
 def _file_batches(paths: list[Path], labels: np.ndarray, form: ImageForm, cache: str,
-                  batch_size: int, shuffle_seed: int | None):
-    """Batches of (standard-form images, labels) read from files, shuffled if a seed is given.
+                  batch_size: int, shuffle_seed: int | None,
+                  label_reading: LabelReading | None = None):
+    """Batches of (standard-form images, labels) read from files, shuffled if a seed is given;
+    ``label_reading`` reads each batch's labels with its images.
 
     Without a cache the file names are shuffled and batched, and each batch is read in one
     go (DECODE_CALLS batches at once: far less overhead than one file at a time). With one,
@@ -299,21 +325,24 @@ def _file_batches(paths: list[Path], labels: np.ndarray, form: ImageForm, cache:
     ds = tf.data.Dataset.from_tensor_slices((names, labels))
     n = len(paths)
     decode = decoder_for(paths)
+    read_labels = label_reading.read if label_reading else (lambda y: y)
 
     def read(batch):
-        return batch.map(lambda p, y: (read_images(p, form, decode), y),
+        return batch.map(lambda p, y: (read_images(p, form, decode), read_labels(y)),
                          num_parallel_calls=DECODE_CALLS, deterministic=True)
 
     if cache == "none":
         if shuffle_seed is not None:
             ds = ds.shuffle(n, seed=shuffle_seed, reshuffle_each_iteration=True)
         return read(ds.batch(batch_size))
+    labels_key = label_reading.key() if label_reading and cache == "disk" else ""
     ds = read(ds.batch(CACHE_CHUNK)).cache(
-        disk_cache_prefix(paths, form) if cache == "disk" else "")
+        disk_cache_prefix(paths, form, labels_key) if cache == "disk" else "")
     if shuffle_seed is None:
         return ds.unbatch().batch(batch_size)
-    image_bytes = form.size[0] * form.size[1] * form.channels
-    images = n if cache == "memory" else DISK_SHUFFLE_BYTES // 2 // image_bytes
+    sample_bytes = form.size[0] * form.size[1] * form.channels
+    sample_bytes += label_reading.sample_bytes if label_reading else 0
+    images = n if cache == "memory" else DISK_SHUFFLE_BYTES // 2 // sample_bytes
     chunks = max(1, images // CACHE_CHUNK)
     ds = ds.shuffle(chunks, seed=shuffle_seed, reshuffle_each_iteration=True).unbatch()
     ds = ds.shuffle(max(1, min(n, images)), seed=shuffle_seed, reshuffle_each_iteration=True)
@@ -321,32 +350,40 @@ def _file_batches(paths: list[Path], labels: np.ndarray, form: ImageForm, cache:
 
 
 def _array_batches(x: np.ndarray, labels: np.ndarray, form: ImageForm, batch_size: int,
-                   shuffle_seed: int | None):
-    """Batches of (standard-form images, labels) from uint8 arrays, converted per batch."""
+                   shuffle_seed: int | None, label_reading: LabelReading | None = None):
+    """Batches of (standard-form images, labels) from uint8 arrays, converted per batch (and
+    their labels read by ``label_reading``)."""
     import tensorflow as tf
 
     ds = tf.data.Dataset.from_tensor_slices((x, labels))
     if shuffle_seed is not None:
         ds = ds.shuffle(len(x), seed=shuffle_seed, reshuffle_each_iteration=True)
     ds = ds.batch(batch_size)
-    if x.shape[1:] == (*form.size, form.channels):
-        return ds
-    return ds.map(lambda images, y: (standard_images(images, form), y),
-                  num_parallel_calls=DECODE_CALLS, deterministic=True)
+    if x.shape[1:] != (*form.size, form.channels):
+        ds = ds.map(lambda images, y: (standard_images(images, form), y),
+                    num_parallel_calls=DECODE_CALLS, deterministic=True)
+    if label_reading is not None:
+        ds = ds.map(lambda images, y: (images, label_reading.read(y)),
+                    num_parallel_calls=DECODE_CALLS, deterministic=True)
+    return ds
 
 
 def split_batches(loaded: LoadedData, indices: np.ndarray, form: ImageForm, cache: str,
-                  batch_size: int, shuffle_seed: int | None, labels: np.ndarray | None = None):
+                  batch_size: int, shuffle_seed: int | None, labels: np.ndarray | None = None,
+                  label_reading: LabelReading | None = None):
     """Batches of (standard-form images, labels) of the samples at ``indices``: their own
-    labels, or ``labels`` (one per index) in their place."""
+    labels, or ``labels`` (one per index) in their place, read by ``label_reading`` if
+    given."""
     if labels is None:
         labels = loaded.labels[indices].astype(task_for(loaded.info.task).label_dtype)
     samples = loaded.samples
     if isinstance(samples, ArraySamples):
-        return _array_batches(samples.x[indices], labels, form, batch_size, shuffle_seed)
+        return _array_batches(samples.x[indices], labels, form, batch_size, shuffle_seed,
+                              label_reading)
     if isinstance(samples, FileSamples):
         paths = [samples.paths[i] for i in indices]
-        return _file_batches(paths, labels, form, cache, batch_size, shuffle_seed)
+        return _file_batches(paths, labels, form, cache, batch_size, shuffle_seed,
+                             label_reading)
     raise DataError("This dataset does not hold images; choose an image dataset or folder.")
 
 

@@ -17,6 +17,7 @@ from studio.core.data.augmentation import augmentation_layers
 from studio.core.data.image_pipeline import (
     READ_BATCH,
     ImageForm,
+    LabelReading,
     normalised,
     split_batches,
 )
@@ -120,18 +121,22 @@ class ImageReading:
         return ImageReading(loaded, choice, form, resolved_cache(choice.cache, loaded, form),
                             normalisation(loaded, choice, form, seed), batch_size, seed)
 
-    def images(self, name: str, labels: np.ndarray | None = None):
+    def images(self, name: str, labels: np.ndarray | None = None,
+               label_reading: LabelReading | None = None):
         """Batches of (standard-form images, labels) of the split ``name``: the samples' own
-        labels, or ``labels`` (one per sample of the split) in their place."""
+        labels, or ``labels`` (one per sample of the split) in their place, read by
+        ``label_reading`` if given."""
         return split_batches(self.loaded, self.loaded.splits[name], self.form, self.cache,
-                             self.batch_size, self.seed if name == "train" else None, labels)
+                             self.batch_size, self.seed if name == "train" else None, labels,
+                             label_reading)
 
-    def placed_images(self, name: str):
+    def placed_images(self, name: str, label_reading: LabelReading | None = None):
         """Batches of the split's images, each with its place in the split in place of a
-        label, which a task gathers its own labels by (boxes, masks). A cache of the split's
-        files (keyed by those files, in order) keeps the places right whatever else the
-        dataset holds."""
-        return self.images(name, np.arange(self.loaded.size(name), dtype=np.int32))
+        label, which a task gathers its own labels by (boxes), or which ``label_reading``
+        reads them by with the images (masks). A cache of the split's files (keyed by those
+        files, in order) keeps the places right whatever else the dataset holds."""
+        return self.images(name, np.arange(self.loaded.size(name), dtype=np.int32),
+                           label_reading)
 
     def normalised(self, images):
         """Images (uint8, or float 0..255 once augmented) as the model's float32 input."""

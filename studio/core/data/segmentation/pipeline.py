@@ -3,25 +3,35 @@ image task reads them (``data.image_reading``), each batch with its masks fitted
 
 Each mask is fitted to the network's input by the image's own squash, centre crop or pad,
 sampled at the nearest pixel (``fitted_masks``: what ``tasks.segmentation.fitting`` undoes),
-the padding IGNORE. A split's fitted masks are made once, with ``tf.data`` (files decoded in
-parallel, as ``MaskDecoder`` reads them), and held as one uint8 array: each image is streamed
-with its place in its split, which then gathers its mask, as detection gathers boxes.
-Training batches are augmented with their masks (``augment.mask_augmentation``).
+the padding IGNORE. Masks stream with their images: a batch's masks are read (as
+``MaskDecoder`` reads them, within the caps every image is read within) and fitted in the
+same ``tf.data`` map as its images, before the cache (``mask_reading``), so that no split's
+masks are held whole and a cached epoch decodes none again. Training batches are augmented
+with their masks (``augment.mask_augmentation``).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from studio.core.data.image_check import UnusableImage
-from studio.core.data.image_pipeline import DECODE_CALLS, READ_BATCH, ImageForm, _centre_crop
+from studio.core.data.image_pipeline import (
+    READ_BATCH,
+    ImageForm,
+    LabelReading,
+    _centre_crop,
+    file_stats,
+)
 from studio.core.data.image_reading import ImageReading
 from studio.core.data.segmentation.augment import mask_augmentation
 from studio.core.data.segmentation.mask_kinds import MaskError
-from studio.core.data.segmentation.source import ArrayMasks
+from studio.core.data.segmentation.source import ArrayMasks, FileMasks
 from studio.core.data.types import DataError, LoadedData
 from studio.core.project.document import DatasetChoice
 from studio.core.tasks.segmentation.masks import IGNORE
@@ -45,70 +55,92 @@ def fitted_masks(masks, form: ImageForm):
     return tf.cast(tf.where(values < 0.0, float(IGNORE), values), tf.uint8)
 
 
-def split_masks(loaded: LoadedData, indices: np.ndarray, form: ImageForm) -> np.ndarray:
-    """The masks of the samples at ``indices``, fitted to the input (uint8 N × H × W)."""
+def _file_masks_key(labels: FileMasks, indices: np.ndarray) -> str:
+    """What masks are read from, for a disk cache: their files (``file_stats``) and how they
+    are decoded (each index value's class, the colour table)."""
+    decoder = labels.decoder
+    assert decoder is not None
+    table = decoder.table
+    return json.dumps([file_stats([Path(labels.masks[i]) for i in indices]),
+                       decoder.values.tolist(),
+                       None if table is None else [table.names, table.colours.tolist()]])
+
+
+def mask_reading(loaded: LoadedData, name: str, form: ImageForm) -> LabelReading:
+    """How the image pipeline reads a batch of the split ``name``'s masks, by their places in
+    the split, fitted to the input (uint8 B × H × W). A mask file that cannot be read any
+    more stops the pipeline with a DataError in one line (TensorFlow wraps it in an OpError,
+    whose ``first_line`` is that line)."""
     import tensorflow as tf
 
-    labels = loaded.labels[indices]
+    labels, indices = loaded.labels, loaded.splits[name]
     height, width = form.size
-    if isinstance(labels, ArrayMasks):  # in memory: fitted a batch at a time
-        ds = tf.data.Dataset.from_tensor_slices(labels.arrays).batch(READ_BATCH)
-        ds = ds.map(lambda m: fitted_masks(m, form))
-    else:
-        def read(index):
-            try:
-                return labels.mask(int(index))
-            except (UnusableImage, MaskError, OSError) as exc:  # changed since it was read
-                failures.append(f"{Path(labels.masks[int(index)]).name} cannot be read any "
-                                f"more ({str(exc)[:80]}): read the dataset again.")
-                raise
+    if isinstance(labels, ArrayMasks):  # in memory: gathered and fitted a batch at a time
+        def gather(places: np.ndarray) -> np.ndarray:
+            return labels.arrays[indices[places]]
 
-        def one(index):
-            mask = tf.numpy_function(read, [index], tf.uint8, stateful=False)
-            mask.set_shape([None, None])
-            return fitted_masks(mask, form)
+        def batch(places):
+            masks = tf.numpy_function(gather, [places], tf.uint8, stateful=False)
+            masks.set_shape([None, *labels.arrays.shape[1:]])
+            return fitted_masks(masks, form)
 
-        ds = tf.data.Dataset.range(len(labels)).map(one, num_parallel_calls=DECODE_CALLS,
-                                                    deterministic=True).batch(READ_BATCH)
-    failures: list[str] = []
-    try:
-        out = [batch for batch in ds.as_numpy_iterator()]
-    except tf.errors.OpError:
-        if failures:
-            raise DataError(failures[0]) from None
-        raise
-    return np.concatenate(out) if out else np.zeros((0, height, width), np.uint8)
+        return LabelReading(batch, height * width,
+                            lambda: hashlib.blake2b(labels[indices].tobytes()).hexdigest())
+
+    def read(place: np.int32) -> np.ndarray:
+        index = int(indices[place])
+        try:
+            return labels.mask(index)
+        except (UnusableImage, MaskError, OSError) as exc:  # changed since it was read
+            raise DataError(f"{Path(labels.masks[index]).name} cannot be read any more "
+                            f"({str(exc)[:80]}): read the dataset again.") from None
+
+    def one(place):
+        mask = tf.numpy_function(read, [place], tf.uint8, stateful=False)
+        mask.set_shape([None, None])
+        return fitted_masks(mask, form)
+
+    def each(places):
+        return tf.map_fn(one, places, fn_output_signature=tf.TensorSpec(form.size, tf.uint8))
+
+    return LabelReading(each, height * width, lambda: _file_masks_key(labels, indices))
+
+
+def first_masks(loaded: LoadedData, name: str, form: ImageForm, count: int) -> np.ndarray:
+    """The first ``count`` masks of the split ``name`` (fewer if it holds fewer), fitted to
+    the input (uint8 N × H × W): read on demand, as ``mask_reading`` reads them."""
+    import tensorflow as tf
+
+    places = tf.data.Dataset.from_tensor_slices(
+        np.arange(min(count, loaded.size(name)), dtype=np.int32)).batch(READ_BATCH)
+    read = mask_reading(loaded, name, form).read
+    out = [batch for batch in places.map(read).as_numpy_iterator()]
+    return np.concatenate(out) if out else np.zeros((0, *form.size), np.uint8)
 
 
 def segmentation_datasets(loaded: LoadedData, choice: DatasetChoice, batch_size: int,
                           seed: int, output: dict[str, Any]):
     """Training, validation and test (None if empty) batches of (float32 images, uint8
-    masks at the input's size), the preprocessing record (the image pipeline's), and the
-    validation split's fitted masks, which an export's agreement is scored against."""
+    masks at the input's size), the preprocessing record (the image pipeline's), and what an
+    export's agreement is scored against: ``first_masks`` of the validation split, a function
+    of how many (an export checks its first ``export_samples``), read only when called."""
     import tensorflow as tf
 
     reading = ImageReading.of(loaded, choice, batch_size, seed)
     augment = mask_augmentation(choice.augmentation, seed)
-    names = list(loaded.splits)  # every split's masks made in one pass
-    made = split_masks(loaded, np.concatenate([loaded.splits[n] for n in names]), reading.form)
-    ends = np.cumsum([loaded.size(n) for n in names])
-    masks = dict(zip(names, np.split(made, ends[:-1]), strict=True))
 
-    def batch(images, index, table, train: bool):
-        x, y = tf.cast(images, tf.float32), tf.gather(table, index)
+    def batch(images, masks, train: bool):
+        x = tf.cast(images, tf.float32)
         if train and augment is not None:
-            moved = augment({"images": x, "segmentation_masks": y})
-            x, y = moved["images"], moved["segmentation_masks"]
-        return reading.normalised(x), y
+            moved = augment({"images": x, "segmentation_masks": masks})
+            x, masks = moved["images"], moved["segmentation_masks"]
+        return reading.normalised(x), masks
 
     def split(name: str):
         train = name == "train"
-        table = tf.constant(masks[name])
-        return reading.finished(reading.placed_images(name),
-                                lambda x, i: batch(x, i, table, train))
+        placed = reading.placed_images(name, mask_reading(loaded, name, reading.form))
+        return reading.finished(placed, lambda x, y: batch(x, y, train))
 
     test = split("test") if loaded.size("test") else None
-    # A copy: a view would keep every split's masks alive as long as training holds it,
-    # besides the tables' copies of them.
     return (split("train"), split("validation"), test, reading.preprocessing(),
-            masks["validation"].copy())
+            partial(first_masks, loaded, "validation", reading.form))

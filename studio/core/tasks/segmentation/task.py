@@ -171,8 +171,10 @@ class Segmentation(Task):
     def export_agreement(self, outputs: np.ndarray, expected: np.ndarray,
                          preprocessing: Mapping[str, Any], scoring: Any) -> ExportAgreement:
         """The pixel agreement, and the mean IoU of the export and of the Keras model against
-        ``scoring``: the validation samples' true masks (None: not scored)."""
-        return export_agreement(outputs, expected, scoring)
+        the validation samples' true masks: ``scoring(n)`` reads the first n (None: not
+        scored)."""
+        return export_agreement(outputs, expected,
+                                None if scoring is None else scoring(len(outputs)))
 
     def export_snippet(self) -> str:
         """The output read as a mask and each class's pixels."""
