@@ -85,7 +85,7 @@ def mask_reading(loaded: LoadedData, name: str, form: ImageForm) -> LabelReading
             return fitted_masks(masks, form)
 
         return LabelReading(batch, height * width,
-                            lambda: hashlib.blake2b(labels[indices].tobytes()).hexdigest())
+                            lambda: hashlib.blake2b(labels.arrays[indices].tobytes()).hexdigest())
 
     def read(place: np.int32) -> np.ndarray:
         index = int(indices[place])
