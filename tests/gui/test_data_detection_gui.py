@@ -96,7 +96,7 @@ def test_a_yolo_folder_shows_its_format_health_and_boxed_samples(window, qtbot, 
     assert (choice.source, choice.path, choice.task) == ("detection", str(yolo_folder),
                                                          "detection")
     assert window.doc.undo_stack.undoText() == "Use detection folder digits"
-    assert panel.options.split.title() == "Split (as the folder names it)"
+    assert panel.options.split.title() == "Split (as the dataset names it)"
     assert panel.source.label_format.currentText() == "Auto: YOLO found"
     assert panel.source.label_format.isVisibleTo(panel)
     assert panel.options.native.isChecked() and panel.options.height.value() == 128
@@ -150,7 +150,7 @@ def test_a_yolo_folder_shows_its_format_health_and_boxed_samples(window, qtbot, 
 def test_the_split_box_holds_its_percentages_while_the_folder_names_its_splits(
         window, qtbot, monkeypatch, yolo_folder, demo_images, tmp_path):
     options = pick_detection_folder(qtbot, window, monkeypatch, yolo_folder).options
-    note = ("The folder names its splits: train 8, validation 4 (and no test split). The "
+    note = ("The dataset names its splits: train 8, validation 4 (and no test split). The "
             "percentages and seed do not apply.")
     assert options.split_note.text() == note and options.split_note.isVisibleTo(options)
     for spin in (options.validation, options.test, options.seed):

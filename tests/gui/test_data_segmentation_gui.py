@@ -171,7 +171,7 @@ def test_a_folder_naming_only_its_test_split_leaves_validation_to_its_percentage
     folder = tmp_path / "tested"
     demo.write_demo(folder, replace(demo_images, splits=tests))
     options = pick_segmentation_folder(qtbot, window, monkeypatch, folder).options
-    note = ("The folder names its test split (4 samples); validation is split off the other "
+    note = ("The dataset names its test split (4 samples); validation is split off the other "
             "samples by its percentage.")
     assert options.split_note.text() == note and options.split_note.isVisibleTo(options)
     assert not options.test.isEnabled() and options.test.toolTip() == note

@@ -74,7 +74,7 @@ dataset at its most common one), so "Native size" applies."""
 
 SPLIT_TITLES = {True: "Split (stratified per class)", False: "Split (at random, seeded)"}
 """The split box's title, by whether the labels are classes (only classes are stratified)."""
-NAMED_TITLE = "Split (as the folder names it)"
+NAMED_TITLE = "Split (as the dataset names it)"
 """The split box's title when the data's folder sets every split itself."""
 SEPARATE_NOTE = ("Validation uses the separate validation folder; the test share is split off "
                  "the training folder.")
@@ -86,11 +86,11 @@ def layout_note(sizes: dict[str, int]) -> str:
     if not sizes:
         return ""
     if len(sizes) == 1:
-        return (f"The folder names its test split ({sizes['test']:,} samples); validation is "
+        return (f"The dataset names its test split ({sizes['test']:,} samples); validation is "
                 "split off the other samples by its percentage.")
     named = ", ".join(f"{split} {size:,}" for split, size in sizes.items() if size)
     empty = " (and no test split)" if not sizes["test"] else ""
-    return (f"The folder names its splits: {named}{empty}. The percentages and seed do not "
+    return (f"The dataset names its splits: {named}{empty}. The percentages and seed do not "
             "apply.")
 
 
