@@ -64,7 +64,7 @@ def test_start_shows_live_progress_and_stop_keeps_the_run(window, qtbot, gate):
     assert re.search(r"Epoch 1/5 · batch \d+/250 · [\d,]+ samples/s · ETA \d+:\d\d", text), text
     assert panel.progress.value() > 0
     assert "Training 257,162 parameters on 8,000 samples" in panel.status.text()
-    qtbot.waitUntil(lambda: re.fullmatch(r"CPU \d+% · memory [\d.]+ [KMG]B",
+    qtbot.waitUntil(lambda: re.fullmatch(r"CPU \d+% · memory [\d.,]+ [KMG]B",  # 1,010 MB
                                          panel.usage.text()) is not None)
     # The redraw timer pushes the points into the loss plot.
     qtbot.waitUntil(lambda: _drawn(panel.curves.series["batch_loss"]) > 0)
