@@ -119,6 +119,30 @@ def test_choosing_a_detector_says_at_once_that_it_draws_no_heat_map(window, qtbo
     assert panel.explain.note.text() == CLICK_TEXT and not panel.explain.body.isHidden()
 
 
+def test_a_detectors_cards_take_the_width_and_a_classifier_brings_the_why_pane_back(
+        window, qtbot, detection_run, cnn_run):
+    """A detector's answers get no explanation: its pane is put away, a line says why, and
+    the cards flow in columns across the tab; a classifier answering next has its pane back."""
+    panel, images = window.try_panel, window.try_panel.images
+    window.resize(1600, 1000)
+    with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS):
+        window.views.setCurrentWidget(panel)
+    assert not images.why.isVisible()
+    assert images.not_explained.isVisible() and images.not_explained.text() == NOT_EXPLAINED
+    with qtbot.waitSignal(panel.answered, timeout=RUN_TIMEOUT_MS):
+        assert drop_on(panel, image_files(detection_run.parent.parent / "digits")[:3])
+    qtbot.waitUntil(lambda: images.card_layout.columns() > 1)
+    first, second = panel.cards[:2]
+    assert images.card_area.width() > 0.95 * images.width()
+    assert first.y() == second.y() and second.x() >= first.x() + first.width()
+    with qtbot.waitSignal(panel.model_ready, timeout=RUN_TIMEOUT_MS):
+        panel.choose(cnn_run / "model.keras")
+    assert images.why.isVisible() and not images.not_explained.isVisible()
+    qtbot.waitUntil(lambda: images.why.width() > 0)
+    assert images.why.width() > 0.25 * images.width()
+    assert panel.explain.note.text() == CLICK_TEXT
+
+
 def slide(qtbot, slider: QSlider, value: int) -> None:
     """Move ``slider`` to ``value`` with the arrow keys, as a person would."""
     key = Qt.Key.Key_Right if value > slider.value() else Qt.Key.Key_Left

@@ -441,3 +441,24 @@ def test_a_new_card_restyles_only_the_cards_whose_choice_changed(qtbot, monkeypa
         # the new card (made plain, then chosen) and the one chosen before it
         assert styled == [cards.cards[0], cards.cards[0], *cards.cards[1:2]]
     assert [card.styleSheet() == SELECTED_STYLE for card in cards.cards] == [True] + [False] * 5
+
+
+def test_cards_flow_into_the_width_the_why_pane_leaves(qtbot):
+    """Beside the Why pane a classifier's cards stand in one column; with the pane put away
+    (a model whose answers get no explanation) they flow into columns, and back again."""
+    cards = ImageCards(lambda: None)
+    qtbot.addWidget(cards)
+    cards.resize(1300, 700)
+    cards.show()
+    cards.add([Prediction(f"{index}.png", ["cat"], [1.0], task="classification")
+               for index in range(4)])
+    qtbot.waitUntil(lambda: cards.cards[0].isVisible() and cards.why.width() > 0)
+    assert cards.card_layout.columns() == 1
+    cards.expect("detection")
+    qtbot.waitUntil(lambda: cards.card_layout.columns() > 1)
+    assert not cards.why.isVisible() and cards.not_explained.isVisible()
+    first, second = cards.cards[:2]
+    assert first.y() == second.y() and second.x() >= first.x() + first.width()
+    cards.expect("classification")
+    qtbot.waitUntil(lambda: cards.card_layout.columns() == 1)
+    assert cards.why.isVisible() and not cards.not_explained.isVisible()

@@ -1,5 +1,6 @@
-"""The Try view's answers to images: a card per image, newest on top, and beside them why
-the model answered the chosen one."""
+"""The Try view's answers to images: a card per image, newest first, flowing into as many
+columns as fit, and beside them why the model answered the chosen one (for a task whose
+answers get an explanation)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from PySide6.QtWidgets import QScrollArea, QSplitter, QVBoxLayout, QWidget
 from studio.core.inference.predictor import Prediction, Predictor
 from studio.gui.inference.explain_view import ExplainView
 from studio.gui.inference.result_card import ResultCard
+from studio.gui.tasks.registry import views_for
+from studio.gui.widgets.flow_grid import FlowGrid
 from studio.gui.widgets.forms import hint, scrolling
 
 MAX_CARDS = 200
@@ -21,7 +24,9 @@ EMPTY_TEXT = ("Drop images or a folder anywhere on the window, paste an image (C
 
 class ImageCards(QSplitter):
     """Cards of answered images beside the explanation of the one chosen; ``predictor``
-    gives the model that explains (None while none is loaded)."""
+    gives the model that explains (None while none is loaded). For a model whose answers get
+    no explanation the explanation is put away and the cards take the width, under a line
+    saying why."""
 
     selected = Signal(object)
     """The person picked an answered image (its Prediction) to see why."""
@@ -35,19 +40,41 @@ class ImageCards(QSplitter):
         self.empty = hint(EMPTY_TEXT)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.card_list = QWidget()
-        self.card_layout = QVBoxLayout(self.card_list)
-        self.card_layout.addWidget(self.empty)
-        self.card_layout.addStretch(1)
-        cards = QScrollArea()
-        cards.setObjectName("try-cards")
-        cards.setWidgetResizable(True)
-        cards.setWidget(self.card_list)
+        self.card_layout = FlowGrid()
+        listed = QVBoxLayout(self.card_list)
+        listed.addWidget(self.empty)
+        listed.addLayout(self.card_layout)
+        listed.addStretch(1)
+        self.card_area = QScrollArea()
+        self.card_area.setObjectName("try-cards")
+        self.card_area.setWidgetResizable(True)
+        self.card_area.setWidget(self.card_list)
+        self.not_explained = hint()
+        """Why there is no explanation beside the cards (shown only then)."""
+        self.not_explained.setObjectName("try-not-explained")
+        self.not_explained.hide()
+        answers = QWidget()
+        answers_layout = QVBoxLayout(answers)
+        answers_layout.setContentsMargins(0, 0, 0, 0)
+        answers_layout.addWidget(self.not_explained)
+        answers_layout.addWidget(self.card_area, 1)
         self.explain = ExplainView()
-        self.addWidget(cards)
-        self.addWidget(scrolling(self.explain))
+        self.why = scrolling(self.explain)
+        """The explanation's pane: put away for a model whose answers get none."""
+        self.addWidget(answers)
+        self.addWidget(self.why)
         self.setStretchFactor(0, 3)
         self.setStretchFactor(1, 2)
         self.setChildrenCollapsible(False)
+
+    def expect(self, task: str) -> None:
+        """Get ready for the answers of a model of ``task``: the explanation beside the cards
+        where it explains them, else the cards alone, under why."""
+        not_explained = views_for(task).not_explained
+        self.why.setVisible(not not_explained)
+        self.not_explained.setText(not_explained)
+        self.not_explained.setVisible(bool(not_explained))
+        self.explain.expect(task)
 
     def add(self, predictions: list[Prediction]) -> None:
         """Put a card per prediction on top (the oldest beyond ``MAX_CARDS`` go) and choose

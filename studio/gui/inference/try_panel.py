@@ -260,7 +260,7 @@ class TryPanel(QWidget):
         self._set_status(f"Answering with {where}.")
         self._show_form(result)
         self.pad.set_predictor(result)
-        self.explain.expect(result.task)
+        self.images.expect(result.task)
         self.model_ready.emit(where)
         self._next()
         if self._pending_folders:
