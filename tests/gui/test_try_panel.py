@@ -454,6 +454,8 @@ def test_cards_flow_into_the_width_the_why_pane_leaves(qtbot):
                for index in range(4)])
     qtbot.waitUntil(lambda: cards.cards[0].isVisible() and cards.why.width() > 0)
     assert cards.card_layout.columns() == 1
+    laid = cards.card_layout
+    assert [laid.itemAt(index).widget() for index in range(laid.count())] == cards.cards
     cards.expect("detection")
     qtbot.waitUntil(lambda: cards.card_layout.columns() > 1)
     assert not cards.why.isVisible() and cards.not_explained.isVisible()

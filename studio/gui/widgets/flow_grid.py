@@ -4,7 +4,7 @@ side on a wide window and stack on a narrow one."""
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, QSize, Qt
-from PySide6.QtWidgets import QLayout, QLayoutItem, QWidget, QWidgetItem
+from PySide6.QtWidgets import QLayout, QLayoutItem, QWidget
 
 
 class FlowGrid(QLayout):
@@ -20,9 +20,8 @@ class FlowGrid(QLayout):
 
     def insertWidget(self, index: int, widget: QWidget) -> None:  # noqa: N802 - as QBoxLayout
         """Put ``widget`` at ``index`` in the reading order."""
-        self.addChildWidget(widget)
-        self._items.insert(index, QWidgetItem(widget))
-        self.invalidate()
+        self.addWidget(widget)  # Qt makes (and owns) its item, which addItem appends
+        self._items.insert(index, self._items.pop())
 
     def columns(self) -> int:
         """How many columns the widgets stand in at the layout's width now."""
