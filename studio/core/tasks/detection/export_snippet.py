@@ -4,8 +4,8 @@ The export holds the network up to the DetectionHead's raw output map (an int8 e
 three parts, see ``split_head``, joined here); decoding and NMS are not in the exported graph
 (every runtime then runs the same plain convolutions, int8 included) but in these NumPy lines,
 which follow ``decode.decode`` step by step with the run's settings from
-``preprocessing.json``. The README's image is squashed to the input size,
-so boxes go back to its pixels by scaling.
+``preprocessing.json``. The README's image is squashed to the input size, so boxes go back to
+its pixels by scaling.
 """
 
 SNIPPET = '''# The model answers with the DetectionHead's raw output map: box decoding and
