@@ -69,7 +69,7 @@ def oracle(keras_side: dict, fmt: str, folder: Path) -> dict:
     prep, x, theirs = keras_side["prep"], keras_side["x"], keras_side["outputs"]
     settings = prep["decoding"]
     form = FORMATS[fmt]
-    answer = load_answer(form, folder / form.file, prep, 1)
+    answer = load_answer(form, folder / form.file, prep, 1, 3 if form.quantised else 1)
     ours = np.concatenate([answer(x[i:i + 1]) for i in range(len(x))])
     size = tuple(settings["input_size"])
 
@@ -132,9 +132,10 @@ def test_an_export_answering_with_moved_boxes_is_flagged(detection_run, tmp_path
     assert "under the 99% this format should reach" in warned
 
 
+@pytest.mark.parametrize("fmt", ["onnx", "tflite-int8"])  # int8: three outputs, tied scores
 def test_the_readme_snippet_finds_the_boxes_the_app_finds(detection_run, exported, tmp_path,
-                                                          monkeypatch, capsys):
-    _, out = exported("onnx")
+                                                          monkeypatch, capsys, fmt):
+    _, out = exported(fmt)
     image = validation_files(detection_run)[0]
     (out / "picture.png").write_bytes(image.read_bytes())
     monkeypatch.chdir(out)
@@ -174,3 +175,52 @@ def test_the_agreement_counts_boxes_found_again_and_compares_the_maps():
     assert export_agreement(empty, empty, settings, None).words == (
         "finds no box in 2 validation samples, nor does the Keras model")
     assert export_agreement(keras, empty, settings, None).percent == 0.0
+
+
+
+def test_the_int8_export_splits_the_head_into_parts_answering_as_it_does(detection_run,
+                                                                          exported):
+    import tensorflow as tf
+
+    from studio.core.inference.predictor import Predictor
+
+    model = Predictor.load(detection_run).model
+    task = task_for("detection")
+    assert task.export_model(model, False) == (model, 1)
+    split, parts = task.export_model(model, True)
+    x = np.random.default_rng(0).random((2, *model.inputs[0].shape[1:]), np.float32)
+    joined = np.concatenate([np.asarray(part) for part in split(x)], axis=-1)
+    assert parts == 3 and np.allclose(joined, np.asarray(model(x)), atol=1e-6)
+    _, out = exported("tflite-int8")
+    interpreter = tf.lite.Interpreter(model_path=str(out / "model.tflite"))
+    answers = interpreter.get_signature_runner().get_output_details().values()
+    assert [answer["shape"][-1] for answer in answers] == [10, 2, 2]
+    assert len({answer["quantization"] for answer in answers}) == 3
+
+
+def test_int8_rounds_a_detectors_log_sizes_at_their_own_scale_not_the_heatmaps(tmp_path):
+    """A head whose heatmap logits span 20 (−16.8 to 3.2, as trained ones do) and log sizes 2:
+    in one int8 output the sizes are rounded to the heatmaps' scale (20 / 255); split, to
+    theirs (2 / 255)."""
+    import keras
+
+    from studio.core.export.formats import write_model
+
+    inputs = keras.Input((4, 4, 2))
+    head = keras.layers.Conv2D(3 + 4, 1)
+    model = keras.Model(inputs, head(inputs))
+    head.set_weights([np.array([[[[20, 0, 20, 4, 0, 2, 0], [0, 20, 0, 0, 4, 0, 2]]]], np.float32),
+                      np.array([-16.8, -16.8, -16.8, -2, -2, 0, 0], np.float32)])
+    x = np.random.default_rng(1).random((100, 4, 4, 2), np.float32)
+    expected = np.asarray(model(x))
+    errors = []
+    for converted, parts in ((model, 1), task_for("detection").export_model(model, True)):
+        folder = tmp_path / str(parts)
+        folder.mkdir()
+        path = write_model(FORMATS["tflite-int8"], converted, Path(), folder, x)
+        answer = load_answer(FORMATS["tflite-int8"], path, {}, 1, parts)
+        got = np.concatenate([answer(x[i:i + 1]) for i in range(len(x))])
+        errors.append(np.abs(got - expected)[..., 5:].mean())
+    one, split = errors
+    assert split < 0.01 < one and split < one / 3
+

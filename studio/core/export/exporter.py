@@ -248,7 +248,8 @@ def _export_into(staging: Path, run_dir: Path, form: ExportFormat, predictor: An
     calibration = None if calibration is None else calibration.astype(given)
     emit({"type": "note", "text": f"Converting to {form.title}"})
     try:
-        path = write_model(form, predictor.model, predictor.path, staging, calibration,
+        model, parts = task.export_model(predictor.model, form.quantised)
+        path = write_model(form, model, predictor.path, staging, calibration,
                            integer_inputs=predictor.kind == "image")
     except ConversionError as exc:
         raise ExportError(f"{form.title} cannot express this model: {exc}. Export it in "
@@ -259,7 +260,7 @@ def _export_into(staging: Path, run_dir: Path, form: ExportFormat, predictor: An
         return task.export_agreement(outputs, expected, predictor.prep, samples.scoring)
 
     try:
-        answer = load_answer(form, path, predictor.prep, len(predictor.model.inputs))
+        answer = load_answer(form, path, predictor.prep, len(predictor.model.inputs), parts)
         figures, agreement = _verify(answer, expected, x, compare, emit, stop)
     except (ExportCancelled, OSError):
         raise

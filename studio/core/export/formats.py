@@ -3,9 +3,10 @@ again to answer one input, and how a person loads it (the README's snippet).
 
 TensorFlow Lite int8 is full-integer quantisation: weights, activations and outputs are int8,
 and so are the inputs of image models, so the file runs on integer-only accelerators: callers
-quantise the float image with the input tensor's scale and zero point and dequantise the
-output with the output's. Table and text models keep float inputs (token ids and column
-values do not fit int8).
+quantise the float image with the input tensor's scale and zero point and dequantise each
+output with its own. Table and text models keep float inputs (token ids and column values
+do not fit int8). A task may split its output into several for int8, each then getting a
+scale of its own (``Task.export_model``: a detector's heatmaps, offsets and sizes).
 """
 
 from __future__ import annotations
@@ -65,14 +66,16 @@ _TFLITE_INT8 = """import tensorflow as tf  # or: from ai_edge_litert.interpreter
 interpreter = tf.lite.Interpreter(model_path="model.tflite")
 interpreter.allocate_tensors()
 given = interpreter.get_input_details()[0]
-answer = interpreter.get_output_details()[0]
 if given["dtype"] == np.int8:  # image models take int8 inputs
     scale, zero = given["quantization"]
     x = np.clip(np.round(x / scale + zero), -128, 127).astype(np.int8)
 interpreter.set_tensor(given["index"], x)
 interpreter.invoke()
-scale, zero = answer["quantization"]  # outputs are int8
-outputs = (interpreter.get_tensor(answer["index"]).astype(np.float32) - zero) * scale"""
+answers = interpreter.get_signature_runner().get_output_details().values()  # in model order
+outputs = [(interpreter.get_tensor(answer["index"]).astype(np.float32)
+            - answer["quantization"][1]) * answer["quantization"][0]  # outputs are int8
+           for answer in answers]
+outputs = outputs[0] if len(outputs) == 1 else outputs"""
 
 FORMATS: dict[str, ExportFormat] = {form.name: form for form in (
     ExportFormat("keras", "Keras (.keras)", "model.keras",
@@ -201,7 +204,7 @@ def _first(value: Any) -> np.ndarray:
     return np.asarray(value, dtype=np.float64)
 
 
-def _tflite_answer(path: Path) -> Answer:
+def _tflite_answer(path: Path, parts: int) -> Answer:
     import tensorflow as tf
 
     with warnings.catch_warnings():
@@ -209,7 +212,15 @@ def _tflite_answer(path: Path) -> Answer:
         interpreter = tf.lite.Interpreter(model_path=str(path))
     interpreter.allocate_tensors()
     given = interpreter.get_input_details()
-    answer = interpreter.get_output_details()[0]
+    # the signature lists the outputs in the model's order; get_output_details may not
+    answers = list(interpreter.get_signature_runner().get_output_details().values())[:parts]
+
+    def dequantised(answer: dict[str, Any]) -> np.ndarray:
+        out = interpreter.get_tensor(answer["index"]).astype(np.float64)
+        if answer["dtype"] == np.int8:
+            scale, zero = answer["quantization"]
+            out = (out - zero) * scale
+        return out
 
     def run(x: np.ndarray) -> np.ndarray:
         for tensor in given:
@@ -219,11 +230,7 @@ def _tflite_answer(path: Path) -> Answer:
                 value = np.clip(np.round(x / scale + zero), -128, 127).astype(np.int8)
             interpreter.set_tensor(tensor["index"], value)
         interpreter.invoke()
-        out = interpreter.get_tensor(answer["index"]).astype(np.float64)
-        if answer["dtype"] == np.int8:
-            scale, zero = answer["quantization"]
-            out = (out - zero) * scale
-        return out
+        return np.concatenate([dequantised(answer) for answer in answers], axis=-1)
 
     return run
 
@@ -247,13 +254,16 @@ def _keras_answer(path: Path, prep: dict[str, Any]) -> Answer:
     return Predictor.load(path, prep).outputs
 
 
-def load_answer(form: ExportFormat, path: Path, prep: dict[str, Any], inputs: int) -> Answer:
+def load_answer(form: ExportFormat, path: Path, prep: dict[str, Any], inputs: int,
+                parts: int = 1) -> Answer:
     """The export at ``path`` loaded again with its own runtime (Keras, TensorFlow, ONNX
-    Runtime or the TFLite interpreter), answering one batch with its first output."""
+    Runtime or the TFLite interpreter), answering one batch with its first output (in
+    TFLite, its first ``parts`` outputs joined on the last axis: see
+    ``Task.export_model``)."""
     if form.name == "keras":
         return _keras_answer(path, prep)
     if form.name == "savedmodel":
         return _savedmodel_answer(path, inputs)
     if form.name == "onnx":
         return _onnx_answer(path)
-    return _tflite_answer(path)
+    return _tflite_answer(path, parts)

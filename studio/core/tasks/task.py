@@ -261,6 +261,12 @@ class Task(ABC):
                                f"gives the Keras model's top answer on {percent:.1f}% of "
                                f"{count(len(outputs), 'validation sample')}")
 
+    def export_model(self, model: Any, quantised: bool) -> tuple[Any, int]:
+        """The Keras model an export converts (``quantised``: to int8), and how many of its
+        first outputs, joined on the last axis in order, make the ``model``'s first output:
+        ``model`` itself and 1, unless the task splits its output for int8's scales."""
+        return model, 1
+
     def export_snippet(self) -> str:
         """Python lines reading an export's ``outputs`` (one image's, as a batch of one) as
         the answer, for the export's README; ``labels`` and ``prep`` are loaded before."""

@@ -56,8 +56,11 @@ def decode(output: np.ndarray, stride: int, input_size: Size, image_size: Size,
     heat = sigmoid(output[..., :classes])
     scores = np.where(peaks(heat), heat, 0.0).reshape(-1)
     count = min(max_boxes, scores.size)
-    best = np.argpartition(-scores, count - 1)[:count]
-    best = best[np.argsort(-scores[best], kind="stable")]
+    # the best ``count`` as a stable sort of all takes them (the README snippet does): ties,
+    # which int8 scores have, in cell order
+    kth = np.partition(scores, scores.size - count)[scores.size - count]
+    best = np.flatnonzero(scores >= kth)
+    best = best[np.argsort(-scores[best], kind="stable")][:count]
     best = best[scores[best] >= score_threshold]
     cell, kind = np.divmod(best, classes)
     row, column = np.divmod(cell, cols)

@@ -1,16 +1,19 @@
 """The Python lines an exported detector's README gives to turn the head's output into boxes.
 
-The export holds the network up to the DetectionHead's raw output map; decoding and NMS are
-not in the exported graph (every runtime then runs the same plain convolutions, int8
-included) but in these NumPy lines, which follow ``decode.decode`` step by step with the
-run's settings from ``preprocessing.json``. The README's image is squashed to the input size,
-so boxes go back to its pixels by scaling.
+The export holds the network up to the DetectionHead's raw output map (an int8 export in
+three parts, see ``split_head``, joined here); decoding and NMS are not in the exported graph
+(every runtime then runs the same plain convolutions, int8 included) but in these NumPy lines,
+which follow ``decode.decode`` step by step with the run's settings from
+``preprocessing.json``. The README's image is squashed to the input size, so boxes go back to
+its pixels by scaling.
 """
 
 SNIPPET = '''# The model answers with the DetectionHead's raw output map: box decoding and
 # non-maximum suppression are not in the exported graph but here, in NumPy, with the run's
 # settings.
 decoding = prep["decoding"]  # the head's stride and settings, as trained
+if isinstance(outputs, list):  # int8: heatmaps, offsets and log sizes apart, each with its
+    outputs = np.concatenate(outputs, axis=-1)  # own int8 scale; joined, the head's map
 
 
 def sigmoid(v):

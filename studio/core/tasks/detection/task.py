@@ -195,6 +195,15 @@ class Detection(Task):
         return export_agreement(outputs, expected, preprocessing.get("decoding", {}),
                                 None if scoring is None else scoring[1])
 
+    def export_model(self, model: Any, quantised: bool) -> tuple[Any, int]:
+        """For int8, the model with its head's output map split in three (heatmaps, offsets,
+        log sizes: see ``split_head``), each given an int8 scale fitted to its range."""
+        if not quantised:
+            return model, 1
+        from studio.core.tasks.detection.split_head import PARTS, split_head
+
+        return split_head(model), len(PARTS)
+
     def export_snippet(self) -> str:
         """The head's output decoded into boxes in NumPy (see ``export_snippet``)."""
         return SNIPPET
