@@ -21,7 +21,7 @@ from studio.core.data.image_pipeline import (
     preprocess_images,
 )
 from studio.core.data.image_reading import image_datasets
-from studio.core.data.types import ArraySamples, LoadedData
+from studio.core.data.types import ArraySamples, DatasetInfo, LoadedData
 from studio.core.project.document import Augmentation, DatasetChoice
 
 RNG = np.random.default_rng(0)
@@ -350,3 +350,18 @@ def test_native_arrays_pass_unchanged_and_colour_arrays_become_grey():
     _, validation, _, prep = image_datasets(colour, DatasetChoice(color="grayscale"), 4, 0)
     expected = np.asarray([Image.fromarray(im).convert("L") for im in rgb[8:]], float)
     assert np.abs(gather(validation)[0][..., 0] * 255 - expected).max() <= 1
+
+
+@pytest.mark.parametrize(("task", "cache"), [("classification", "disk"),
+                                             ("segmentation", "none")])
+def test_the_auto_cache_counts_the_masks_cached_beside_the_images(monkeypatch, task, cache):
+    """10 grey images of 4 × 4 take 160 bytes decoded; a segmentation set caches a mask of as
+    many bytes beside each, 320 in all: over a line of 200 bytes, it is not cached."""
+    monkeypatch.setattr(image_reading, "AUTO_DISK_BYTES", 200)
+    info = DatasetInfo("t", "t", (4, 4, 1), 2, ("a", "b"), 10, task=task)
+    splits = {"train": np.arange(8), "validation": np.arange(8, 10), "test": np.arange(0)}
+    loaded = LoadedData(info, ArraySamples(np.zeros((10, 4, 4, 1), np.uint8)),
+                        np.arange(10) % 2, splits)
+    form = ImageForm((4, 4), 1, "squash")
+    assert image_reading.resolved_cache("auto", loaded, form) == cache
+    assert image_reading.resolved_cache("memory", loaded, form) == "memory"

@@ -23,6 +23,7 @@ from studio.core.data.image_pipeline import (
 )
 from studio.core.data.types import LoadedData
 from studio.core.project.document import DatasetChoice
+from studio.core.tasks.registry import task_for
 
 STATS_IMAGES = 2000
 """At most this many training images give the mean and deviation for ``standardize``."""
@@ -31,12 +32,14 @@ AUTO_DISK_BYTES = 2**30
 
 
 def resolved_cache(cache: str, loaded: LoadedData, form: ImageForm) -> str:
-    """The cache an image dataset uses: ``auto`` is ``disk`` when the decoded images take at
-    most AUTO_DISK_BYTES (decoding once, as a training database would), else ``none``."""
+    """The cache an image dataset uses: ``auto`` is ``disk`` when the decoded images, with the
+    labels cached beside them (a segmentation set's masks), take at most AUTO_DISK_BYTES
+    (decoding once, as a training database would), else ``none``."""
     if cache != "auto":
         return cache
     decoded = loaded.size("train") + loaded.size("validation") + loaded.size("test")
-    decoded *= form.size[0] * form.size[1] * form.channels
+    channels = form.channels + task_for(loaded.info.task).cached_label_channels
+    decoded *= form.size[0] * form.size[1] * channels
     return "disk" if decoded <= AUTO_DISK_BYTES else "none"
 
 

@@ -144,6 +144,10 @@ class Task(ABC):
             return []
         return [int(n) for n in np.bincount(labels, minlength=num_classes)]
 
+    cached_label_channels = 0
+    """The bytes a pixel's labels add to its decoded image where a cache keeps them together
+    (a segmentation mask's one class a pixel), which the ``auto`` cache counts."""
+
     class_weights_in_loss = False
     """Whether balancing the classes weighs them in the loss (``loss_specs``'s
     ``class_weights``: a mask's pixels) rather than each sample by its class, as Keras's

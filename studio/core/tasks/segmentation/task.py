@@ -57,6 +57,7 @@ class Segmentation(Task):
                          for kind in sorted(LOSS_KINDS, key=lambda kind: kind != DEFAULT_KIND))
     export_thresholds = THRESHOLDS
     export_samples = 100
+    cached_label_channels = 1
 
     def score_text(self, name: str, value: float) -> str:
         """Mean IoU and pixel accuracy in percent (``val mean IoU 71.2%``), losses as
