@@ -19,7 +19,7 @@ import math
 from typing import Any
 
 from studio.core.base.messages import quoted, shortened, unknown_choice
-from studio.core.build.analysis import analyze
+from studio.core.build.analysis import Analysis, analyze
 from studio.core.model.blocks import MAX_REPEATS, block_ends, repeat_block
 from studio.core.model.graph import GraphError
 from studio.core.model.params import Param, format_shape
@@ -115,16 +115,18 @@ def repeats_problem(project: Project, block: str, times: int) -> str | None:
     return f"{block} cannot be in the model {count}: {where}{found[0].message}"
 
 
-def bypass_problem(project: Project, node_id: str) -> str | None:
+def bypass_problem(project: Project, node_id: str,
+                   analysis: Analysis | None = None) -> str | None:
     """Why a trial cannot leave layer ``node_id`` out, or None if it can. Only a layer with
     one input whose output has its input's shape (a Dropout, a BatchNormalization) can go:
-    the layers after it then see what they saw, so the model still builds."""
+    the layers after it then see what they saw, so the model still builds. ``analysis``:
+    the model's, when the caller has it (made here otherwise)."""
     graph = project.graph
     feeds = graph.inputs_of(node_id)
     if len(feeds) != 1 or not graph.outputs_of(node_id):
         return (f"{node_id} cannot be left out of the model: only a layer between one input "
                 "and the layers it feeds can.")
-    reports = analyze(graph).nodes
+    reports = (analysis or analyze(graph)).nodes
     if node_id not in reports or feeds[0] not in reports:
         return f"{node_id} cannot be left out of the model while its shapes are unknown."
     before, after = reports[feeds[0]].output_shape, reports[node_id].output_shape
@@ -136,8 +138,9 @@ def bypass_problem(project: Project, node_id: str) -> str | None:
 
 def bypassable_layers(project: Project) -> list[str]:
     """The layers a trial can leave out of ``project``'s model, in document order."""
+    analysis = analyze(project.graph)  # one for every layer, not one each
     return [node_id for node_id in project.graph.ids()
-            if bypass_problem(project, node_id) is None]
+            if bypass_problem(project, node_id, analysis) is None]
 
 
 def _split_layer(target: str) -> tuple[str, str]:
