@@ -156,16 +156,14 @@ class SearchResults(QWidget):
     def chosen_trial(self) -> dict[str, Any] | None:
         """The trial "Apply" copies: the finished trial selected (in the table or on the
         front), else the best."""
-        rows = self.table.selectionModel().selectedRows()
-        picked = self.table.trial_at(rows[0]) if rows else None
+        picked = self.table.selected()
         if picked is not None and picked["status"] == "finished":
             return picked
         return self.best_trial()
 
     def _picked(self) -> None:
         """A row was picked (or none): ring its point on the front, offer to apply it."""
-        rows = self.table.selectionModel().selectedRows()
-        picked = self.table.trial_at(rows[0]) if rows else None
+        picked = self.table.selected()
         self.pareto.mark(picked["number"] if picked is not None else None)
         self.show_apply()
 

@@ -276,6 +276,11 @@ class TrialTable(QTableView):
         """The trial of a row of the view (an index of the sorted model)."""
         return self.trials.trials[self.proxy.mapToSource(index).row()]
 
+    def selected(self) -> dict[str, Any] | None:
+        """The trial of the selected row, if one is."""
+        rows = self.selectionModel().selectedRows()
+        return self.trial_at(rows[0]) if rows else None
+
     def row_texts(self) -> list[list[str]]:
         """Every row as shown, top to bottom (in the current sort order)."""
         model = self.proxy
