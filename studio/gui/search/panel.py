@@ -204,7 +204,9 @@ class SearchPanel(QWidget):
         analysis = self.doc.analysis()
         if not analysis.ok:
             found.append(f"The model cannot train: {analysis.reason}")
-        return [*found, *filter(None, [self.engine.problem()])]
+        if engine := self.engine.problem():
+            found.append(engine)
+        return found
 
     def runs_changed(self) -> None:
         """A run ended somewhere: read the newest run's time per epoch again."""
