@@ -51,8 +51,8 @@ def cmd_lr_find(args: argparse.Namespace) -> int:
     from studio.core.training.trainer import TrainingError
 
     test = RangeTest(args.start, args.end, args.batches)
-    if test.problem():
-        raise UsageError(test.problem())
+    if problem := test.problem():
+        raise UsageError(problem)
     if not args.project.is_file():
         raise UsageError(f"{args.project} is not a project file.")
     project = trainable_project(args.project)
