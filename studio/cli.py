@@ -15,6 +15,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from studio.commands import data, evaluate, lr_find
+from studio.commands.ctrl_c import ctrl_c_stops
 from studio.commands.errors import CliError, OneLineParser, UsageError
 from studio.commands.project_moves import finish_interrupted_move
 from studio.commands.run_args import add_run_arguments
@@ -538,12 +539,8 @@ def cmd_infer(args: argparse.Namespace) -> int:
                          f"answers {predictor.task}.")
     for note in predictor.notes:
         print(f"Note: {note}", file=sys.stderr)
-    stop = threading.Event()
-    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
-    try:
+    with ctrl_c_stops() as stop:
         predictions = _answer_inputs(args, predictor, stop)
-    finally:
-        signal.signal(signal.SIGINT, previous)
     if args.json:
         print(json.dumps([p.to_dict() for p in predictions], ensure_ascii=False, indent=2))
     elif predictions:
@@ -570,14 +567,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     from studio.core.export.exporter import ExportError, export_run
 
     run_dir = _model_to_answer(args)
-    stop = threading.Event()
-    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
-    try:
-        report = export_run(run_dir, args.format, args.output, stop=stop)
-    except ExportError as exc:
-        raise CliError(str(exc)) from None
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    with ctrl_c_stops() as stop:
+        try:
+            report = export_run(run_dir, args.format, args.output, stop=stop)
+        except ExportError as exc:
+            raise CliError(str(exc)) from None
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
     else:

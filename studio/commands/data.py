@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from studio.commands.ctrl_c import ctrl_c_stops
 from studio.commands.errors import CliError, UsageError
 from studio.core.base.messages import count
 
@@ -98,22 +97,20 @@ def _scan_report(path: Path, label_format: str | None, segmentation: bool = Fals
     from studio.core.data.segmentation.record import describe_dict as describe_masks
     from studio.core.data.types import DataError
 
-    stop = threading.Event()
-    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
-    try:
-        if segmentation or masks is not None:
-            return describe_masks(read_segmentation(path, masks, stop=stop)), _masks_text
-        if label_format or looks_like_detection(path):
-            return describe_dict(read_detection(path, label_format, stop=stop)), _detection_text
-        if looks_like_segmentation(path):
-            return describe_masks(read_segmentation(path, stop=stop)), _masks_text
-        return health_report(scan_folder(path, stop=stop)), _report_text
-    except DataError as exc:
-        raise CliError(str(exc)) from None
-    except OSError as exc:
-        raise CliError(f"{path} cannot be read: {exc.strerror or exc}") from None
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    with ctrl_c_stops() as stop:
+        try:
+            if segmentation or masks is not None:
+                return describe_masks(read_segmentation(path, masks, stop=stop)), _masks_text
+            if label_format or looks_like_detection(path):
+                return (describe_dict(read_detection(path, label_format, stop=stop)),
+                        _detection_text)
+            if looks_like_segmentation(path):
+                return describe_masks(read_segmentation(path, stop=stop)), _masks_text
+            return health_report(scan_folder(path, stop=stop)), _report_text
+        except DataError as exc:
+            raise CliError(str(exc)) from None
+        except OSError as exc:
+            raise CliError(f"{path} cannot be read: {exc.strerror or exc}") from None
 
 
 def _detection_text(report: dict) -> str:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
-import threading
 from pathlib import Path
 
+from studio.commands.ctrl_c import ctrl_c_stops
 from studio.commands.errors import CliError, UsageError
 from studio.commands.trainable import trainable_project
 
@@ -56,14 +55,11 @@ def cmd_lr_find(args: argparse.Namespace) -> int:
     if not args.project.is_file():
         raise UsageError(f"{args.project} is not a project file.")
     project = trainable_project(args.project)
-    stop = threading.Event()
-    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
-    try:
-        found = find_learning_rate(project, runs_root(args.project), stop=stop, test=test)
-    except TrainingError as exc:
-        raise CliError(str(exc)) from None
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    with ctrl_c_stops() as stop:
+        try:
+            found = find_learning_rate(project, runs_root(args.project), stop=stop, test=test)
+        except TrainingError as exc:
+            raise CliError(str(exc)) from None
     if args.json:
         print(json.dumps(found.to_dict(), indent=1))
     else:
