@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from studio.core.project.document import OBJECTIVES
 from studio.core.search.space import OBJECTIVE_NAMES
+from studio.core.search.state import TrialRecord
 from studio.gui.search.trial_table import metric_title
 from studio.gui.widgets.plot_style import PLOT_WIDTH, value_plot
 
@@ -83,8 +84,8 @@ class ParetoPlot(QWidget):
         """Draw the finished ``trials`` measured in every one of ``objectives`` (TrialRecord
         dicts), those numbered in ``front`` on the front."""
         across, sized = axes_of(objectives)
-        measured = [t for t in trials if t["status"] == "finished" and t.get("value") is not None
-                    and all(name in (t.get("measures") or {}) for name in objectives)]
+        measured = [t for t in trials
+                    if TrialRecord.from_dict(t).values(objectives) is not None]
         self.points = {t["number"]: (float(t["measures"][across]), float(t["value"]))
                        for t in measured}
         self.front = [n for n in front if n in self.points]
