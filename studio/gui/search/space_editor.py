@@ -58,8 +58,9 @@ OBJECTIVE_BOXES = {"latency": ("Latency", "the trained model's milliseconds per 
                    "params": ("Parameters", "the model's parameter count"),
                    "size": ("Size", "the saved model file's size")}
 PRESENT_ENTRY = "Whether it is present"
-REPEATS_ENTRY = "Number of repeats"
 """The Add menu's entry that searches with and without a layer."""
+REPEATS_ENTRY = "Number of repeats"
+"""The Add menu's entry that searches how many times a block is in the model."""
 EXCLUSIVE = {"params": "size", "size": "params"}
 """Objectives that measure the same thing: choosing one drops the other."""
 EMPTY_HINT = ("Nothing is searched yet. Click the\nmagnifier beside a layer parameter\n"
