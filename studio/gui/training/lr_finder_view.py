@@ -243,10 +243,10 @@ class LrFinderView(QWidget):
         self.points.draw()
         self.plot.autoRange()
         values = self.points.y
-        if min(values) > 0:
+        low = min(values)
+        if low > 0:
             # up to the loss it started at (or the test's own ceiling): the loss it exploded to
             # would flatten the fall that matters into the axis
-            low = min(values)
             self.plot.setYRange(low, max(values[0], min(max(values), EXPLODED * low)),
                                 padding=0.05)
 
