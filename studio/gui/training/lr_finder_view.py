@@ -2,8 +2,9 @@
 (on a log axis) batch by batch, then smoothed with the suggestion marked, and one click to
 use it.
 
-The curve has a plot of its own under the schedule's: the schedule plots the rate against
-the epoch, the finder the loss against the rate, and axes shared by both would mislead.
+The curve has a plot of its own, beside the controls in the finder's tab: the schedule plots
+the rate against the epoch, the finder the loss against the rate, and axes shared by both
+would mislead.
 The plot is built (and pyqtgraph imported) when the first points come; they are drawn from a
 timer, as the training's curves are, not on every batch.
 """
@@ -242,10 +243,10 @@ class LrFinderView(QWidget):
         self.points.draw()
         self.plot.autoRange()
         values = self.points.y
-        if min(values) > 0:
+        low = min(values)
+        if low > 0:
             # up to the loss it started at (or the test's own ceiling): the loss it exploded to
             # would flatten the fall that matters into the axis
-            low = min(values)
             self.plot.setYRange(low, max(values[0], min(max(values), EXPLODED * low)),
                                 padding=0.05)
 
