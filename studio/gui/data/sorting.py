@@ -16,10 +16,9 @@ from studio.core.base.messages import count
 from studio.core.data.types import FileSamples
 from studio.gui.data.samples import SamplesView
 from studio.gui.dataset_editor.sorting import sorting_actions, sorting_menu
-from studio.gui.widgets.dataset_edits import ProjectDataset
+from studio.gui.widgets.dataset_edits import FLAG_MARK, ProjectDataset
 from studio.gui.widgets.document import ProjectDocument
 
-FLAG_MARK = "⚑ "
 SELECT = "Select samples first (Ctrl or Shift selects several)."
 
 

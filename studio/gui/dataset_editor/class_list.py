@@ -99,7 +99,8 @@ class ClassList(QTreeWidget):
 
     def selected_classes(self) -> list[str]:
         """The selected classes, in the list's order."""
-        return [name for name in self.names() if self.item(name).isSelected()]
+        return [item.data(NAME, Qt.ItemDataRole.UserRole) for item in map(
+            self.topLevelItem, range(self.topLevelItemCount())) if item.isSelected()]
 
     def choose(self, name: str) -> None:
         """Make ``name`` the current and only selected class."""

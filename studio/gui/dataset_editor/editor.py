@@ -253,9 +253,10 @@ class DatasetEditor(QWidget):
         self.writable = not self.refusal
         self._aim_camera()
         self.classes.show_classes(self.dataset.root if self.dataset else Path(), counts)
-        self.trash_button.setText(f"Trash ({self._trash_count()})")
+        entries = self._trash_entries()  # read once: the button counts what the view lists
+        self.trash_button.setText(f"Trash ({len(entries)})")
         if self.trash_view is not None:
-            self.trash_view.show_entries(self._trash_entries(), self.writable)
+            self.trash_view.show_entries(entries, self.writable)
 
     def show_camera(self, shown: bool) -> None:
         """Show the camera beside the images, or hide it (which stops it). It is made when
@@ -421,9 +422,6 @@ class DatasetEditor(QWidget):
 
     def _trash_entries(self) -> list[trash.TrashEntry]:
         return trash.entries(self.dataset) if self.dataset is not None else []
-
-    def _trash_count(self) -> int:
-        return len(self._trash_entries())
 
     def show_trash(self) -> None:
         """Show the trash's entries, to restore or empty."""

@@ -29,7 +29,7 @@ from studio.core.tasks.class_scores import Evaluation
 from studio.gui.inference.folder_batch import FolderBatch
 from studio.gui.inference.image_cards import ImageCards
 from studio.gui.inference.result_card import ResultCard
-from studio.gui.widgets.dataset_edits import ProjectDataset
+from studio.gui.widgets.dataset_edits import FLAG_MARK, ProjectDataset
 from studio.gui.widgets.thumbnail_grid import ThumbnailGrid
 
 ERROR_STYLE = "color: #b3261e;"
@@ -38,7 +38,6 @@ NO_FILE = ("This image has no file to add (it was pasted or drawn): save it, the
 NOT_FILES = ("These samples are not image files (the run trained on in-memory data): only an "
              "image folder's images can be relabelled.")
 SELECT = "Select images in the grid first (Ctrl or Shift selects several)."
-FLAG_MARK = "⚑ "
 PATH_ROLE = Qt.ItemDataRole.UserRole + 3
 """An Evaluate grid item's image file (None for an in-memory sample), set by the grid."""
 CAPTION_ROLE = Qt.ItemDataRole.UserRole + 4

@@ -27,6 +27,8 @@ NOT_A_FOLDER = ("The project's data is not an image folder with a subfolder per 
                 "choose one in the Data view to correct its labels from here.")
 NO_FOLDER = "No image folder is chosen yet: choose one in the Data view first."
 GONE = " (its files left the trash: it cannot be undone)"
+FLAG_MARK = "⚑ "
+"""Written before the caption of a flagged image in the grids that correct the dataset."""
 
 
 class DatasetCommand(QUndoCommand):
