@@ -95,11 +95,6 @@ def new_block_name(graph: Graph) -> str:
     return f"{BLOCK_STEM}_{index}"
 
 
-def block_of(graph: Graph, node_id: str) -> str | None:
-    """The name of the block ``node_id`` is in, or None."""
-    return next((name for name, ids in graph.blocks.items() if node_id in ids), None)
-
-
 def repeat_block(graph: Graph, name: str, times: int) -> dict[str, list[str]]:
     """Put block ``name`` in ``graph`` ``times`` times (0 leaves it out, its entry wired to
     what its exit fed), in place. The copies are fresh layers after the block, with its
