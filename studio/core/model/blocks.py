@@ -43,29 +43,32 @@ def block_ends(graph: Graph, ids: list[str]) -> Ends:
     members = set(ids)
     if not members:
         raise GraphError("Select the layers to mark as a block.")
-    known = set(graph.ids())
+    nodes = {node.id: node for node in graph.nodes}
     for node_id in ids:
-        if node_id not in known:
+        if node_id not in nodes:
             raise GraphError(f"There is no layer {node_id!r} in the model.")
-        if layer_type(graph.node(node_id).type).max_inputs == 0:
+        if layer_type(nodes[node_id].type).max_inputs == 0:
             raise GraphError(f"{node_id} is where data enters the model, so it cannot be in a "
                              "block: a block is repeated after the layer that feeds it.")
-    entries = list(dict.fromkeys(s for s, d in graph.edges if d in members and s not in members))
+    inward = [(s, d) for s, d in graph.edges if d in members]
+    outward = [(s, d) for s, d in graph.edges if s in members]
+    entries = list(dict.fromkeys(s for s, _ in inward if s not in members))
     if not entries:
         raise GraphError("Nothing outside these layers feeds them: a block needs one layer "
                          "before it.")
     if len(entries) > 1:
         raise GraphError(f"A block takes one input, but {_listed(entries)} outside it feed it.")
-    fed = graph.output_map()
-    ends = [i for i in ids if not fed[i]]
+    feeding = {s for s, _ in outward}
+    ends = [i for i in ids if i not in feeding]
     if ends:
         raise GraphError(f"The model ends at {_listed(ends)}, so a block with it would have "
                          "nothing to feed.")
-    exits = list(dict.fromkeys(s for s, d in graph.edges if s in members and d not in members))
+    exits = list(dict.fromkeys(s for s, d in outward if d not in members))
     if len(exits) > 1:
         raise GraphError(f"A block gives one output, but {_listed(exits)} in it feed layers "
                          "after it.")
-    starts = [i for i in ids if not graph.inputs_of(i)]
+    fed = {d for _, d in inward}
+    starts = [i for i in ids if i not in fed]
     if starts:
         raise GraphError(f"Nothing feeds {_listed(starts)}: a block's layers are fed from "
                          "its input.")
@@ -93,11 +96,6 @@ def new_block_name(graph: Graph) -> str:
     while f"{BLOCK_STEM}_{index}" in graph.blocks:
         index += 1
     return f"{BLOCK_STEM}_{index}"
-
-
-def block_of(graph: Graph, node_id: str) -> str | None:
-    """The name of the block ``node_id`` is in, or None."""
-    return next((name for name, ids in graph.blocks.items() if node_id in ids), None)
 
 
 def repeat_block(graph: Graph, name: str, times: int) -> dict[str, list[str]]:

@@ -380,9 +380,10 @@ def _kept_blocks(blocks: dict[str, list[str]], graph: Graph) -> dict[str, list[s
     names it), as fresh lists in document order; blocks left empty are dropped."""
     kept: dict[str, list[str]] = {}
     taken: set[str] = set()
+    order = graph.ids()
     for name, ids in blocks.items():
         wanted = set(ids) - taken
-        members = [node_id for node_id in graph.ids() if node_id in wanted]
+        members = [node_id for node_id in order if node_id in wanted]
         if members:
             kept[name] = members
             taken.update(members)

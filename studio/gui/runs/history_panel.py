@@ -364,8 +364,8 @@ class HistoryPanel(QWidget):
         """Show how the dataset changed between the two selected runs (the older first), or
         from the run before the one selected to it."""
         chosen = self.selected_runs()
-        if len(chosen) == 1 and self._before(chosen[0]) is not None:
-            chosen = [self._before(chosen[0]), chosen[0]]
+        if len(chosen) == 1 and (before := self._before(chosen[0])) is not None:
+            chosen = [before, chosen[0]]
         if len(chosen) == 2:
             data = self.details.dataset_changes(*sorted(chosen, key=lambda run: run.started))
             self.details.setCurrentWidget(self.details.changes)
